@@ -1,0 +1,360 @@
+//! The lossless JSON value model (spec §0).
+//!
+//! Every value that crosses the registry is a [`serde_json::Value`] that survives a JSON round
+//! trip bit for bit. `serde_json::Number` cannot hold NaN or ±infinity, so the one non-lossless
+//! value a `Value` can carry is negative zero (`-0`, which serde_json parses to `-0.0`).
+//!
+//! Numbers follow the reference implementation's IEEE-double semantics where they are observable
+//! (`1.0` and `1e2` are integers; `1` equals `1.0` in `enum`/`const`) while exact `u64`/`i64`
+//! values are kept and compared exactly, never rounded.
+//!
+//! Every walk here is iterative: values nested 100,000 deep are fine on a small stack.
+
+use serde_json::{Number, Value};
+use std::cmp::Ordering;
+
+/// Whether a number is lossless: finite (always, for `serde_json::Number`) and not negative zero.
+#[inline]
+pub fn is_lossless_number(n: &Number) -> bool {
+    match n.as_f64() {
+        Some(f) if !n.is_i64() && !n.is_u64() => {
+            f.is_finite() && !(f == 0.0 && f.is_sign_negative())
+        }
+        _ => true,
+    }
+}
+
+/// Whether a number is a JSON-Schema integer: finite, mathematically integral and not `-0`.
+///
+/// `1.0`, `1e2` and `1e300` are integers; `u64`/`i64` values always are.
+#[inline]
+pub fn is_integer(n: &Number) -> bool {
+    if n.is_i64() || n.is_u64() {
+        return true;
+    }
+    match n.as_f64() {
+        Some(f) => f.is_finite() && f.fract() == 0.0 && !(f == 0.0 && f.is_sign_negative()),
+        None => false,
+    }
+}
+
+/// Whether a whole value is lossless JSON (no negative zero anywhere inside it).
+pub fn is_lossless(value: &Value) -> bool {
+    match value {
+        Value::Number(n) => is_lossless_number(n),
+        Value::Array(_) | Value::Object(_) => {
+            let mut stack: Vec<&Value> = vec![value];
+            while let Some(v) = stack.pop() {
+                match v {
+                    Value::Number(n) if !is_lossless_number(n) => return false,
+                    Value::Array(items) => stack.extend(items.iter()),
+                    Value::Object(map) => stack.extend(map.values()),
+                    _ => {}
+                }
+            }
+            true
+        }
+        _ => true,
+    }
+}
+
+/// An exact numeric view of a JSON number.
+#[derive(Clone, Copy, Debug)]
+enum Exact {
+    Int(i128),
+    Float(f64),
+}
+
+fn exact(n: &Number) -> Exact {
+    if let Some(i) = n.as_i64() {
+        Exact::Int(i128::from(i))
+    } else if let Some(u) = n.as_u64() {
+        Exact::Int(i128::from(u))
+    } else {
+        Exact::Float(n.as_f64().unwrap_or(f64::NAN))
+    }
+}
+
+/// Compares an exact integer with a float, exactly (no rounding of the integer).
+fn cmp_int_float(i: i128, f: f64) -> Option<Ordering> {
+    if f.is_nan() {
+        return None;
+    }
+    // |i| < 2^65 for any value a Number holds; floats beyond that are simply larger/smaller.
+    const LIMIT: f64 = 3.6893488147419103e19; // 2^65
+    if f >= LIMIT {
+        return Some(Ordering::Less);
+    }
+    if f <= -LIMIT {
+        return Some(Ordering::Greater);
+    }
+    let floor = f.floor();
+    // `floor` is integral and within ±2^65, so the conversion is exact.
+    let fi = floor as i128;
+    match i.cmp(&fi) {
+        Ordering::Equal if f > floor => Some(Ordering::Less),
+        other => Some(other),
+    }
+}
+
+/// Exact numeric comparison of two JSON numbers (`1` equals `1.0`; `2^53 + 1` is not `2^53`).
+pub fn cmp_numbers(a: &Number, b: &Number) -> Option<Ordering> {
+    match (exact(a), exact(b)) {
+        (Exact::Int(x), Exact::Int(y)) => Some(x.cmp(&y)),
+        (Exact::Float(x), Exact::Float(y)) => x.partial_cmp(&y),
+        (Exact::Int(x), Exact::Float(y)) => cmp_int_float(x, y),
+        (Exact::Float(x), Exact::Int(y)) => cmp_int_float(y, x).map(Ordering::reverse),
+    }
+}
+
+/// Numeric equality of two JSON numbers.
+#[inline]
+pub fn numbers_equal(a: &Number, b: &Number) -> bool {
+    cmp_numbers(a, b) == Some(Ordering::Equal)
+}
+
+/// Deep JSON equality with numeric comparison of numbers and order-insensitive objects
+/// (the equality of `enum`, `const` and `uniqueItems`). Iterative.
+pub fn json_equal(a: &Value, b: &Value) -> bool {
+    let mut stack: Vec<(&Value, &Value)> = vec![(a, b)];
+    while let Some((x, y)) = stack.pop() {
+        match (x, y) {
+            (Value::Null, Value::Null) => {}
+            (Value::Bool(p), Value::Bool(q)) if p == q => {}
+            (Value::String(p), Value::String(q)) if p == q => {}
+            (Value::Number(p), Value::Number(q)) if numbers_equal(p, q) => {}
+            (Value::Array(p), Value::Array(q)) if p.len() == q.len() => {
+                stack.extend(p.iter().zip(q.iter()));
+            }
+            (Value::Object(p), Value::Object(q)) if p.len() == q.len() => {
+                for (k, pv) in p {
+                    match q.get(k) {
+                        Some(qv) => stack.push((pv, qv)),
+                        None => return false,
+                    }
+                }
+            }
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// A hash consistent with [`json_equal`]: equal values hash equally. Iterative.
+pub(crate) fn json_hash(value: &Value) -> u64 {
+    use std::hash::{Hash, Hasher};
+    fn number_key(n: &Number) -> u64 {
+        // Integral values hash by their integer value so `1` and `1.0` agree; an exact integer
+        // above 2^53 and the float it rounds to may collide, which equality then separates.
+        match exact(n) {
+            Exact::Int(i) => i as u64 ^ ((i >> 64) as u64),
+            Exact::Float(f) if f.fract() == 0.0 && f.abs() < 1.8e19 => {
+                let i = f as i128;
+                i as u64 ^ ((i >> 64) as u64)
+            }
+            Exact::Float(f) => f.to_bits(),
+        }
+    }
+    fn leaf(v: &Value) -> u64 {
+        let mut h = rustc_hash::FxHasher::default();
+        match v {
+            Value::Null => 0u8.hash(&mut h),
+            Value::Bool(b) => (1u8, *b).hash(&mut h),
+            Value::Number(n) => (2u8, number_key(n)).hash(&mut h),
+            Value::String(s) => (3u8, s.as_str()).hash(&mut h),
+            Value::Array(a) => (4u8, a.len()).hash(&mut h),
+            Value::Object(o) => (5u8, o.len()).hash(&mut h),
+        }
+        h.finish()
+    }
+    // Combine as a multiset of (position-or-key, leaf) hashes; positions make arrays ordered,
+    // keys make objects order-insensitive.
+    let mut total = 0u64;
+    let mut stack: Vec<(&Value, u64)> = vec![(value, 0x9e37_79b9_7f4a_7c15)];
+    while let Some((v, salt)) = stack.pop() {
+        let h = leaf(v).wrapping_mul(0x100_0000_01b3) ^ salt;
+        total = total.wrapping_add(h.wrapping_mul(0x2545_f491_4f6c_dd1d).rotate_left(29));
+        match v {
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    stack.push((
+                        item,
+                        h.rotate_left(7) ^ (i as u64).wrapping_mul(0x9e37_79b9),
+                    ));
+                }
+            }
+            Value::Object(map) => {
+                for (k, item) in map {
+                    let mut kh = rustc_hash::FxHasher::default();
+                    k.hash(&mut kh);
+                    stack.push((item, h.rotate_left(11) ^ kh.finish()));
+                }
+            }
+            _ => {}
+        }
+    }
+    total
+}
+
+/// Drops a value without recursion, however deeply it is nested.
+///
+/// `serde_json::Value`'s own `Drop` recurses once per nesting level, so freeing a value nested
+/// tens of thousands deep overflows a small stack. Use this for values of untrusted depth.
+pub fn drop_deep(value: Value) {
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.into_iter().map(|(_, v)| v)),
+            _ => {}
+        }
+    }
+}
+
+/// Renders a value as compact JSON text without recursion.
+///
+/// Used for messages (`must be one of [...]`) and by the CLI for output of any depth.
+pub fn to_compact_string(value: &Value) -> String {
+    enum Step<'a> {
+        Value(&'a Value),
+        Text(&'static str),
+        Key(&'a str),
+    }
+    let mut out = String::new();
+    let mut stack = vec![Step::Value(value)];
+    while let Some(step) = stack.pop() {
+        match step {
+            Step::Text(t) => out.push_str(t),
+            Step::Key(k) => {
+                push_json_string(&mut out, k);
+                out.push(':');
+            }
+            Step::Value(v) => match v {
+                Value::Array(items) => {
+                    out.push('[');
+                    stack.push(Step::Text("]"));
+                    for (i, item) in items.iter().enumerate().rev() {
+                        stack.push(Step::Value(item));
+                        if i > 0 {
+                            stack.push(Step::Text(","));
+                        }
+                    }
+                }
+                Value::Object(map) => {
+                    out.push('{');
+                    stack.push(Step::Text("}"));
+                    let entries: Vec<_> = map.iter().collect();
+                    for (i, (k, item)) in entries.into_iter().enumerate().rev() {
+                        stack.push(Step::Value(item));
+                        stack.push(Step::Key(k));
+                        if i > 0 {
+                            stack.push(Step::Text(","));
+                        }
+                    }
+                }
+                Value::String(s) => push_json_string(&mut out, s),
+                scalar => out.push_str(&scalar.to_string()),
+            },
+        }
+    }
+    out
+}
+
+/// Appends `s` as a JSON string literal.
+pub(crate) fn push_json_string(out: &mut String, s: &str) {
+    // serde_json's string escaping, without going through a Value.
+    out.push_str(&serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}")));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn num(text: &str) -> Number {
+        match serde_json::from_str::<Value>(text).unwrap() {
+            Value::Number(n) => n,
+            other => panic!("not a number: {other}"),
+        }
+    }
+
+    #[test]
+    fn negative_zero_is_not_lossless() {
+        assert!(!is_lossless_number(&num("-0")));
+        assert!(!is_lossless_number(&num("-0.0")));
+        assert!(is_lossless_number(&num("0")));
+        assert!(is_lossless_number(&num("0.0")));
+        assert!(!is_lossless(&json!({"a": [1, {"b": -0.0}]})));
+        assert!(is_lossless(&json!({"a": [1, {"b": 0.0}]})));
+    }
+
+    #[test]
+    fn integers_are_integral_doubles() {
+        for ok in ["1", "1.0", "1e2", "1e300", "-5", "18446744073709551615"] {
+            assert!(is_integer(&num(ok)), "{ok}");
+        }
+        for bad in ["1.5", "-0", "-0.0", "1e-3"] {
+            assert!(!is_integer(&num(bad)), "{bad}");
+        }
+    }
+
+    #[test]
+    fn numeric_equality_is_exact() {
+        assert!(numbers_equal(&num("1"), &num("1.0")));
+        assert!(numbers_equal(&num("100"), &num("1e2")));
+        assert!(!numbers_equal(
+            &num("9007199254740993"),
+            &num("9007199254740992.0")
+        ));
+        assert!(numbers_equal(
+            &num("9007199254740992"),
+            &num("9007199254740992.0")
+        ));
+        assert_eq!(cmp_numbers(&num("-1"), &num("-0.5")), Some(Ordering::Less));
+        assert_eq!(cmp_numbers(&num("2.5"), &num("2")), Some(Ordering::Greater));
+        assert_eq!(
+            cmp_numbers(&num("18446744073709551615"), &num("1e30")),
+            Some(Ordering::Less)
+        );
+        assert_eq!(
+            cmp_numbers(&num("-9223372036854775808"), &num("-1e30")),
+            Some(Ordering::Greater)
+        );
+    }
+
+    #[test]
+    fn deep_equality_and_hash_agree() {
+        let a = json!({"x": [1, 2.0, {"y": "z"}], "w": null});
+        let b = json!({"w": null, "x": [1.0, 2, {"y": "z"}]});
+        assert!(json_equal(&a, &b));
+        assert_eq!(json_hash(&a), json_hash(&b));
+        assert!(!json_equal(&json!([1, 2]), &json!([2, 1])));
+        assert_ne!(json_hash(&json!([1, 2])), json_hash(&json!([2, 1])));
+        assert!(!json_equal(&json!({"a": 1}), &json!({"b": 1})));
+    }
+
+    #[test]
+    fn compact_string_matches_serde_json() {
+        let v = json!({"a": [1, 2.5, "x\"y", null, true, {}], "b": {"c": []}});
+        assert_eq!(to_compact_string(&v), serde_json::to_string(&v).unwrap());
+    }
+
+    #[test]
+    fn deep_values_are_walked_and_dropped_without_recursion() {
+        let mut v = json!(0.0);
+        for _ in 0..200_000 {
+            v = Value::Array(vec![v]);
+        }
+        let handle = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                assert!(is_lossless(&v));
+                assert!(json_equal(&v, &v));
+                let _ = json_hash(&v);
+                assert_eq!(to_compact_string(&v).len(), 400_003);
+                drop_deep(v);
+            })
+            .unwrap();
+        handle.join().unwrap();
+    }
+}

@@ -1,0 +1,278 @@
+//! Compiling an asserted schema into a flat node tree (an arena indexed by `NodeId`).
+//!
+//! The arena keeps every walk iterative-friendly and makes dropping a compiled schema flat,
+//! however deep the source schema was.
+
+use super::JsonSchemaError;
+use super::subset::{self, Type, build_pattern, count_bound};
+use crate::json::to_compact_string;
+use rustc_hash::FxHashMap;
+use serde_json::{Number, Value};
+
+pub(crate) type NodeId = u32;
+
+/// A schema of the supported subset, compiled once for fast validation.
+///
+/// Build it with [`CompiledSchema::compile`] (which asserts the subset first, so an unsupported
+/// schema can never be validated against), then call [`is_valid`](Self::is_valid) for a yes/no
+/// answer that allocates nothing on valid input, or [`validate`](Self::validate) /
+/// [`validate_at`](Self::validate_at) for every violation with its path.
+#[derive(Debug)]
+pub struct CompiledSchema {
+    pub(crate) nodes: Vec<Node>,
+}
+
+#[derive(Debug)]
+pub(crate) enum Node {
+    /// No `type` and no `oneOf`: any lossless JSON value.
+    Any,
+    OneOf(Box<[NodeId]>),
+    String(StringNode),
+    Number(NumberNode),
+    /// `boolean` or `null`, with optional enum/const.
+    Literal(LiteralNode),
+    Object(ObjectNode),
+    Array(ArrayNode),
+}
+
+#[derive(Debug)]
+pub(crate) struct Choices<T> {
+    pub(crate) members: Box<[T]>,
+    /// The compact JSON of the declared `enum` / `const`, for messages.
+    pub(crate) text: Box<str>,
+}
+
+#[derive(Debug)]
+pub(crate) struct StringNode {
+    pub(crate) one_of: Option<Choices<Box<str>>>,
+    pub(crate) constant: Option<Choices<Box<str>>>,
+    pub(crate) min_length: Option<u64>,
+    pub(crate) max_length: Option<u64>,
+    pub(crate) pattern: Option<(regex::Regex, Box<str>)>,
+}
+
+#[derive(Debug)]
+pub(crate) struct NumberNode {
+    pub(crate) integer: bool,
+    pub(crate) one_of: Option<Choices<Number>>,
+    pub(crate) constant: Option<Choices<Number>>,
+    /// `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`.
+    pub(crate) bounds: [Option<Number>; 4],
+}
+
+#[derive(Debug)]
+pub(crate) struct LiteralNode {
+    pub(crate) ty: Type,
+    pub(crate) one_of: Option<Choices<Value>>,
+    pub(crate) constant: Option<Choices<Value>>,
+}
+
+#[derive(Debug)]
+pub(crate) enum Additional {
+    Allow,
+    Deny,
+    Schema(NodeId),
+}
+
+#[derive(Debug)]
+pub(crate) struct ObjectNode {
+    pub(crate) keys: Box<[Box<str>]>,
+    pub(crate) ids: Box<[NodeId]>,
+    /// Per declared property: is it required?
+    pub(crate) is_required: Box<[bool]>,
+    /// Number of distinct required names.
+    pub(crate) required_count: usize,
+    /// `required` as declared (order and duplicates kept, for messages).
+    pub(crate) required: Box<[Box<str>]>,
+    pub(crate) additional: Additional,
+    /// Key lookup for objects with many properties.
+    index: Option<FxHashMap<Box<str>, u32>>,
+}
+
+/// Objects with more declared properties than this use a hash index; fewer use a linear scan.
+const LINEAR_LOOKUP_MAX: usize = 12;
+
+impl ObjectNode {
+    /// The position of declared property `key`.
+    #[inline]
+    pub(crate) fn find(&self, key: &str) -> Option<usize> {
+        match &self.index {
+            None => self.keys.iter().position(|k| **k == *key),
+            Some(index) => index.get(key).map(|&i| i as usize),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct ArrayNode {
+    pub(crate) items: Option<NodeId>,
+    pub(crate) min_items: Option<u64>,
+    pub(crate) max_items: Option<u64>,
+    pub(crate) unique: bool,
+}
+
+fn choices<T>(
+    v: Option<&Value>,
+    single: bool,
+    map: impl Fn(&Value) -> Option<T>,
+) -> Option<Choices<T>> {
+    let v = v?;
+    let members: Box<[T]> = if single {
+        Box::new([map(v)?])
+    } else {
+        v.as_array()?.iter().filter_map(map).collect()
+    };
+    Some(Choices {
+        members,
+        text: to_compact_string(v).into_boxed_str(),
+    })
+}
+
+impl CompiledSchema {
+    /// Asserts that `schema` is in the supported subset (listing every violation otherwise) and
+    /// compiles it.
+    ///
+    /// ```
+    /// use dsh_tools::schema::CompiledSchema;
+    /// use serde_json::json;
+    ///
+    /// let err = CompiledSchema::compile(&json!({"type": "string", "format": "uuid"})).unwrap_err();
+    /// assert!(err.to_string().starts_with("unsupported JSON schema: schema.format is not a supported keyword"));
+    /// ```
+    pub fn compile(schema: &Value) -> Result<Self, JsonSchemaError> {
+        subset::assert_supported(schema)?;
+        Ok(Self::compile_asserted(schema))
+    }
+
+    /// Compiles a schema that passed `assert_supported`.
+    pub(crate) fn compile_asserted(schema: &Value) -> Self {
+        let mut nodes = vec![Node::Any];
+        let mut tasks: Vec<(&Value, NodeId)> = vec![(schema, 0)];
+        while let Some((source, id)) = tasks.pop() {
+            let node = compile_node(source, &mut nodes, &mut tasks);
+            nodes[id as usize] = node;
+        }
+        Self { nodes }
+    }
+}
+
+fn alloc<'a>(
+    child: &'a Value,
+    nodes: &mut Vec<Node>,
+    tasks: &mut Vec<(&'a Value, NodeId)>,
+) -> NodeId {
+    let id = NodeId::try_from(nodes.len()).unwrap_or(NodeId::MAX);
+    nodes.push(Node::Any);
+    tasks.push((child, id));
+    id
+}
+
+fn compile_node<'a>(
+    source: &'a Value,
+    nodes: &mut Vec<Node>,
+    tasks: &mut Vec<(&'a Value, NodeId)>,
+) -> Node {
+    let Some(map) = source.as_object() else {
+        return Node::Any;
+    };
+    if let Some(Value::Array(branches)) = map.get("oneOf") {
+        return Node::OneOf(branches.iter().map(|b| alloc(b, nodes, tasks)).collect());
+    }
+    let Some(ty) = map
+        .get("type")
+        .and_then(Value::as_str)
+        .and_then(Type::parse)
+    else {
+        return Node::Any;
+    };
+    let (en, co) = (map.get("enum"), map.get("const"));
+    match ty {
+        Type::String => {
+            let as_str = |v: &Value| v.as_str().map(Box::from);
+            Node::String(StringNode {
+                one_of: choices(en, false, as_str),
+                constant: choices(co, true, as_str),
+                min_length: map.get("minLength").and_then(count_bound),
+                max_length: map.get("maxLength").and_then(count_bound),
+                pattern: map.get("pattern").and_then(Value::as_str).and_then(|p| {
+                    Some((
+                        build_pattern(p).ok()?,
+                        to_compact_string(&Value::from(p)).into(),
+                    ))
+                }),
+            })
+        }
+        Type::Number | Type::Integer => {
+            let as_num = |v: &Value| v.as_number().cloned();
+            let bound = |k: &str| map.get(k).and_then(Value::as_number).cloned();
+            Node::Number(NumberNode {
+                integer: ty == Type::Integer,
+                one_of: choices(en, false, as_num),
+                constant: choices(co, true, as_num),
+                bounds: [
+                    bound("minimum"),
+                    bound("maximum"),
+                    bound("exclusiveMinimum"),
+                    bound("exclusiveMaximum"),
+                ],
+            })
+        }
+        Type::Boolean | Type::Null => Node::Literal(LiteralNode {
+            ty,
+            one_of: choices(en, false, |v| Some(v.clone())),
+            constant: choices(co, true, |v| Some(v.clone())),
+        }),
+        Type::Array => Node::Array(ArrayNode {
+            items: map.get("items").map(|items| alloc(items, nodes, tasks)),
+            min_items: map.get("minItems").and_then(count_bound),
+            max_items: map.get("maxItems").and_then(count_bound),
+            unique: map
+                .get("uniqueItems")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        }),
+        Type::Object => {
+            let props = map.get("properties").and_then(Value::as_object);
+            let required: Box<[Box<str>]> = map
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|names| {
+                    names
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(Box::from)
+                        .collect()
+                })
+                .unwrap_or_default();
+            let mut keys = Vec::new();
+            let mut ids = Vec::new();
+            let mut is_required = Vec::new();
+            for (k, child) in props.into_iter().flatten() {
+                keys.push(Box::<str>::from(k.as_str()));
+                ids.push(alloc(child, nodes, tasks));
+                is_required.push(required.iter().any(|r| **r == **k));
+            }
+            let required_count = is_required.iter().filter(|r| **r).count();
+            let index = (keys.len() > LINEAR_LOOKUP_MAX).then(|| {
+                keys.iter()
+                    .enumerate()
+                    .map(|(i, k)| (k.clone(), i as u32))
+                    .collect::<FxHashMap<_, _>>()
+            });
+            let additional = match map.get("additionalProperties") {
+                Some(Value::Bool(false)) => Additional::Deny,
+                Some(extra @ Value::Object(_)) => Additional::Schema(alloc(extra, nodes, tasks)),
+                _ => Additional::Allow,
+            };
+            Node::Object(ObjectNode {
+                keys: keys.into(),
+                ids: ids.into(),
+                is_required: is_required.into(),
+                required_count,
+                required,
+                additional,
+                index,
+            })
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! JSON Schema: the enforced subset, its compiled validator, output schemas, the author DSL and
+//! the schemars bridge.
+//!
+//! The subset is the reference implementation's (spec §2.1: `type`, `oneOf`, `properties`,
+//! `required`, `additionalProperties`, `items`, `enum`, `const` and the annotations
+//! `description`, `title`, `default`, `examples`) plus a deliberate extension that is always
+//! enforced, never ignored:
+//!
+//! | keyword | on | violation |
+//! |---|---|---|
+//! | `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum` | `number`, `integer` | `"<p>" must be >= 1` (`<=`, `>`, `<`) |
+//! | `minLength`, `maxLength` (Unicode scalar values) | `string` | `"<p>" must be at least 3 characters long` |
+//! | `pattern` (the [`regex`] crate's syntax, unanchored) | `string` | `"<p>" must match pattern "^a"` |
+//! | `minItems`, `maxItems` | `array` | `"<p>" must have at least 1 items` |
+//! | `uniqueItems` | `array` | `"<p>" must not contain duplicate items (<i> and <j> are equal)` |
+//! | `additionalProperties` as a schema | `object` | the undeclared member's own violations |
+//!
+//! Schema-valued `additionalProperties` goes beyond the issue's list: Rust maps
+//! (`HashMap<String, T>`) need it for a validated value to always decode.
+//!
+//! ```
+//! use dsh_tools::schema::{CompiledSchema, Root};
+//! use serde_json::json;
+//!
+//! let schema = CompiledSchema::compile(&json!({
+//!     "type": "object",
+//!     "properties": {"path": {"type": "string"}, "limit": {"type": "integer", "minimum": 1}},
+//!     "required": ["path"],
+//!     "additionalProperties": false
+//! }))?;
+//! assert!(schema.is_valid(&json!({"path": "/tmp/a", "limit": 3})));
+//! assert_eq!(
+//!     schema.validate_at(&json!({"limit": 0, "x": 1}), Root::Parameters),
+//!     [
+//!         r#"missing required property "path""#,
+//!         r#""limit" must be >= 1"#,
+//!         r#""x" is not a declared property (additionalProperties: false)"#,
+//!     ]
+//! );
+//! # Ok::<(), dsh_tools::schema::JsonSchemaError>(())
+//! ```
+
+mod compile;
+mod error;
+mod output;
+mod path;
+mod subset;
+mod validate;
+
+pub use compile::CompiledSchema;
+pub use error::{JsonSchemaError, ToolArgsError, ToolOutputError};
+pub use output::{OutputSchema, assert_object_schema};
+pub use subset::assert_supported;
+pub use validate::Root;
+
+/// Most violations one report lists; the rest are counted in a final summary line. Keeps the
+/// memory of a report bounded for adversarial inputs (a violation at every level of a tree
+/// nested 100,000 deep would otherwise render gigabytes of paths).
+pub const MAX_LISTED_VIOLATIONS: usize = 1000;
+/// Most bytes of violation text one report holds before the rest are only counted.
+pub const MAX_LISTED_BYTES: usize = 1 << 20;
+
+/// Collects violation messages up to the listing limits.
+#[derive(Default)]
+pub(crate) struct Sink {
+    out: Vec<String>,
+    bytes: usize,
+    unlisted: usize,
+}
+
+impl Sink {
+    /// Whether another message would still be listed.
+    #[inline]
+    pub(crate) fn has_room(&self) -> bool {
+        self.unlisted == 0
+            && self.out.len() < MAX_LISTED_VIOLATIONS
+            && self.bytes < MAX_LISTED_BYTES
+    }
+
+    /// Adds a message built by `f` (called only when the message will be listed).
+    pub(crate) fn add(&mut self, f: impl FnOnce() -> String) {
+        if self.has_room() {
+            let m = f();
+            self.bytes += m.len();
+            self.out.push(m);
+        } else {
+            self.unlisted += 1;
+        }
+    }
+
+    /// Number of violations seen so far, listed or not.
+    pub(crate) fn count(&self) -> usize {
+        self.out.len() + self.unlisted
+    }
+
+    pub(crate) fn finish(mut self) -> Vec<String> {
+        if self.unlisted > 0 {
+            self.out.push(format!(
+                "... and {} more violations (not listed)",
+                self.unlisted
+            ));
+        }
+        self.out
+    }
+}

@@ -1,0 +1,666 @@
+//! Validating values against a [`CompiledSchema`] (spec §2.2).
+//!
+//! Two engines that agree on validity (property-tested):
+//! * `fits` — the fast path: recursive, answers yes/no, allocates nothing on valid input. Its
+//!   recursion is bounded; below [`FAST_DEPTH`] levels it hands the subtree to the collector.
+//! * `Collector` — iterative (explicit task stack), lists every violation with its path in the
+//!   spec's order. Inside a `oneOf` branch it runs *silently*: it only needs to know whether the
+//!   branch matched, so the first violation abandons the branch.
+
+use super::Sink;
+use super::compile::{
+    Additional, ArrayNode, CompiledSchema, LiteralNode, Node, NodeId, NumberNode, StringNode,
+};
+use super::path::{PathArena, PathId, ROOT, Seg};
+use crate::json::{
+    cmp_numbers, is_integer, is_lossless, is_lossless_number, json_equal, json_hash, numbers_equal,
+};
+use serde_json::{Map, Number, Value};
+use std::cmp::Ordering;
+
+/// Recursion budget of the fast path before it switches to the iterative collector.
+const FAST_DEPTH: u32 = 48;
+
+/// Where violation paths start (spec §2.3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Root<'a> {
+    /// The default label `value`: `"value.file" must be a string`.
+    #[default]
+    Value,
+    /// Any other label, used verbatim: `"output.n" must be an integer`.
+    Label(&'a str),
+    /// Parameter-root mode (tool arguments): root properties have no prefix and the root itself
+    /// renders as `arguments`: `missing required property "path"`, `"arguments" must be an object`.
+    Parameters,
+}
+
+impl Root<'_> {
+    fn label(&self) -> &str {
+        match self {
+            Root::Value => "value",
+            Root::Label(l) => l,
+            Root::Parameters => "",
+        }
+    }
+}
+
+impl CompiledSchema {
+    /// Whether `value` is valid. Allocates nothing when it is (unless the value is nested more
+    /// than a few dozen levels deep, where the check goes on iteratively).
+    #[inline]
+    pub fn is_valid(&self, value: &Value) -> bool {
+        self.fits(0, value, FAST_DEPTH)
+    }
+
+    /// Every violation of `value`, with paths under the label `value`; empty when valid.
+    pub fn validate(&self, value: &Value) -> Vec<String> {
+        self.validate_at(value, Root::Value)
+    }
+
+    /// Every violation of `value`, with paths under `root`; empty when valid.
+    ///
+    /// At most [`MAX_LISTED_VIOLATIONS`](super::MAX_LISTED_VIOLATIONS) messages are listed; a
+    /// final line counts the rest.
+    pub fn validate_at(&self, value: &Value, root: Root<'_>) -> Vec<String> {
+        if self.is_valid(value) {
+            return Vec::new();
+        }
+        self.collect(value, root)
+    }
+
+    /// Every violation, without trying the fast path first.
+    pub(crate) fn collect(&self, value: &Value, root: Root<'_>) -> Vec<String> {
+        let mut c = Collector::new(self, root.label(), false);
+        c.run(0, value);
+        c.sink.finish()
+    }
+
+    /// The fast path.
+    fn fits(&self, id: NodeId, v: &Value, depth: u32) -> bool {
+        if depth == 0 {
+            let mut c = Collector::new(self, "", true);
+            c.run(id, v);
+            return c.count() == 0;
+        }
+        match &self.nodes[id as usize] {
+            Node::Any => lossless(v, depth),
+            Node::OneOf(branches) => {
+                let mut matched = 0;
+                for b in branches.iter() {
+                    if self.fits(*b, v, depth - 1) {
+                        matched += 1;
+                        if matched > 1 {
+                            return false;
+                        }
+                    }
+                }
+                matched == 1
+            }
+            Node::String(s) => matches!(v, Value::String(x) if string_problem(s, x).is_none()),
+            Node::Number(n) => {
+                matches!(v, Value::Number(x) if number_type_ok(n, x) && number_problem(n, x).is_none())
+            }
+            Node::Literal(l) => literal_type_ok(l, v) && literal_problem(l, v).is_none(),
+            Node::Object(o) => {
+                let Value::Object(map) = v else {
+                    return false;
+                };
+                let mut required = 0;
+                for (k, child) in map {
+                    let ok = match o.find(k) {
+                        Some(i) => {
+                            required += usize::from(o.is_required[i]);
+                            self.fits(o.ids[i], child, depth - 1)
+                        }
+                        None => match o.additional {
+                            Additional::Allow => lossless(child, depth - 1),
+                            Additional::Deny => false,
+                            Additional::Schema(extra) => self.fits(extra, child, depth - 1),
+                        },
+                    };
+                    if !ok {
+                        return false;
+                    }
+                }
+                required == o.required_count
+            }
+            Node::Array(a) => {
+                let Value::Array(items) = v else {
+                    return false;
+                };
+                if count_problem(a, items.len()).is_some() {
+                    return false;
+                }
+                let items_ok = match a.items {
+                    Some(item) => items.iter().all(|x| self.fits(item, x, depth - 1)),
+                    None => items.iter().all(|x| lossless(x, depth - 1)),
+                };
+                items_ok && (!a.unique || first_duplicate(items).is_none())
+            }
+        }
+    }
+}
+
+/// Losslessness, recursive up to `depth` levels, then iterative.
+fn lossless(v: &Value, depth: u32) -> bool {
+    match v {
+        Value::Number(n) => is_lossless_number(n),
+        Value::Array(items) if depth > 0 => items.iter().all(|x| lossless(x, depth - 1)),
+        Value::Object(map) if depth > 0 => map.values().all(|x| lossless(x, depth - 1)),
+        Value::Array(_) | Value::Object(_) => is_lossless(v),
+        _ => true,
+    }
+}
+
+// ---- scalar checks shared by both engines: `None` means the value passes ----
+
+enum Problem<'s> {
+    Enum(&'s str),
+    Const(&'s str),
+    Bound(&'static str, &'s Number),
+    MinLength(u64),
+    MaxLength(u64),
+    Pattern(&'s str),
+}
+
+fn string_problem<'s>(s: &'s StringNode, x: &str) -> Option<Problem<'s>> {
+    if let Some(e) = &s.one_of
+        && !e.members.iter().any(|m| **m == *x)
+    {
+        return Some(Problem::Enum(&e.text));
+    }
+    if let Some(c) = &s.constant
+        && *c.members[0] != *x
+    {
+        return Some(Problem::Const(&c.text));
+    }
+    if s.min_length.is_some() || s.max_length.is_some() {
+        // Byte length bounds the scalar count from above: skip counting when it decides.
+        let bytes = x.len() as u64;
+        let chars = || x.chars().count() as u64;
+        if let Some(min) = s.min_length
+            && (bytes < min || chars() < min)
+        {
+            return Some(Problem::MinLength(min));
+        }
+        if let Some(max) = s.max_length
+            && bytes > max
+            && chars() > max
+        {
+            return Some(Problem::MaxLength(max));
+        }
+    }
+    if let Some((re, text)) = &s.pattern
+        && !re.is_match(x)
+    {
+        return Some(Problem::Pattern(text));
+    }
+    None
+}
+
+/// Every length / pattern problem of a string (collect mode lists them all).
+fn string_problems<'s>(s: &'s StringNode, x: &str, out: &mut Vec<Problem<'s>>) {
+    if let Some(p) = string_problem(s, x) {
+        match p {
+            Problem::Enum(_) | Problem::Const(_) => {
+                out.push(p);
+                return;
+            }
+            _ => {}
+        }
+    }
+    let chars = x.chars().count() as u64;
+    if let Some(min) = s.min_length.filter(|m| chars < *m) {
+        out.push(Problem::MinLength(min));
+    }
+    if let Some(max) = s.max_length.filter(|m| chars > *m) {
+        out.push(Problem::MaxLength(max));
+    }
+    if let Some((re, text)) = &s.pattern
+        && !re.is_match(x)
+    {
+        out.push(Problem::Pattern(text));
+    }
+}
+
+#[inline]
+fn number_type_ok(n: &NumberNode, x: &Number) -> bool {
+    if n.integer {
+        is_integer(x)
+    } else {
+        is_lossless_number(x)
+    }
+}
+
+const BOUND_TEXT: [&str; 4] = [">=", "<=", ">", "<"];
+
+fn bound_fails(i: usize, x: &Number, bound: &Number) -> bool {
+    let ord = cmp_numbers(x, bound);
+    match i {
+        0 => ord == Some(Ordering::Less),
+        1 => ord == Some(Ordering::Greater),
+        2 => ord != Some(Ordering::Greater),
+        _ => ord != Some(Ordering::Less),
+    }
+}
+
+fn number_problem<'s>(n: &'s NumberNode, x: &Number) -> Option<Problem<'s>> {
+    let mut out = Vec::new();
+    number_problems(n, x, &mut out, true);
+    out.pop()
+}
+
+fn number_problems<'s>(
+    n: &'s NumberNode,
+    x: &Number,
+    out: &mut Vec<Problem<'s>>,
+    first_only: bool,
+) {
+    if let Some(e) = &n.one_of
+        && !e.members.iter().any(|m| numbers_equal(m, x))
+    {
+        out.push(Problem::Enum(&e.text));
+        return;
+    }
+    if let Some(c) = &n.constant
+        && !numbers_equal(&c.members[0], x)
+    {
+        out.push(Problem::Const(&c.text));
+        return;
+    }
+    for (i, bound) in n.bounds.iter().enumerate() {
+        if let Some(b) = bound
+            && bound_fails(i, x, b)
+        {
+            out.push(Problem::Bound(BOUND_TEXT[i], b));
+            if first_only {
+                return;
+            }
+        }
+    }
+}
+
+#[inline]
+fn literal_type_ok(l: &LiteralNode, v: &Value) -> bool {
+    l.ty.admits(v)
+}
+
+fn literal_problem<'s>(l: &'s LiteralNode, v: &Value) -> Option<Problem<'s>> {
+    if let Some(e) = &l.one_of
+        && !e.members.iter().any(|m| json_equal(m, v))
+    {
+        return Some(Problem::Enum(&e.text));
+    }
+    if let Some(c) = &l.constant
+        && !json_equal(&c.members[0], v)
+    {
+        return Some(Problem::Const(&c.text));
+    }
+    None
+}
+
+fn count_problem(a: &ArrayNode, len: usize) -> Option<String> {
+    let len = len as u64;
+    if let Some(min) = a.min_items.filter(|m| len < *m) {
+        return Some(format!("must have at least {min} items"));
+    }
+    if let Some(max) = a.max_items.filter(|m| len > *m) {
+        return Some(format!("must have at most {max} items"));
+    }
+    None
+}
+
+/// The first pair of equal items `(i, j)`, `i < j`, smallest `j` first.
+pub(crate) fn first_duplicate(items: &[Value]) -> Option<(usize, usize)> {
+    if items.len() <= 16 {
+        for j in 1..items.len() {
+            for i in 0..j {
+                if json_equal(&items[i], &items[j]) {
+                    return Some((i, j));
+                }
+            }
+        }
+        return None;
+    }
+    let mut hashed: Vec<(u64, usize)> = items
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (json_hash(v), i))
+        .collect();
+    hashed.sort_unstable();
+    let mut best: Option<(usize, usize)> = None;
+    let mut start = 0;
+    while start < hashed.len() {
+        let mut end = start + 1;
+        while end < hashed.len() && hashed[end].0 == hashed[start].0 {
+            end += 1;
+        }
+        for b in start + 1..end {
+            for a in start..b {
+                let (i, j) = (hashed[a].1.min(hashed[b].1), hashed[a].1.max(hashed[b].1));
+                if best.is_none_or(|(bi, bj)| (j, i) < (bj, bi)) && json_equal(&items[i], &items[j])
+                {
+                    best = Some((i, j));
+                }
+            }
+        }
+        start = end;
+    }
+    best
+}
+
+// ---- the collector ----
+
+enum Task<'a> {
+    Visit(NodeId, &'a Value, PathId),
+    /// After an object's declared children: undeclared members, then losslessness.
+    ObjectTail(NodeId, &'a Map<String, Value>, PathId, usize),
+    /// After the undeclared members validated against an `additionalProperties` schema.
+    ObjectLossless(&'a Map<String, Value>, PathId, usize),
+    ArrayTail(NodeId, &'a [Value], PathId, usize),
+    /// Between `oneOf` branches: `next` branch to try, `matched` so far, violation count when
+    /// the current branch started.
+    OneOf {
+        id: NodeId,
+        value: &'a Value,
+        path: PathId,
+        next: usize,
+        matched: usize,
+        start: usize,
+    },
+}
+
+struct Collector<'a> {
+    schema: &'a CompiledSchema,
+    label: &'a str,
+    paths: PathArena<'a>,
+    sink: Sink,
+    tasks: Vec<Task<'a>>,
+    /// Number of `oneOf` branches being evaluated around the current task (silent when > 0).
+    silent: usize,
+    /// A silent violation happened: abandon the current branch.
+    abandon: bool,
+    /// Violations seen while silent (the sink only holds the listed ones).
+    silent_count: usize,
+}
+
+impl<'a> Collector<'a> {
+    fn new(schema: &'a CompiledSchema, label: &'a str, silent: bool) -> Self {
+        Self {
+            schema,
+            label,
+            paths: PathArena::default(),
+            sink: Sink::default(),
+            tasks: Vec::new(),
+            silent: usize::from(silent),
+            abandon: false,
+            silent_count: 0,
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.sink.count() + self.silent_count
+    }
+
+    fn child(&mut self, path: PathId, seg: Seg<'a>) -> PathId {
+        if self.silent > 0 {
+            ROOT
+        } else {
+            self.paths.push(path, seg)
+        }
+    }
+
+    fn quoted(&self, path: PathId) -> String {
+        let p = self.paths.render(self.label, path);
+        if p.is_empty() {
+            "\"arguments\"".to_owned()
+        } else {
+            format!("\"{p}\"")
+        }
+    }
+
+    /// Records `"<path>" <what>`.
+    fn fail(&mut self, path: PathId, what: impl FnOnce() -> String) {
+        if self.silent > 0 {
+            self.silent_count += 1;
+            self.abandon = true;
+        } else {
+            let q = self.quoted(path);
+            self.sink.add(|| format!("{q} {}", what()));
+        }
+    }
+
+    fn run(&mut self, id: NodeId, value: &'a Value) {
+        self.tasks.push(Task::Visit(id, value, ROOT));
+        while let Some(task) = self.tasks.pop() {
+            self.step(task);
+            if self.abandon {
+                self.abandon = false;
+                while let Some(top) = self.tasks.last() {
+                    if matches!(top, Task::OneOf { .. }) {
+                        break;
+                    }
+                    self.tasks.pop();
+                }
+            }
+        }
+    }
+
+    fn step(&mut self, task: Task<'a>) {
+        match task {
+            Task::Visit(id, v, path) => self.visit(id, v, path),
+            Task::ObjectTail(id, map, path, start) => self.object_tail(id, map, path, start),
+            Task::ObjectLossless(map, path, start) => {
+                // Declared and schema-checked members were validated; the check covers the rest.
+                if self.count() == start && !map.values().all(|m| lossless(m, FAST_DEPTH)) {
+                    self.fail(path, || "must be a lossless JSON object".to_owned());
+                }
+            }
+            Task::ArrayTail(id, items, path, start) => {
+                let Node::Array(a) = &self.schema.nodes[id as usize] else {
+                    return;
+                };
+                if a.unique
+                    && let Some((i, j)) = first_duplicate(items)
+                {
+                    self.fail(path, || {
+                        format!("must not contain duplicate items (items {i} and {j} are equal)")
+                    });
+                }
+                if self.count() == start
+                    && a.items.is_none()
+                    && !items.iter().all(|x| lossless(x, FAST_DEPTH))
+                {
+                    self.fail(path, || "must be a dense lossless JSON array".to_owned());
+                }
+            }
+            Task::OneOf {
+                id,
+                value,
+                path,
+                next,
+                mut matched,
+                start,
+            } => {
+                if next > 0 {
+                    self.silent -= 1;
+                    if self.count() == start {
+                        matched += 1;
+                    }
+                }
+                let Node::OneOf(branches) = &self.schema.nodes[id as usize] else {
+                    return;
+                };
+                let settled = self.silent > 0 && matched > 1;
+                if next < branches.len() && !settled {
+                    let branch = branches[next];
+                    let start = self.count();
+                    self.tasks.push(Task::OneOf {
+                        id,
+                        value,
+                        path,
+                        next: next + 1,
+                        matched,
+                        start,
+                    });
+                    self.silent += 1;
+                    self.tasks.push(Task::Visit(branch, value, path));
+                } else if matched != 1 {
+                    self.fail(path, || {
+                        format!("must match exactly one oneOf branch (matched {matched})")
+                    });
+                }
+            }
+        }
+    }
+
+    fn visit(&mut self, id: NodeId, v: &'a Value, path: PathId) {
+        let schema = self.schema;
+        match &schema.nodes[id as usize] {
+            Node::Any => {
+                if !lossless(v, FAST_DEPTH) {
+                    self.fail(path, || "must be a lossless JSON value".to_owned());
+                }
+            }
+            Node::OneOf(_) => self.tasks.push(Task::OneOf {
+                id,
+                value: v,
+                path,
+                next: 0,
+                matched: 0,
+                start: 0,
+            }),
+            Node::String(s) => match v {
+                Value::String(x) => {
+                    let mut problems = Vec::new();
+                    string_problems(s, x, &mut problems);
+                    self.report(path, problems);
+                }
+                _ => self.fail(path, || "must be a string".to_owned()),
+            },
+            Node::Number(n) => match v {
+                Value::Number(x) if number_type_ok(n, x) => {
+                    let mut problems = Vec::new();
+                    number_problems(n, x, &mut problems, false);
+                    self.report(path, problems);
+                }
+                Value::Number(_) if !n.integer => {
+                    self.fail(path, || "must be a finite JSON number".to_owned())
+                }
+                _ if n.integer => self.fail(path, || "must be an integer".to_owned()),
+                _ => self.fail(path, || "must be a number".to_owned()),
+            },
+            Node::Literal(l) => {
+                if literal_type_ok(l, v) {
+                    let problem = literal_problem(l, v);
+                    self.report(path, problem.into_iter().collect());
+                } else {
+                    let what = if l.ty.name() == "null" {
+                        "must be null"
+                    } else {
+                        "must be a boolean"
+                    };
+                    self.fail(path, || what.to_owned());
+                }
+            }
+            Node::Object(o) => {
+                let Value::Object(map) = v else {
+                    self.fail(path, || "must be an object".to_owned());
+                    return;
+                };
+                let start = self.count();
+                for name in o.required.iter() {
+                    if !map.contains_key(&**name) {
+                        if self.silent > 0 {
+                            self.fail(path, String::new);
+                            return;
+                        }
+                        let id = self.paths.push(path, Seg::Key(name));
+                        let child = self.paths.render(self.label, id);
+                        self.sink
+                            .add(|| format!("missing required property \"{child}\""));
+                    }
+                }
+                self.tasks.push(Task::ObjectTail(id, map, path, start));
+                for i in (0..o.keys.len()).rev() {
+                    if let Some((key, child)) = map.get_key_value(&*o.keys[i]) {
+                        let child_path = self.child(path, Seg::Key(key));
+                        self.tasks.push(Task::Visit(o.ids[i], child, child_path));
+                    }
+                }
+            }
+            Node::Array(a) => {
+                let Value::Array(items) = v else {
+                    self.fail(path, || "must be an array".to_owned());
+                    return;
+                };
+                let start = self.count();
+                if let Some(problem) = count_problem(a, items.len()) {
+                    self.fail(path, || problem);
+                }
+                self.tasks.push(Task::ArrayTail(id, items, path, start));
+                if let Some(item) = a.items {
+                    for (i, x) in items.iter().enumerate().rev() {
+                        let child_path = self.child(path, Seg::Index(i));
+                        self.tasks.push(Task::Visit(item, x, child_path));
+                    }
+                }
+            }
+        }
+    }
+
+    fn object_tail(&mut self, id: NodeId, map: &'a Map<String, Value>, path: PathId, start: usize) {
+        let Node::Object(o) = &self.schema.nodes[id as usize] else {
+            return;
+        };
+        match o.additional {
+            Additional::Allow => {
+                if self.count() == start
+                    && !map
+                        .iter()
+                        .all(|(k, m)| o.find(k).is_some() || lossless(m, FAST_DEPTH))
+                {
+                    self.fail(path, || "must be a lossless JSON object".to_owned());
+                }
+            }
+            Additional::Deny => {
+                for (k, _) in map {
+                    if o.find(k).is_none() {
+                        let child = self.child(path, Seg::Key(k));
+                        self.fail(child, || {
+                            "is not a declared property (additionalProperties: false)".to_owned()
+                        });
+                        if self.abandon {
+                            return;
+                        }
+                    }
+                }
+            }
+            Additional::Schema(extra) => {
+                self.tasks.push(Task::ObjectLossless(map, path, start));
+                let undeclared: Vec<_> = map.iter().filter(|(k, _)| o.find(k).is_none()).collect();
+                for (k, m) in undeclared.into_iter().rev() {
+                    let child = self.child(path, Seg::Key(k));
+                    self.tasks.push(Task::Visit(extra, m, child));
+                }
+            }
+        }
+    }
+
+    fn report(&mut self, path: PathId, problems: Vec<Problem<'_>>) {
+        for p in problems {
+            let what = match p {
+                Problem::Enum(text) => format!("must be one of {text}"),
+                Problem::Const(text) => format!("must be {text}"),
+                Problem::Bound(op, b) => format!("must be {op} {b}"),
+                Problem::MinLength(n) => format!("must be at least {n} characters long"),
+                Problem::MaxLength(n) => format!("must be at most {n} characters long"),
+                Problem::Pattern(text) => format!("must match pattern {text}"),
+            };
+            self.fail(path, || what);
+            if self.abandon {
+                return;
+            }
+        }
+    }
+}
