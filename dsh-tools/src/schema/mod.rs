@@ -40,7 +40,9 @@
 //! # Ok::<(), dsh_tools::schema::JsonSchemaError>(())
 //! ```
 
+pub mod bridge;
 mod compile;
+pub mod dsl;
 mod error;
 mod output;
 mod path;

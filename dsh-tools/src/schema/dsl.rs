@@ -1,0 +1,1 @@
+//! The author DSL (spec §1): `ValueSchemaSpec` / `ParameterSchemaSpec`.
