@@ -1,1 +1,1 @@
-
+//! Integration, conformance and property tests for `dsh-tools` (see `tests/`).

@@ -1,1 +1,1 @@
-
+//! Runnable examples for `dsh-tools` (see `quickstart.rs`).

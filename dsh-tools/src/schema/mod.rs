@@ -47,6 +47,8 @@ mod error;
 mod output;
 mod path;
 mod subset;
+#[cfg(test)]
+mod tests;
 mod validate;
 
 pub use compile::CompiledSchema;

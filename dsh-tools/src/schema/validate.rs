@@ -80,7 +80,7 @@ impl CompiledSchema {
         if depth == 0 {
             let mut c = Collector::new(self, "", true);
             c.run(id, v);
-            return c.count() == 0;
+            return !c.failed;
         }
         match &self.nodes[id as usize] {
             Node::Any => lossless(v, depth),
@@ -358,15 +358,13 @@ enum Task<'a> {
     /// After the undeclared members validated against an `additionalProperties` schema.
     ObjectLossless(&'a Map<String, Value>, PathId, usize),
     ArrayTail(NodeId, &'a [Value], PathId, usize),
-    /// Between `oneOf` branches: `next` branch to try, `matched` so far, violation count when
-    /// the current branch started.
+    /// Between `oneOf` branches: `next` branch to try, branches `matched` so far.
     OneOf {
         id: NodeId,
         value: &'a Value,
         path: PathId,
         next: usize,
         matched: usize,
-        start: usize,
     },
 }
 
@@ -380,8 +378,12 @@ struct Collector<'a> {
     silent: usize,
     /// A silent violation happened: abandon the current branch.
     abandon: bool,
-    /// Violations seen while silent (the sink only holds the listed ones).
-    silent_count: usize,
+    /// The innermost `oneOf` branch being evaluated saw a violation.
+    branch_failed: bool,
+    /// `silent` outside any `oneOf` branch: 1 for a silent run, 0 for a listing run.
+    base: usize,
+    /// A silent run saw a violation outside every `oneOf` branch: the value is invalid.
+    failed: bool,
 }
 
 impl<'a> Collector<'a> {
@@ -394,12 +396,16 @@ impl<'a> Collector<'a> {
             tasks: Vec::new(),
             silent: usize::from(silent),
             abandon: false,
-            silent_count: 0,
+            branch_failed: false,
+            base: usize::from(silent),
+            failed: false,
         }
     }
 
+    /// Listed violations so far. Silent ones never count: a violation inside a `oneOf` branch
+    /// abandons that branch at once, so a tail task that still runs saw none in its branch.
     fn count(&self) -> usize {
-        self.sink.count() + self.silent_count
+        self.sink.count()
     }
 
     fn child(&mut self, path: PathId, seg: Seg<'a>) -> PathId {
@@ -422,8 +428,9 @@ impl<'a> Collector<'a> {
     /// Records `"<path>" <what>`.
     fn fail(&mut self, path: PathId, what: impl FnOnce() -> String) {
         if self.silent > 0 {
-            self.silent_count += 1;
+            self.branch_failed = true;
             self.abandon = true;
+            self.failed |= self.silent == self.base;
         } else {
             let q = self.quoted(path);
             self.sink.add(|| format!("{q} {}", what()));
@@ -480,13 +487,10 @@ impl<'a> Collector<'a> {
                 path,
                 next,
                 mut matched,
-                start,
             } => {
                 if next > 0 {
                     self.silent -= 1;
-                    if self.count() == start {
-                        matched += 1;
-                    }
+                    matched += usize::from(!std::mem::take(&mut self.branch_failed));
                 }
                 let Node::OneOf(branches) = &self.schema.nodes[id as usize] else {
                     return;
@@ -494,14 +498,12 @@ impl<'a> Collector<'a> {
                 let settled = self.silent > 0 && matched > 1;
                 if next < branches.len() && !settled {
                     let branch = branches[next];
-                    let start = self.count();
                     self.tasks.push(Task::OneOf {
                         id,
                         value,
                         path,
                         next: next + 1,
                         matched,
-                        start,
                     });
                     self.silent += 1;
                     self.tasks.push(Task::Visit(branch, value, path));
@@ -528,7 +530,6 @@ impl<'a> Collector<'a> {
                 path,
                 next: 0,
                 matched: 0,
-                start: 0,
             }),
             Node::String(s) => match v {
                 Value::String(x) => {
@@ -663,4 +664,10 @@ impl<'a> Collector<'a> {
             }
         }
     }
+}
+
+/// The fast path with an explicit recursion budget (0 = start in the silent collector).
+#[cfg(test)]
+pub(crate) fn fits_with_budget(schema: &CompiledSchema, value: &Value, budget: u32) -> bool {
+    schema.fits(0, value, budget)
 }

@@ -1,0 +1,185 @@
+//! Property tests: the fast path, the silent collector and the listing collector agree on
+//! validity for random schemas and values; the extension keywords behave as documented.
+
+use super::validate::fits_with_budget;
+use super::{CompiledSchema, Root, assert_supported};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+fn scalar() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        prop::sample::select(vec!["", "a", "b", "ab", "ü"]).prop_map(|s| json!(s)),
+        prop::sample::select(vec!["0", "1", "1.0", "1.5", "-0", "2", "-1", "1e2", "9007199254740993"])
+            .prop_map(|t| serde_json::from_str::<Value>(t).unwrap()),
+    ]
+}
+
+fn value() -> impl Strategy<Value = Value> {
+    scalar().prop_recursive(4, 24, 3, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::vec((prop::sample::select(vec!["a", "b", "c"]), inner), 0..4)
+                .prop_map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())),
+        ]
+    })
+}
+
+fn scalar_schema() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(json!({})),
+        Just(json!({"type": "string"})),
+        Just(json!({"type": "string", "enum": ["a", "b"]})),
+        Just(json!({"type": "string", "const": "a"})),
+        Just(json!({"type": "string", "minLength": 1, "maxLength": 1})),
+        Just(json!({"type": "string", "pattern": "^a"})),
+        Just(json!({"type": "number"})),
+        Just(json!({"type": "number", "minimum": 0, "exclusiveMaximum": 2})),
+        Just(json!({"type": "integer"})),
+        Just(json!({"type": "integer", "enum": [1, 2]})),
+        Just(json!({"type": "integer", "maximum": 1.5, "exclusiveMinimum": -1})),
+        Just(json!({"type": "boolean"})),
+        Just(json!({"type": "boolean", "const": true})),
+        Just(json!({"type": "null"})),
+    ]
+}
+
+fn schema() -> impl Strategy<Value = Value> {
+    scalar_schema().prop_recursive(4, 32, 3, |inner| {
+        prop_oneof![
+            (prop::option::of(inner.clone()), any::<bool>(), 0u64..3).prop_map(|(items, unique, min)| {
+                let mut s = json!({"type": "array", "minItems": min});
+                if let Some(items) = items {
+                    s["items"] = items;
+                }
+                if unique {
+                    s["uniqueItems"] = json!(true);
+                }
+                s
+            }),
+            (
+                prop::collection::vec((prop::sample::select(vec!["a", "b", "c"]), inner.clone(), any::<bool>()), 0..3),
+                prop_oneof![Just(json!(true)), Just(json!(false)), inner.clone()],
+            )
+                .prop_map(|(props, extra)| {
+                    let mut properties = serde_json::Map::new();
+                    let mut required = Vec::new();
+                    for (k, s, req) in props {
+                        if properties.insert(k.to_owned(), s).is_none() && req {
+                            required.push(json!(k));
+                        }
+                    }
+                    json!({"type": "object", "properties": properties, "required": required,
+                           "additionalProperties": extra})
+                }),
+            prop::collection::vec(inner, 2..4).prop_map(|b| json!({"oneOf": b})),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    #[test]
+    fn engines_agree(schema in schema(), value in value()) {
+        assert_supported(&schema).unwrap();
+        let compiled = CompiledSchema::compile(&schema).unwrap();
+        let listed = compiled.collect(&value, Root::Value);
+        let fast = compiled.is_valid(&value);
+        prop_assert_eq!(fast, listed.is_empty(), "listed: {:?}", listed);
+        for budget in 0..3 {
+            prop_assert_eq!(fits_with_budget(&compiled, &value, budget), fast, "budget {}", budget);
+        }
+        prop_assert_eq!(compiled.validate(&value), listed);
+    }
+}
+
+#[test]
+fn extension_messages() {
+    let s = CompiledSchema::compile(&json!({
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer", "minimum": 1, "maximum": 5, "exclusiveMinimum": 0, "exclusiveMaximum": 5},
+            "s": {"type": "string", "minLength": 2, "maxLength": 3, "pattern": "^a"},
+            "a": {"type": "array", "minItems": 1, "maxItems": 2, "uniqueItems": true},
+            "m": {"type": "object", "additionalProperties": {"type": "integer"}}
+        }
+    }))
+    .unwrap();
+    assert_eq!(
+        s.validate(&json!({"n": 5, "s": "béééé", "a": [1, 1.0, {}], "m": {"x": 1, "y": "2"}})),
+        [
+            r#""value.n" must be < 5"#.to_owned(),
+            r#""value.s" must be at most 3 characters long"#.to_owned(),
+            r#""value.s" must match pattern "^a""#.to_owned(),
+            r#""value.a" must have at most 2 items"#.to_owned(),
+            r#""value.a" must not contain duplicate items (items 0 and 1 are equal)"#.to_owned(),
+            r#""value.m.y" must be an integer"#.to_owned(),
+        ]
+    );
+    assert!(s.is_valid(&json!({"n": 1, "s": "ab", "a": [1, "1"], "m": {"x": 1e2}})));
+    assert_eq!(
+        s.validate(&json!({"n": 0, "s": "ü"})),
+        [
+            r#""value.n" must be >= 1"#,
+            r#""value.n" must be > 0"#,
+            r#""value.s" must be at least 2 characters long"#,
+            r#""value.s" must match pattern "^a""#,
+        ]
+    );
+}
+
+#[test]
+fn extension_schema_violations() {
+    let err = assert_supported(&json!({
+        "type": "string",
+        "minLength": -1,
+        "maxLength": 1.5,
+        "pattern": "(",
+        "minimum": 1,
+        "properties": {"x": {"type": "array", "uniqueItems": "yes", "minItems": 1}}
+    }))
+    .unwrap_err();
+    assert_eq!(
+        err.violations(),
+        [
+            r#"schema.properties is not supported on type "string""#,
+            r#"schema.minimum is not supported on type "string""#,
+            "schema.minLength must be a non-negative integer",
+            "schema.maxLength must be a non-negative integer",
+            "schema.pattern must be a valid regular expression: unclosed group",
+        ]
+    );
+    let err = assert_supported(&json!({"type": "number", "maximum": "1"})).unwrap_err();
+    assert_eq!(err.violations(), ["schema.maximum must be a finite number"]);
+    let err = assert_supported(&json!({"minimum": 1})).unwrap_err();
+    assert_eq!(err.violations(), ["schema.minimum requires type or oneOf"]);
+    let err = assert_supported(&json!({"type": "object", "additionalProperties": {"type": "x"}})).unwrap_err();
+    assert_eq!(
+        err.violations(),
+        ["schema.additionalProperties.type must be one of object/array/string/number/integer/boolean/null"]
+    );
+}
+
+#[test]
+fn unique_items_uses_hashing_for_long_arrays() {
+    let s = CompiledSchema::compile(&json!({"type": "array", "uniqueItems": true})).unwrap();
+    let mut items: Vec<Value> = (0..100).map(|i| json!({"k": i})).collect();
+    assert!(s.is_valid(&Value::Array(items.clone())));
+    items.push(json!({"k": 42.0}));
+    items.push(json!({"k": 7}));
+    assert_eq!(
+        s.validate(&Value::Array(items)),
+        [r#""value" must not contain duplicate items (items 42 and 100 are equal)"#]
+    );
+}
+
+#[test]
+fn violation_listing_is_bounded() {
+    let s = CompiledSchema::compile(&json!({"type": "array", "items": {"type": "string"}})).unwrap();
+    let v = Value::Array(vec![json!(1); 5000]);
+    let out = s.validate(&v);
+    assert_eq!(out.len(), super::MAX_LISTED_VIOLATIONS + 1);
+    assert_eq!(out.last().unwrap(), "... and 4000 more violations (not listed)");
+}
