@@ -1,1 +1,278 @@
 //! The schemars bridge: the schemars 1.x schema of a Rust type, turned into the subset.
+//!
+//! [`schema_for::<T>()`](schema_for) generates `T`'s schema (draft 2020-12, deserialize
+//! contract, subschemas inlined) and hands it to [`from_schemars`], which rewrites what the subset
+//! can express exactly and rejects the rest with a message per problem, each at a JSON-pointer
+//! path (`#/properties/when`). The result always passes [`assert_supported`](super::assert_supported)
+//! (checked before it is returned), so it compiles with [`CompiledSchema`](super::CompiledSchema).
+//!
+//! ```
+//! use dsh_tools::schema::{CompiledSchema, bridge};
+//! use schemars::JsonSchema;
+//! use serde::Deserialize;
+//! use serde_json::json;
+//!
+//! /// Reads part of a file.
+//! #[derive(Deserialize, JsonSchema)]
+//! struct ReadArgs {
+//!     /// The file to read.
+//!     path: String,
+//!     /// First line (1-based).
+//!     offset: Option<u32>,
+//! }
+//!
+//! let schema = bridge::schema_for::<ReadArgs>()?;
+//! assert_eq!(schema, json!({
+//!     "description": "Reads part of a file.",
+//!     "type": "object",
+//!     "properties": {
+//!         "path": {"description": "The file to read.", "type": "string"},
+//!         "offset": {"description": "First line (1-based).", "oneOf": [
+//!             {"type": "integer", "minimum": 0, "maximum": 4294967295u32},
+//!             {"type": "null"}
+//!         ]}
+//!     },
+//!     "required": ["path"]
+//! }));
+//! let compiled = CompiledSchema::compile(&schema).unwrap();
+//! assert!(compiled.is_valid(&json!({"path": "a.txt", "offset": null})));
+//! assert!(!compiled.is_valid(&json!({"path": "a.txt", "offset": -1})));
+//! # Ok::<(), bridge::BridgeError>(())
+//! ```
+//!
+//! # Rules
+//!
+//! | schemars emits | the bridge |
+//! |---|---|
+//! | `$schema` | drops it (it names the draft, nothing to validate) |
+//! | `$ref` into `$defs` / `definitions` / any local JSON pointer | inlines the target; keywords beside the `$ref` are merged into it, theirs winning for annotations. A type that contains itself is an error naming it. `$defs` / `definitions` are then dropped |
+//! | `"type": ["T", "null"]` (any type array) | `{"oneOf": [<T part>, {"type": "null"}]}`: each keyword goes to the branch of the type it applies to, `enum`/`const` members are split by type, annotations stay on the `oneOf` |
+//! | `anyOf` | `oneOf` when its branches are provably disjoint (different types; `null` against non-null; disjoint `enum`/`const` sets; objects with a required property whose values are disjoint, e.g. a tag `const`; or one branch requiring a property the other's `additionalProperties: false` forbids). A branch that accepts anything makes the whole `anyOf` accept anything (exact: schemars emits `anyOf: [X, {}]` for `#[serde(flatten)] Option<Enum>`). Otherwise an error |
+//! | `oneOf` | kept: it means "exactly one branch" in the subset too |
+//! | `allOf` | merged into one schema (the intersection), when that merge is exact |
+//! | `type`/`properties`/... beside `oneOf` (a `#[serde(flatten)]`ed enum) | pushed into every branch (branches whose type cannot match are dropped) |
+//! | `unevaluatedProperties` | becomes `additionalProperties` of each object that has none (after the merges above, every object declares all the properties it evaluates) |
+//! | `format` `int8` … `uint64`, `int`/`uint` (`isize`/`usize`), `int128`/`uint128` | the exact `minimum`/`maximum` of the Rust type, merged with any declared bound (the tighter wins). `int128`/`uint128` are clamped to what `serde_json::Value` can hold without `arbitrary_precision`: `i64::MIN ..= u64::MAX`; larger values cannot be serialized to a `Value` at all |
+//! | `format` `float` / `double` | dropped: every finite JSON number deserializes into `f32`/`f64` (out-of-range values become infinity), so the format constrains nothing a validator could enforce |
+//! | any other `format` (`email`, `ipv4`, `date-time`, `uuid`, …) | an error: the subset cannot check it, and a `String` schema would accept values the type rejects. Fix the type: a `String` field parsed in the tool, or `#[schemars(with = "String")]` (optionally with `#[schemars(regex(pattern = …))]`) |
+//! | `enum` / `const` without `type` | the `type` is added (split into a `oneOf` by type when members differ). Members that no declared type admits are dropped (they could never match) |
+//! | object or array `enum` / `const` members | an error: the subset pins scalars only |
+//! | `required` naming an undeclared property | the property is declared (as `{}`, or the `additionalProperties` schema) |
+//! | a boolean schema `true` | `{}` |
+//! | a boolean schema `false` | an error (no value could ever be valid) |
+//! | `title`, `description` (doc comments), `default`, `examples` | kept |
+//! | `$comment`, `readOnly`, `writeOnly`, `deprecated` | dropped: notes with no validation meaning that the subset has no keyword for (`readOnly`/`writeOnly` only matter to the serialize-vs-deserialize contract, and the bridge always describes what deserializes) |
+//! | anything else (`prefixItems` for tuples, `patternProperties` for non-`String` map keys, `not` for `NonZeroI*`, `if`, `multipleOf`, `nullable`, …) | an error naming the keyword, with a fix where there is one |
+//!
+//! Root `title`: [`from_schemars`] keeps every `title` as an annotation; [`schema_for`] drops
+//! the root `title` when it is just the type's schema name (schemars adds it to every root), and
+//! keeps a title from the doc comment (`/// # Title`).
+//!
+//! # Limits
+//!
+//! The walk is iterative; the few helpers that recurse do so only along nested `oneOf`s, which the
+//! depth limit bounds. Inputs are cut at [`MAX_DEPTH`] nested schemas and [`MAX_NODES`] schemas
+//! after inlining (inlining can multiply a schema's size exponentially), each with its own error.
+
+mod convert;
+mod load;
+mod shape;
+#[cfg(test)]
+mod tests;
+
+use super::MAX_LISTED_VIOLATIONS;
+use schemars::generate::SchemaSettings;
+use serde_json::Value;
+use std::fmt;
+
+/// Most schemas nested inside one another that the bridge accepts (an error beyond).
+///
+/// Real argument types nest a few levels; each `Option` or enum adds one or two. The bound keeps
+/// every helper's recursion and the output's nesting small (serde_json's `Value` drops, clones and
+/// compares recursively).
+pub const MAX_DEPTH: usize = 64;
+
+/// Most schema nodes the bridge builds once every `$ref` is inlined (an error beyond).
+pub const MAX_NODES: usize = 20_000;
+
+/// Turns the schemars schema of a Rust type into a schema of the supported subset.
+///
+/// Every problem is reported at once, each with the JSON-pointer path of the schema node it
+/// concerns (`#` is the root; the path goes through `$ref`s as if they were inlined). The
+/// result passes [`assert_supported`](super::assert_supported). See the [module docs](self) for
+/// every rule.
+///
+/// ```
+/// use dsh_tools::schema::bridge::from_schemars;
+/// use serde_json::json;
+///
+/// let schema = schemars::json_schema!({
+///     "$schema": "https://json-schema.org/draft/2020-12/schema",
+///     "type": ["integer", "null"],
+///     "format": "uint8",
+/// });
+/// assert_eq!(
+///     from_schemars(&schema)?,
+///     json!({"oneOf": [{"type": "integer", "minimum": 0, "maximum": 255}, {"type": "null"}]})
+/// );
+///
+/// let err = from_schemars(&schemars::json_schema!({
+///     "type": "object",
+///     "properties": {"at": {"type": "string", "format": "date-time"}, "n": false}
+/// }))
+/// .unwrap_err();
+/// assert_eq!(err.problems().len(), 2);
+/// assert_eq!(err.problems()[0].path(), "#/properties/at");
+/// # Ok::<(), dsh_tools::schema::bridge::BridgeError>(())
+/// ```
+pub fn from_schemars(schema: &schemars::Schema) -> Result<Value, BridgeError> {
+    let mut problems = Problems::default();
+    let out = convert::run(schema.as_value(), &mut problems);
+    if !problems.is_empty() {
+        return Err(problems.finish());
+    }
+    if let Err(e) = super::assert_supported(&out) {
+        for v in e.violations() {
+            problems.add(
+                "#",
+                format!("internal error: the bridged schema is outside the subset: {v}"),
+            );
+        }
+        return Err(problems.finish());
+    }
+    Ok(out)
+}
+
+/// Generates the schema of `T` and bridges it with [`from_schemars`].
+///
+/// Settings: JSON Schema draft 2020-12 without `$schema`, subschemas inlined, and schemars'
+/// default *deserialize* contract (the schema describes what `T` accepts: `#[serde(default)]`
+/// fields are optional, `#[serde(skip)]` fields absent). The root `title` is dropped when it is
+/// only `T`'s schema name.
+///
+/// ```
+/// use dsh_tools::schema::bridge;
+/// use schemars::JsonSchema;
+/// use serde::Deserialize;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct Tree {
+///     children: Vec<Tree>,
+/// }
+///
+/// let err = bridge::schema_for::<Tree>().unwrap_err();
+/// assert!(err.to_string().contains(r#"recursive type "Tree""#));
+/// ```
+pub fn schema_for<T: schemars::JsonSchema>() -> Result<Value, BridgeError> {
+    let generator = SchemaSettings::draft2020_12()
+        .with(|s| {
+            s.meta_schema = None;
+            s.inline_subschemas = true;
+        })
+        .into_generator();
+    let schema = generator.into_root_schema_for::<T>();
+    let mut out = from_schemars(&schema)?;
+    if let Some(map) = out.as_object_mut()
+        && map.get("title").and_then(Value::as_str) == Some(&*T::schema_name())
+    {
+        map.shift_remove("title");
+    }
+    Ok(out)
+}
+
+/// One reason a schema could not be bridged: where, and what to do about it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BridgeProblem {
+    path: String,
+    message: String,
+}
+
+impl BridgeProblem {
+    /// The JSON-pointer path of the schema node (`#`, `#/properties/a`, `#/anyOf/1`), through
+    /// inlined `$ref`s.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// What is wrong, and how to fix it where there is a fix.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for BridgeProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+/// A schemars schema that the bridge cannot turn into the subset, with every problem found.
+///
+/// Its message is `cannot bridge the schemars schema into the subset: <path>: <problem>; …`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BridgeError {
+    problems: Vec<BridgeProblem>,
+    unlisted: usize,
+}
+
+impl BridgeError {
+    /// Every problem, in schema order (at most
+    /// [`MAX_LISTED_VIOLATIONS`](super::MAX_LISTED_VIOLATIONS); the rest are only counted).
+    pub fn problems(&self) -> &[BridgeProblem] {
+        &self.problems
+    }
+
+    /// How many problems were found beyond those listed.
+    pub fn unlisted(&self) -> usize {
+        self.unlisted
+    }
+}
+
+impl fmt::Display for BridgeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("cannot bridge the schemars schema into the subset: ")?;
+        for (i, p) in self.problems.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{p}")?;
+        }
+        if self.unlisted > 0 {
+            write!(f, "; ... and {} more problems (not listed)", self.unlisted)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for BridgeError {}
+
+/// Collects problems up to the listing limit.
+#[derive(Default)]
+pub(crate) struct Problems {
+    list: Vec<BridgeProblem>,
+    unlisted: usize,
+}
+
+impl Problems {
+    pub(crate) fn add(&mut self, path: &str, message: impl Into<String>) {
+        if self.list.len() < MAX_LISTED_VIOLATIONS {
+            self.list.push(BridgeProblem {
+                path: path.to_owned(),
+                message: message.into(),
+            });
+        } else {
+            self.unlisted += 1;
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.list.is_empty() && self.unlisted == 0
+    }
+
+    fn finish(self) -> BridgeError {
+        BridgeError {
+            problems: self.list,
+            unlisted: self.unlisted,
+        }
+    }
+}

@@ -1,0 +1,591 @@
+//! Converting the loaded nodes, children first, into the subset.
+
+use super::Problems;
+use super::load::{self, Extra, Node, NodeId};
+use super::shape::{self, Annotations, Budget, COPY_BUDGET, Out, Shape, Typed};
+use crate::json::{cmp_numbers, is_integer, is_lossless, is_lossless_number};
+use crate::schema::subset::{SUBSET_TEXT, Type, build_pattern, count_bound};
+use serde_json::{Map, Number, Value};
+use std::cmp::Ordering;
+
+pub(super) const TUPLE: &str = "tuples (prefixItems, or items as an array) are not supported: a tuple, tuple struct or tuple enum variant has no subset schema; use a struct with named fields";
+
+/// Deepest `default` / `examples` value copied into the result (JSON nesting levels).
+const MAX_ANNOTATION_DEPTH: usize = 32;
+
+/// Converts `root`; on problems, reports them (in document order) and returns `null`.
+pub(super) fn run(root: &Value, problems: &mut Problems) -> Value {
+    let mut notes: Vec<(NodeId, String)> = Vec::new();
+    let arena = load::load(root, &mut notes);
+    let mut outs: Vec<Option<Out>> = Vec::new();
+    outs.resize_with(arena.nodes.len(), || None);
+    let mut budget = Budget(COPY_BUDGET);
+    for id in (0..arena.nodes.len()).rev() {
+        let before = notes.len();
+        let mut cx = NodeCx {
+            node: &arena.nodes[id],
+            id,
+            outs: &mut outs,
+            notes: &mut notes,
+        };
+        let out = cx.convert(&mut budget);
+        outs[id] = Some(if notes.len() > before {
+            // A neutral placeholder keeps one mistake from causing others further up.
+            Out::any()
+        } else {
+            out
+        });
+    }
+    if !notes.is_empty() {
+        let rank = load::preorder(&arena);
+        notes.sort_by_key(|(id, _)| rank[*id]);
+        for (id, message) in notes {
+            problems.add(&arena.paths.render(arena.nodes[id].path), message);
+        }
+        return Value::Null;
+    }
+    outs[0].take().map_or(Value::Null, |o| o.render())
+}
+
+/// The keywords of one node that the own-part conversion reads.
+#[derive(Default)]
+struct Kw<'a> {
+    ty: Option<&'a Value>,
+    enumeration: Option<&'a Value>,
+    constant: Option<&'a Value>,
+    format: Option<&'a str>,
+    required: Option<&'a Value>,
+    bounds: [Option<&'a Value>; 4],
+    counts: [Option<&'a Value>; 4],
+    pattern: Option<&'a Value>,
+    unique: Option<&'a Value>,
+}
+
+/// `minLength`, `maxLength`, `minItems`, `maxItems`.
+const COUNT_NAMES: [&str; 4] = ["minLength", "maxLength", "minItems", "maxItems"];
+
+struct NodeCx<'c, 'a> {
+    node: &'c Node<'a>,
+    id: NodeId,
+    outs: &'c mut Vec<Option<Out>>,
+    notes: &'c mut Vec<(NodeId, String)>,
+}
+
+impl<'a> NodeCx<'_, 'a> {
+    fn report(&mut self, message: impl Into<String>) {
+        self.notes.push((self.id, message.into()));
+    }
+
+    fn take(&mut self, child: NodeId) -> Out {
+        self.outs[child].take().unwrap_or_else(Out::any)
+    }
+
+    /// A child schema as JSON; `None` when it accepts anything and says nothing.
+    fn take_rendered(&mut self, child: NodeId) -> Option<Value> {
+        let out = self.take(child);
+        (out != Out::any()).then(|| out.render())
+    }
+
+    /// `additionalProperties` / `unevaluatedProperties`: `true` (also for a schema that accepts
+    /// anything), `false` or a schema.
+    fn take_extra(&mut self, extra: Option<Extra>) -> Option<Value> {
+        Some(match extra? {
+            Extra::Bool(b) => Value::Bool(b),
+            Extra::Schema(c) => self.take_rendered(c).unwrap_or(Value::Bool(true)),
+        })
+    }
+
+    fn convert(&mut self, budget: &mut Budget) -> Out {
+        let Some(map) = self.node.map else {
+            return Out::any();
+        };
+        let (ann, kw) = self.keywords(map);
+        let node = self.node;
+        let mut result = match self.own_part(map, ann, &kw) {
+            Some(out) => out,
+            None => return Out::any(),
+        };
+        let mut parts: Vec<Out> = node.pieces.iter().map(|&p| self.take(p)).collect();
+        if let Some(ids) = &node.one_of {
+            let branches = ids.iter().map(|&b| self.take(b)).collect();
+            parts.extend(Out::union(Annotations::default(), branches));
+        }
+        if let Some(ids) = &node.any_of {
+            let branches = ids.iter().map(|&b| self.take(b)).collect();
+            match shape::any_of(Annotations::default(), branches) {
+                Ok(u) => parts.extend(u),
+                Err(message) => {
+                    self.report(message);
+                    return Out::any();
+                }
+            }
+        }
+        for part in parts {
+            match shape::intersect(result, part, budget) {
+                Ok(Some(out)) => result = out,
+                Ok(None) => {
+                    self.report("no value can match this schema: its parts (type, $ref, allOf, oneOf/anyOf) contradict each other");
+                    return Out::any();
+                }
+                Err(message) => {
+                    self.report(message);
+                    return Out::any();
+                }
+            }
+        }
+        // `unevaluatedProperties: true` constrains nothing.
+        let unevaluated = self
+            .take_extra(node.unevaluated)
+            .filter(|u| *u != Value::Bool(true));
+        if let Err(message) = shape::finalize(&mut result, unevaluated.as_ref()) {
+            self.report(message);
+        }
+        result
+    }
+
+    /// Sorts the node's keywords: annotations are collected, the keywords the subset knows are
+    /// returned, the rest are dropped (documented ones) or reported.
+    fn keywords(&mut self, map: &'a Map<String, Value>) -> (Annotations, Kw<'a>) {
+        let mut ann = Annotations::default();
+        let mut kw = Kw::default();
+        for (k, v) in map {
+            match k.as_str() {
+                // Dropped: see the module docs for why each is safe to drop.
+                "$schema" | "$comment" | "readOnly" | "writeOnly" | "deprecated" => {}
+                // Consumed by the loader.
+                "$ref" | "$defs" | "definitions" | "properties" | "additionalProperties"
+                | "unevaluatedProperties" | "items" | "oneOf" | "anyOf" | "allOf" => {}
+                "title" | "description" => match v {
+                    Value::String(_) if k == "title" => ann.title = Some(v.clone()),
+                    Value::String(_) => ann.description = Some(v.clone()),
+                    _ => self.report(format!("{k} must be a string")),
+                },
+                "default" | "examples" => {
+                    if !is_lossless(v) {
+                        self.report(format!("{k} must be lossless JSON (no -0)"));
+                    } else if deeper_than(v, MAX_ANNOTATION_DEPTH) {
+                        self.report(format!(
+                            "{k} is nested more than {MAX_ANNOTATION_DEPTH} levels deep"
+                        ));
+                    } else if k == "default" {
+                        ann.default = Some(v.clone());
+                    } else {
+                        ann.examples = Some(v.clone());
+                    }
+                }
+                "type" => kw.ty = Some(v),
+                "enum" => kw.enumeration = Some(v),
+                "const" => kw.constant = Some(v),
+                "required" => kw.required = Some(v),
+                "pattern" => kw.pattern = Some(v),
+                "uniqueItems" => kw.unique = Some(v),
+                "format" => match v.as_str() {
+                    Some(f) => kw.format = Some(f),
+                    None => self.report("format must be a string"),
+                },
+                name if shape::BOUND_NAMES.contains(&name) => {
+                    let i = shape::BOUND_NAMES.iter().position(|b| *b == name).unwrap_or(0);
+                    kw.bounds[i] = Some(v);
+                }
+                name if COUNT_NAMES.contains(&name) => {
+                    let i = COUNT_NAMES.iter().position(|b| *b == name).unwrap_or(0);
+                    kw.counts[i] = Some(v);
+                }
+                "prefixItems" | "additionalItems" | "unevaluatedItems" => self.report(TUPLE),
+                "patternProperties" | "propertyNames" => self.report(format!("{k} is not supported: schemars emits it for maps whose keys are not strings (integers, newtypes, ...); use HashMap<String, _> (or a map keyed by a unit-only enum)")),
+                "not" => self.report("`not` is not supported (schemars emits it for NonZeroI* integers): use the plain integer type and reject 0 in the tool"),
+                "nullable" => self.report("`nullable` (OpenAPI 3.0) is not supported: generate the schema with draft 2020-12 settings, which use \"type\": [\"T\", \"null\"]"),
+                "example" => self.report("`example` (OpenAPI) is not supported: use `examples` (an array)"),
+                other => self.report(format!(
+                    "keyword \"{other}\" is not supported by the subset ({SUBSET_TEXT}; the bridge also rewrites $ref, anyOf, allOf, format and unevaluatedProperties)"
+                )),
+            }
+        }
+        (ann, kw)
+    }
+
+    /// The node's own keywords (everything but `$ref`, `allOf`, `oneOf`, `anyOf` and
+    /// `unevaluatedProperties`) as one typed node, a union of typed nodes (a type array or
+    /// mixed-type `enum`), or `Any`. `None` after a reported problem.
+    fn own_part(
+        &mut self,
+        map: &'a Map<String, Value>,
+        ann: Annotations,
+        kw: &Kw<'a>,
+    ) -> Option<Out> {
+        let node = self.node;
+        let members = self.members(kw)?;
+        let types = self.types(kw, members.as_deref())?;
+        // Which type each type-specific keyword needs.
+        let needs: [(&str, bool, &[Type]); 13] = [
+            (
+                "properties",
+                map.contains_key("properties"),
+                &[Type::Object],
+            ),
+            ("required", kw.required.is_some(), &[Type::Object]),
+            (
+                "additionalProperties",
+                node.additional.is_some(),
+                &[Type::Object],
+            ),
+            ("items", node.items.is_some(), &[Type::Array]),
+            ("minItems", kw.counts[2].is_some(), &[Type::Array]),
+            ("maxItems", kw.counts[3].is_some(), &[Type::Array]),
+            ("uniqueItems", kw.unique.is_some(), &[Type::Array]),
+            ("minLength", kw.counts[0].is_some(), &[Type::String]),
+            ("maxLength", kw.counts[1].is_some(), &[Type::String]),
+            ("pattern", kw.pattern.is_some(), &[Type::String]),
+            (
+                "minimum",
+                kw.bounds[0].is_some(),
+                &[Type::Number, Type::Integer],
+            ),
+            (
+                "maximum",
+                kw.bounds[1].is_some(),
+                &[Type::Number, Type::Integer],
+            ),
+            (
+                "exclusiveMinimum/exclusiveMaximum",
+                kw.bounds[2].is_some() || kw.bounds[3].is_some(),
+                &[Type::Number, Type::Integer],
+            ),
+        ];
+        let mut ok = true;
+        for (name, present, on) in needs {
+            if present && !types.iter().any(|t| on.contains(t)) {
+                ok = false;
+                self.report(match types.is_empty() {
+                    true => {
+                        format!("{name} applies to one type only; the schema must declare \"type\"")
+                    }
+                    false => format!("{name} does not apply to type {}", type_list(&types)),
+                });
+            }
+        }
+        let numeric = types
+            .iter()
+            .any(|t| matches!(t, Type::Number | Type::Integer));
+        let format_bounds = match kw.format {
+            None => None,
+            Some(f) => match (int_format(f), f) {
+                (Some(range), _) if numeric => Some(range),
+                (None, "float" | "double") if numeric => None,
+                (Some(_), _) | (None, "float" | "double") => {
+                    ok = false;
+                    self.report(format!(
+                        "format \"{f}\" describes numbers but the type is {}",
+                        type_list(&types)
+                    ));
+                    None
+                }
+                (None, _) => {
+                    ok = false;
+                    self.report(format!(
+                        "format \"{f}\" cannot be checked by the subset, and dropping it would accept values the Rust type rejects; make the field a String and parse it in the tool, or annotate it with #[schemars(with = \"String\")] (optionally with #[schemars(regex(pattern = \"...\"))])"
+                    ));
+                    None
+                }
+            },
+        };
+        let bounds = self.bounds(kw, format_bounds)?;
+        let counts = self.counts(kw)?;
+        let pattern = self.pattern(kw)?;
+        let unique = match kw.unique {
+            None => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => {
+                self.report("uniqueItems must be a boolean");
+                return None;
+            }
+        };
+        let required = self.required(kw)?;
+        if !ok {
+            return None;
+        }
+        if types.is_empty() {
+            return Some(Out {
+                ann,
+                shape: Shape::Any,
+            });
+        }
+        let mut branches = Vec::with_capacity(types.len());
+        for ty in types {
+            let mut t = Typed::new(ty);
+            match ty {
+                Type::Object => {
+                    for (name, c) in &node.props {
+                        let schema = self
+                            .take_rendered(*c)
+                            .unwrap_or_else(|| Value::Object(Map::new()));
+                        t.props.push(((*name).to_owned(), schema));
+                    }
+                    t.required = required.clone();
+                    t.additional = self.take_extra(node.additional);
+                }
+                Type::Array => {
+                    t.items = node.items.and_then(|c| self.take_rendered(c));
+                    t.min_items = counts[2];
+                    t.max_items = counts[3];
+                    t.unique = unique;
+                }
+                Type::String => {
+                    t.min_length = counts[0];
+                    t.max_length = counts[1];
+                    t.pattern = pattern.clone();
+                }
+                Type::Number | Type::Integer => t.bounds = bounds.clone(),
+                Type::Boolean | Type::Null => {}
+            }
+            if let Some(c) = kw.constant {
+                if !ty.admits(c) {
+                    continue;
+                }
+                t.constant = Some(c.clone());
+            }
+            if let Some(Value::Array(list)) = kw.enumeration {
+                let admitted: Vec<Value> = list.iter().filter(|m| ty.admits(m)).cloned().collect();
+                if admitted.is_empty() {
+                    continue;
+                }
+                t.enumeration = Some(admitted);
+            }
+            branches.extend(t.normalize().map(Out::typed));
+        }
+        let out = Out::union(ann, branches);
+        if out.is_none() {
+            self.report("no value can match this schema: no enum/const member has a declared type");
+        }
+        out
+    }
+
+    /// `const` (as a one-member list) or else `enum` members, checked to be lossless scalars.
+    /// `Some(None)` when neither is declared.
+    #[allow(clippy::option_option)]
+    fn members(&mut self, kw: &Kw<'a>) -> Option<Option<Vec<Value>>> {
+        let mut ok = true;
+        let mut check = |this: &mut Self, name: &str, v: &Value| match v {
+            Value::Array(_) | Value::Object(_) => {
+                ok = false;
+                this.report(format!("{name} members must be scalars (string, number, boolean or null): the subset cannot pin an object or array value"));
+            }
+            Value::Number(n) if !is_lossless_number(n) => {
+                ok = false;
+                this.report(format!("{name} members must be lossless JSON (-0 is not)"));
+            }
+            _ => {}
+        };
+        if let Some(c) = kw.constant {
+            check(self, "const", c);
+        }
+        match kw.enumeration {
+            None => {}
+            Some(Value::Array(list)) if !list.is_empty() => {
+                for m in list {
+                    check(self, "enum", m);
+                }
+            }
+            Some(_) => {
+                ok = false;
+                self.report("enum must be a non-empty array");
+            }
+        }
+        if !ok {
+            return None;
+        }
+        Some(match (kw.constant, kw.enumeration) {
+            (Some(c), _) => Some(vec![c.clone()]),
+            (None, Some(Value::Array(list))) => Some(list.clone()),
+            _ => None,
+        })
+    }
+
+    /// The declared types, or those of the `enum`/`const` members; empty for an untyped node.
+    fn types(&mut self, kw: &Kw<'a>, members: Option<&[Value]>) -> Option<Vec<Type>> {
+        let mut types: Vec<Type> = Vec::new();
+        match kw.ty {
+            Some(Value::String(s)) => {
+                match Type::parse(s) {
+                    Some(t) => types.push(t),
+                    None => {
+                        self.report(format!("type \"{s}\" is not one of object/array/string/number/integer/boolean/null"));
+                        return None;
+                    }
+                }
+            }
+            Some(Value::Array(list)) if !list.is_empty() => {
+                for t in list {
+                    match t.as_str().and_then(Type::parse) {
+                        Some(t) if !types.contains(&t) => types.push(t),
+                        Some(_) => {}
+                        None => {
+                            self.report(
+                                "type must name object/array/string/number/integer/boolean/null",
+                            );
+                            return None;
+                        }
+                    }
+                }
+            }
+            Some(_) => {
+                self.report("type must be a type name or a non-empty array of type names");
+                return None;
+            }
+            None => {
+                for m in members.unwrap_or_default() {
+                    let t = match m {
+                        Value::Null => Type::Null,
+                        Value::Bool(_) => Type::Boolean,
+                        Value::String(_) => Type::String,
+                        Value::Number(n) if is_integer(n) => Type::Integer,
+                        _ => Type::Number,
+                    };
+                    if !types.contains(&t) {
+                        types.push(t);
+                    }
+                }
+            }
+        }
+        // `number` admits every integer: with both, `integer` adds nothing.
+        if types.contains(&Type::Number) {
+            types.retain(|t| *t != Type::Integer);
+        }
+        Some(types)
+    }
+
+    fn bounds(&mut self, kw: &Kw<'a>, format: Option<(i128, i128)>) -> Option<[Option<Number>; 4]> {
+        let mut out: [Option<Number>; 4] = [None, None, None, None];
+        for (i, v) in kw.bounds.iter().enumerate() {
+            match v {
+                None => {}
+                Some(Value::Number(n)) if is_lossless_number(n) => out[i] = Some(n.clone()),
+                Some(_) => {
+                    self.report(format!("{} must be a finite number", shape::BOUND_NAMES[i]));
+                    return None;
+                }
+            }
+        }
+        if let Some((lo, hi)) = format {
+            for (i, (bound, keep)) in [(lo, Ordering::Greater), (hi, Ordering::Less)]
+                .into_iter()
+                .enumerate()
+            {
+                let bound = exact_number(bound);
+                out[i] = Some(match out[i].take() {
+                    Some(declared) if cmp_numbers(&declared, &bound) == Some(keep) => declared,
+                    _ => bound,
+                });
+            }
+        }
+        Some(out)
+    }
+
+    fn counts(&mut self, kw: &Kw<'a>) -> Option<[Option<u64>; 4]> {
+        let mut out = [None; 4];
+        for (i, v) in kw.counts.iter().enumerate() {
+            if let Some(v) = v {
+                match count_bound(v) {
+                    Some(n) => out[i] = Some(n),
+                    None => {
+                        self.report(format!("{} must be a non-negative integer", COUNT_NAMES[i]));
+                        return None;
+                    }
+                }
+            }
+        }
+        Some(out)
+    }
+
+    #[allow(clippy::option_option)]
+    fn pattern(&mut self, kw: &Kw<'a>) -> Option<Option<String>> {
+        match kw.pattern {
+            None => Some(None),
+            Some(Value::String(p)) => match build_pattern(p) {
+                Ok(_) => Some(Some(p.clone())),
+                Err(e) => {
+                    self.report(format!("pattern must be a valid regular expression: {e}"));
+                    None
+                }
+            },
+            Some(_) => {
+                self.report("pattern must be a string");
+                None
+            }
+        }
+    }
+
+    fn required(&mut self, kw: &Kw<'a>) -> Option<Vec<String>> {
+        let mut names: Vec<String> = Vec::new();
+        match kw.required {
+            None => {}
+            Some(Value::Array(list)) if list.iter().all(Value::is_string) => {
+                for n in list.iter().filter_map(Value::as_str) {
+                    if !names.iter().any(|m| m == n) {
+                        names.push(n.to_owned());
+                    }
+                }
+            }
+            Some(_) => {
+                self.report("required must be an array of strings");
+                return None;
+            }
+        }
+        Some(names)
+    }
+}
+
+fn type_list(types: &[Type]) -> String {
+    if types.is_empty() {
+        return "(none)".into();
+    }
+    let names: Vec<String> = types.iter().map(|t| format!("\"{}\"", t.name())).collect();
+    names.join("/")
+}
+
+/// The range of an integer `format`, clamped to what `serde_json::Value` holds without
+/// `arbitrary_precision` (`i64::MIN ..= u64::MAX`); `int`/`uint` are this platform's
+/// `isize`/`usize`.
+fn int_format(f: &str) -> Option<(i128, i128)> {
+    Some(match f {
+        "int8" => (i8::MIN.into(), i8::MAX.into()),
+        "uint8" => (0, u8::MAX.into()),
+        "int16" => (i16::MIN.into(), i16::MAX.into()),
+        "uint16" => (0, u16::MAX.into()),
+        "int32" => (i32::MIN.into(), i32::MAX.into()),
+        "uint32" => (0, u32::MAX.into()),
+        "int64" => (i64::MIN.into(), i64::MAX.into()),
+        "uint64" => (0, u64::MAX.into()),
+        "int" => (isize::MIN as i128, isize::MAX as i128),
+        "uint" => (0, usize::MAX as i128),
+        "int128" => (i64::MIN.into(), u64::MAX.into()),
+        "uint128" => (0, u64::MAX.into()),
+        _ => return None,
+    })
+}
+
+/// An integer in `i64::MIN ..= u64::MAX` as an exact JSON number.
+fn exact_number(i: i128) -> Number {
+    match (i64::try_from(i), u64::try_from(i)) {
+        (Ok(v), _) => v.into(),
+        (_, Ok(v)) => v.into(),
+        _ if i < 0 => i64::MIN.into(),
+        _ => u64::MAX.into(),
+    }
+}
+
+/// Whether `v` nests more than `limit` levels of arrays/objects. Iterative.
+fn deeper_than(v: &Value, limit: usize) -> bool {
+    let mut stack = vec![(v, 0usize)];
+    while let Some((v, d)) = stack.pop() {
+        if d > limit {
+            return true;
+        }
+        match v {
+            Value::Array(a) => stack.extend(a.iter().map(|x| (x, d + 1))),
+            Value::Object(o) => stack.extend(o.values().map(|x| (x, d + 1))),
+            _ => {}
+        }
+    }
+    false
+}

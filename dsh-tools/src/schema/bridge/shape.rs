@@ -1,0 +1,594 @@
+//! The bridge's working form of a converted schema, its rendering to JSON, intersections
+//! (`allOf`, `$ref` siblings, keywords beside `oneOf`) and the disjointness proofs that turn
+//! `anyOf` into `oneOf`.
+//!
+//! Helpers here recurse only into nested unions (`Shape::Union` inside `Shape::Union`), whose
+//! depth the loader's [`MAX_DEPTH`](super::MAX_DEPTH) bounds.
+
+use crate::json::{cmp_numbers, json_equal};
+use crate::schema::subset::Type;
+use serde_json::{Map, Number, Value};
+use std::cmp::Ordering;
+
+/// `title`, `description`, `default`, `examples`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(super) struct Annotations {
+    pub(super) title: Option<Value>,
+    pub(super) description: Option<Value>,
+    pub(super) default: Option<Value>,
+    pub(super) examples: Option<Value>,
+}
+
+impl Annotations {
+    /// Field by field, `self` wins.
+    fn or(self, other: Annotations) -> Annotations {
+        Annotations {
+            title: self.title.or(other.title),
+            description: self.description.or(other.description),
+            default: self.default.or(other.default),
+            examples: self.examples.or(other.examples),
+        }
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.title.is_none()
+            && self.description.is_none()
+            && self.default.is_none()
+            && self.examples.is_none()
+    }
+}
+
+/// A node with a single `type` and the keywords of the subset that apply to it.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Typed {
+    pub(super) ty: Type,
+    pub(super) props: Vec<(String, Value)>,
+    pub(super) required: Vec<String>,
+    /// `true`, `false` or a schema; `None` when not declared (open too, but `true` also marks
+    /// every property as evaluated for `unevaluatedProperties`).
+    pub(super) additional: Option<Value>,
+    pub(super) items: Option<Value>,
+    pub(super) enumeration: Option<Vec<Value>>,
+    pub(super) constant: Option<Value>,
+    /// `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`.
+    pub(super) bounds: [Option<Number>; 4],
+    pub(super) min_length: Option<u64>,
+    pub(super) max_length: Option<u64>,
+    pub(super) pattern: Option<String>,
+    pub(super) min_items: Option<u64>,
+    pub(super) max_items: Option<u64>,
+    pub(super) unique: bool,
+}
+
+impl Typed {
+    pub(super) fn new(ty: Type) -> Self {
+        Typed {
+            ty,
+            props: Vec::new(),
+            required: Vec::new(),
+            additional: None,
+            items: None,
+            enumeration: None,
+            constant: None,
+            bounds: [None, None, None, None],
+            min_length: None,
+            max_length: None,
+            pattern: None,
+            min_items: None,
+            max_items: None,
+            unique: false,
+        }
+    }
+
+    fn prop(&self, name: &str) -> Option<&Value> {
+        self.props.iter().find(|(k, _)| k == name).map(|(_, v)| v)
+    }
+
+    /// Drops `enum`/`const` members the type does not admit; `None` when nothing can match.
+    pub(super) fn normalize(mut self) -> Option<Self> {
+        if let Some(members) = &mut self.enumeration {
+            members.retain(|m| self.ty.admits(m));
+            if members.is_empty() {
+                return None;
+            }
+        }
+        if let Some(c) = &self.constant {
+            if !self.ty.admits(c) {
+                return None;
+            }
+            if let Some(members) = &self.enumeration
+                && !members.iter().any(|m| json_equal(m, c))
+            {
+                return None;
+            }
+        }
+        if self.ty == Type::Null {
+            // `null` has one value: a member list can only repeat it.
+            self.enumeration = None;
+            self.constant = None;
+        }
+        Some(self)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Shape {
+    /// No `type`, no `oneOf`: any lossless JSON value.
+    Any,
+    Typed(Box<Typed>),
+    /// `oneOf` with at least two branches.
+    Union(Vec<Out>),
+}
+
+/// A converted schema.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Out {
+    pub(super) ann: Annotations,
+    pub(super) shape: Shape,
+}
+
+impl Out {
+    pub(super) fn any() -> Self {
+        Out {
+            ann: Annotations::default(),
+            shape: Shape::Any,
+        }
+    }
+
+    pub(super) fn typed(t: Typed) -> Self {
+        Out {
+            ann: Annotations::default(),
+            shape: Shape::Typed(Box::new(t)),
+        }
+    }
+
+    /// A union of `branches` (one branch is itself; none is `None`).
+    pub(super) fn union(ann: Annotations, mut branches: Vec<Out>) -> Option<Self> {
+        match branches.len() {
+            0 => None,
+            1 => {
+                let b = branches.pop()?;
+                Some(Out {
+                    ann: ann.or(b.ann),
+                    shape: b.shape,
+                })
+            }
+            _ => Some(Out {
+                ann,
+                shape: Shape::Union(branches),
+            }),
+        }
+    }
+
+    /// The schema as JSON, keys in a fixed order.
+    pub(super) fn render(&self) -> Value {
+        let mut m = Map::new();
+        let a = &self.ann;
+        put(&mut m, "title", a.title.clone());
+        put(&mut m, "description", a.description.clone());
+        match &self.shape {
+            Shape::Any => {}
+            Shape::Union(branches) => {
+                m.insert(
+                    "oneOf".into(),
+                    Value::Array(branches.iter().map(Out::render).collect()),
+                );
+            }
+            Shape::Typed(t) => render_typed(t, &mut m),
+        }
+        put(&mut m, "default", a.default.clone());
+        put(&mut m, "examples", a.examples.clone());
+        Value::Object(m)
+    }
+}
+
+fn put(m: &mut Map<String, Value>, k: &str, v: Option<Value>) {
+    if let Some(v) = v {
+        m.insert(k.into(), v);
+    }
+}
+
+fn render_typed(t: &Typed, m: &mut Map<String, Value>) {
+    m.insert("type".into(), t.ty.name().into());
+    if !t.props.is_empty() {
+        let props = t.props.iter().map(|(k, v)| (k.clone(), v.clone()));
+        m.insert("properties".into(), Value::Object(props.collect()));
+    }
+    if !t.required.is_empty() {
+        let names = t.required.iter().map(|n| Value::from(n.as_str()));
+        m.insert("required".into(), Value::Array(names.collect()));
+    }
+    put(m, "additionalProperties", t.additional.clone());
+    put(m, "items", t.items.clone());
+    put(m, "enum", t.enumeration.clone().map(Value::Array));
+    put(m, "const", t.constant.clone());
+    for (k, b) in BOUND_NAMES.iter().zip(&t.bounds) {
+        put(m, k, b.clone().map(Value::Number));
+    }
+    put(m, "minLength", t.min_length.map(Value::from));
+    put(m, "maxLength", t.max_length.map(Value::from));
+    put(m, "pattern", t.pattern.clone().map(Value::from));
+    put(m, "minItems", t.min_items.map(Value::from));
+    put(m, "maxItems", t.max_items.map(Value::from));
+    if t.unique {
+        m.insert("uniqueItems".into(), true.into());
+    }
+}
+
+pub(super) const BOUND_NAMES: [&str; 4] =
+    ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"];
+
+/// Counts how many more JSON values the bridge may copy (pushing keywords into every branch of a
+/// union copies them), so that a hostile schema cannot make it allocate without bound.
+pub(super) struct Budget(pub(super) usize);
+
+/// Most JSON values the bridge copies while pushing keywords into union branches.
+pub(super) const COPY_BUDGET: usize = 1_000_000;
+
+impl Budget {
+    fn spend(&mut self, t: &Typed) -> Result<(), String> {
+        let mut n = 1usize;
+        let mut stack: Vec<&Value> = t.props.iter().map(|(_, v)| v).collect();
+        stack.extend(t.additional.iter().chain(t.items.iter()));
+        while let Some(v) = stack.pop() {
+            n += 1;
+            match v {
+                Value::Array(a) => stack.extend(a),
+                Value::Object(o) => stack.extend(o.values()),
+                _ => {}
+            }
+        }
+        self.0 = self.0.checked_sub(n).ok_or_else(|| {
+            format!("pushing keywords into every oneOf branch would copy more than {COPY_BUDGET} JSON values")
+        })?;
+        Ok(())
+    }
+}
+
+/// The intersection of two schemas (`allOf` semantics), or `None` when no value can match both.
+/// On a conflict the subset cannot express, an error message. `a`'s annotations win.
+pub(super) fn intersect(a: Out, b: Out, budget: &mut Budget) -> Result<Option<Out>, String> {
+    let ann = a.ann.or(b.ann);
+    let shape = match (a.shape, b.shape) {
+        (Shape::Any, s) | (s, Shape::Any) => s,
+        (Shape::Typed(x), Shape::Typed(y)) => match merge_typed(*x, *y)? {
+            Some(t) => Shape::Typed(Box::new(t)),
+            None => return Ok(None),
+        },
+        (Shape::Typed(x), Shape::Union(branches)) | (Shape::Union(branches), Shape::Typed(x)) => {
+            let mut kept = Vec::with_capacity(branches.len());
+            for branch in branches {
+                budget.spend(&x)?;
+                let piece = Out::typed((*x).clone());
+                kept.extend(intersect(branch, piece, budget)?);
+            }
+            return Ok(Out::union(ann, kept));
+        }
+        (Shape::Union(_), Shape::Union(_)) => {
+            return Err("two unions meet here (e.g. two #[serde(flatten)]ed enums in one struct, or oneOf beside anyOf); the subset cannot express their combination".into());
+        }
+    };
+    Ok(Some(Out { ann, shape }))
+}
+
+fn is_empty_schema(v: &Value) -> bool {
+    v.as_object().is_some_and(Map::is_empty)
+}
+
+/// Merges two typed nodes as the intersection of their constraints, treating object parts as
+/// fields merged into one struct (schemars' meaning for `#[serde(flatten)]`).
+fn merge_typed(mut x: Typed, y: Typed) -> Result<Option<Typed>, String> {
+    x.ty = match (x.ty, y.ty) {
+        (a, b) if a == b => a,
+        (Type::Integer, Type::Number) | (Type::Number, Type::Integer) => Type::Integer,
+        _ => return Ok(None),
+    };
+    // Object parts.
+    let undeclared =
+        |from: &Typed, to: &Typed| from.props.iter().any(|(k, _)| to.prop(k).is_none());
+    if (restricts(&x.additional) && undeclared(&y, &x))
+        || (restricts(&y.additional) && undeclared(&x, &y))
+    {
+        return Err("the additionalProperties of one merged part would apply to properties another part declares; declare them in one place".into());
+    }
+    match (&x.additional, y.additional) {
+        (_, None) => {}
+        (None | Some(Value::Bool(true)), extra) => x.additional = extra,
+        (Some(_), Some(Value::Bool(true))) => {}
+        (Some(a), Some(b)) if json_equal(a, &b) => {}
+        _ => return Err("merged parts declare different additionalProperties".into()),
+    }
+    for (k, v) in y.props {
+        match x.props.iter_mut().find(|(name, _)| *name == k) {
+            None => x.props.push((k, v)),
+            Some((_, mine)) if json_equal(mine, &v) || is_empty_schema(&v) => {}
+            Some((_, mine)) if is_empty_schema(mine) => *mine = v,
+            Some(_) => {
+                return Err(format!(
+                    "property \"{k}\" is declared with two different schemas by parts being merged"
+                ));
+            }
+        }
+    }
+    for r in y.required {
+        if !x.required.contains(&r) {
+            x.required.push(r);
+        }
+    }
+    // Array parts.
+    match (&x.items, y.items) {
+        (_, None) => {}
+        (None, items) => x.items = items,
+        (Some(a), Some(b)) if json_equal(a, &b) => {}
+        _ => return Err("merged parts declare different items schemas".into()),
+    }
+    x.min_items = tighter(x.min_items, y.min_items, Ordering::Greater);
+    x.max_items = tighter(x.max_items, y.max_items, Ordering::Less);
+    x.unique |= y.unique;
+    // String parts.
+    x.min_length = tighter(x.min_length, y.min_length, Ordering::Greater);
+    x.max_length = tighter(x.max_length, y.max_length, Ordering::Less);
+    match (&x.pattern, y.pattern) {
+        (_, None) => {}
+        (None, p) => x.pattern = p,
+        (Some(a), Some(b)) if *a == b => {}
+        _ => return Err("merged parts declare different patterns".into()),
+    }
+    // Number parts: the tighter bound wins.
+    for (i, b) in y.bounds.into_iter().enumerate() {
+        let keep = if i % 2 == 0 {
+            Ordering::Greater
+        } else {
+            Ordering::Less
+        };
+        x.bounds[i] = match (x.bounds[i].take(), b) {
+            (Some(p), Some(q)) => Some(if cmp_numbers(&q, &p) == Some(keep) {
+                q
+            } else {
+                p
+            }),
+            (p, q) => p.or(q),
+        };
+    }
+    // Scalar members.
+    x.enumeration = match (x.enumeration, y.enumeration) {
+        (Some(a), Some(b)) => Some(
+            a.into_iter()
+                .filter(|m| b.iter().any(|n| json_equal(m, n)))
+                .collect(),
+        ),
+        (a, b) => a.or(b),
+    };
+    x.constant = match (x.constant, y.constant) {
+        (Some(a), Some(b)) if !json_equal(&a, &b) => return Ok(None),
+        (a, b) => a.or(b),
+    };
+    Ok(x.normalize())
+}
+
+/// Whether an `additionalProperties` value rejects some undeclared properties.
+fn restricts(additional: &Option<Value>) -> bool {
+    !matches!(additional, None | Some(Value::Bool(true)))
+}
+
+fn tighter<T: Ord>(a: Option<T>, b: Option<T>, keep: Ordering) -> Option<T> {
+    match (a, b) {
+        (Some(p), Some(q)) => Some(if q.cmp(&p) == keep { q } else { p }),
+        (p, q) => p.or(q),
+    }
+}
+
+/// Applies `unevaluatedProperties` to every object of `out` that has no `additionalProperties`,
+/// and declares `required` names that `properties` lacks.
+pub(super) fn finalize(out: &mut Out, unevaluated: Option<&Value>) -> Result<(), String> {
+    match &mut out.shape {
+        Shape::Any => {
+            if unevaluated.is_some() {
+                return Err(
+                    "unevaluatedProperties needs type \"object\" (or object branches)".into(),
+                );
+            }
+        }
+        Shape::Union(branches) => {
+            for b in branches {
+                finalize(b, unevaluated)?;
+            }
+        }
+        Shape::Typed(t) if t.ty == Type::Object => {
+            if t.additional.is_none() {
+                t.additional = unevaluated.cloned();
+            }
+            let missing: Vec<String> = t
+                .required
+                .iter()
+                .filter(|r| t.prop(r).is_none())
+                .cloned()
+                .collect();
+            for name in missing {
+                let schema = match &t.additional {
+                    None | Some(Value::Bool(true)) => Value::Object(Map::new()),
+                    Some(Value::Bool(false)) => {
+                        return Err(format!(
+                            "\"{name}\" is required but additionalProperties is false and properties does not declare it: no value can match"
+                        ));
+                    }
+                    Some(extra) => extra.clone(),
+                };
+                t.props.push((name, schema));
+            }
+        }
+        Shape::Typed(_) => {}
+    }
+    Ok(())
+}
+
+// ---- disjointness: can no value match both schemas? ----
+
+const NULL: u8 = 1;
+const BOOL: u8 = 2;
+const NUM: u8 = 4;
+const STR: u8 = 8;
+const ARR: u8 = 16;
+const OBJ: u8 = 32;
+const ALL: u8 = 63;
+
+fn kind(ty: Type) -> u8 {
+    match ty {
+        Type::Null => NULL,
+        Type::Boolean => BOOL,
+        Type::Number | Type::Integer => NUM,
+        Type::String => STR,
+        Type::Array => ARR,
+        Type::Object => OBJ,
+    }
+}
+
+/// The leaves of nested unions.
+pub(super) fn leaves(out: &Out) -> Vec<&Out> {
+    let mut found = Vec::new();
+    let mut stack = vec![out];
+    while let Some(o) = stack.pop() {
+        match &o.shape {
+            Shape::Union(branches) => stack.extend(branches.iter().rev()),
+            _ => found.push(o),
+        }
+    }
+    found
+}
+
+/// A rough view of a schema: which JSON kinds it admits, and its values when it admits finitely
+/// many.
+struct Summary<'v> {
+    kinds: u8,
+    values: Option<Vec<&'v Value>>,
+}
+
+fn disjoint_summaries(a: &Summary<'_>, b: &Summary<'_>) -> bool {
+    if a.kinds & b.kinds == 0 {
+        return true;
+    }
+    match (&a.values, &b.values) {
+        (Some(p), Some(q)) => !p.iter().any(|x| q.iter().any(|y| json_equal(x, y))),
+        _ => false,
+    }
+}
+
+fn summary_typed(t: &Typed) -> Summary<'_> {
+    let values = match (&t.constant, &t.enumeration, t.ty) {
+        (Some(c), _, _) => Some(vec![c]),
+        (None, Some(e), _) => Some(e.iter().collect()),
+        (None, None, Type::Null) => Some(vec![&Value::Null]),
+        _ => None,
+    };
+    Summary {
+        kinds: kind(t.ty),
+        values,
+    }
+}
+
+/// The summary of a rendered schema (a property's), walking nested `oneOf`s iteratively.
+fn summary_value(v: &Value) -> Summary<'_> {
+    let mut s = Summary {
+        kinds: 0,
+        values: Some(Vec::new()),
+    };
+    let mut stack = vec![v];
+    while let Some(node) = stack.pop() {
+        if let Some(Value::Array(branches)) = node.get("oneOf") {
+            stack.extend(branches);
+            continue;
+        }
+        let ty = node
+            .get("type")
+            .and_then(Value::as_str)
+            .and_then(Type::parse);
+        s.kinds |= ty.map_or(ALL, kind);
+        let finite: Option<Vec<&Value>> = match (node.get("const"), node.get("enum"), ty) {
+            (Some(c), _, _) => Some(vec![c]),
+            (None, Some(Value::Array(e)), _) => Some(e.iter().collect()),
+            (None, None, Some(Type::Null)) => Some(vec![&Value::Null]),
+            _ => None,
+        };
+        s.values = match (s.values, finite) {
+            (Some(mut all), Some(more)) => {
+                all.extend(more);
+                Some(all)
+            }
+            _ => None,
+        };
+    }
+    s
+}
+
+/// Whether no value can match both leaves (`false` when it cannot be shown).
+fn leaves_disjoint(a: &Out, b: &Out) -> bool {
+    let (Shape::Typed(x), Shape::Typed(y)) = (&a.shape, &b.shape) else {
+        return false;
+    };
+    if disjoint_summaries(&summary_typed(x), &summary_typed(y)) {
+        return true;
+    }
+    if x.ty != Type::Object || y.ty != Type::Object {
+        return false;
+    }
+    // One requires a property the other's `additionalProperties: false` forbids.
+    let forbids = |p: &Typed, q: &Typed| {
+        q.additional == Some(Value::Bool(false)) && p.required.iter().any(|r| q.prop(r).is_none())
+    };
+    if forbids(x, y) || forbids(y, x) {
+        return true;
+    }
+    // Both require a property whose values are disjoint (a tag).
+    x.required
+        .iter()
+        .filter(|r| y.required.contains(r))
+        .any(|r| match (x.prop(r), y.prop(r)) {
+            (Some(p), Some(q)) => disjoint_summaries(&summary_value(p), &summary_value(q)),
+            _ => false,
+        })
+}
+
+/// Most leaves an `anyOf` may have for its branches to be compared pairwise.
+const MAX_ANY_OF_LEAVES: usize = 1024;
+
+/// `anyOf` as the subset's `oneOf`, when its branches are provably disjoint (or one of them
+/// accepts anything, making the whole `anyOf` accept anything).
+pub(super) fn any_of(ann: Annotations, mut branches: Vec<Out>) -> Result<Option<Out>, String> {
+    if branches.iter().any(|b| b.shape == Shape::Any) {
+        return Ok(Some(Out {
+            ann,
+            shape: Shape::Any,
+        }));
+    }
+    let mut unique: Vec<Out> = Vec::with_capacity(branches.len());
+    for b in branches.drain(..) {
+        if !unique.contains(&b) {
+            unique.push(b);
+        }
+    }
+    let leaf_sets: Vec<Vec<&Out>> = unique.iter().map(leaves).collect();
+    if leaf_sets.iter().map(Vec::len).sum::<usize>() > MAX_ANY_OF_LEAVES {
+        return Err(format!(
+            "anyOf has more than {MAX_ANY_OF_LEAVES} alternatives to compare; the bridge cannot show that they are disjoint"
+        ));
+    }
+    for (i, p) in leaf_sets.iter().enumerate() {
+        for (j, q) in leaf_sets.iter().enumerate().skip(i + 1) {
+            if !p.iter().all(|a| q.iter().all(|b| leaves_disjoint(a, b))) {
+                return Err(format!(
+                    "anyOf branches {i} and {j} may both match one value, and the subset only has oneOf (exactly one branch); make the alternatives distinguishable: different JSON types, a required tag property with distinct constant values, or #[serde(deny_unknown_fields)] on variants with distinct required fields (an untagged enum whose variants overlap cannot be bridged)"
+                ));
+            }
+        }
+    }
+    drop(leaf_sets);
+    // Disjoint at the leaves: a nested union without annotations can be spliced in exactly.
+    let mut flat = Vec::with_capacity(unique.len());
+    for b in unique {
+        match b.shape {
+            Shape::Union(inner) if b.ann.is_empty() => flat.extend(inner),
+            shape => flat.push(Out { ann: b.ann, shape }),
+        }
+    }
+    Ok(Out::union(ann, flat))
+}
