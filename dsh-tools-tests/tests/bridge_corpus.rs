@@ -1,0 +1,571 @@
+//! The schemars bridge over a corpus of argument types. For each type, property tests check that
+//! (a) every serialized value validates against the bridged schema, and (b) every value the
+//! schema accepts decodes into the type. Candidates for (b) are serialized instances with random
+//! mutations, and random JSON generated near the schema.
+//!
+//! What cannot hold is listed once, in [`EXCEPTIONS`], with its reason and a check of the
+//! bridge's actual behaviour.
+
+use dsh_tools::schema::CompiledSchema;
+use dsh_tools::schema::bridge::{self, BridgeError};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+use std::cell::Cell;
+use std::collections::BTreeSet;
+use std::fmt::Debug;
+
+#[path = "bridge_corpus/types.rs"]
+mod corpus;
+use corpus::*;
+
+/// A type of the corpus: serializable, deserializable, with a schema and random values.
+pub(crate) trait Case: Serialize + DeserializeOwned + JsonSchema + Debug {
+    fn strategy() -> BoxedStrategy<Self>;
+}
+
+// ---- the exceptions ----
+
+/// One type or property that genuinely cannot hold, why, and a check of what the bridge does.
+struct Exception {
+    name: &'static str,
+    reason: &'static str,
+    check: fn(),
+}
+
+const EXCEPTIONS: &[Exception] = &[
+    Exception {
+        name: "recursive type",
+        reason: "the subset has no $ref, and inlining a type that contains itself never ends",
+        check: || assert_error::<Recursive>("recursive type \"Recursive\""),
+    },
+    Exception {
+        name: "untagged enum with overlapping variants",
+        reason: "the subset only has oneOf (exactly one branch); a value both variants accept would be rejected",
+        check: || assert_error::<Overlapping>("anyOf branches 0 and 1 may both match one value"),
+    },
+    Exception {
+        name: "tuples (tuple structs, tuple variants, (A, B))",
+        reason: "schemars describes them with prefixItems, which the subset lacks",
+        check: || {
+            assert_error::<TupleStruct>("tuples (prefixItems");
+            assert_error::<TupleVariant>("tuples (prefixItems");
+        },
+    },
+    Exception {
+        name: "maps with non-String keys",
+        reason: "schemars describes their keys with patternProperties, which the subset lacks",
+        check: || assert_error::<IntKeys>("patternProperties is not supported"),
+    },
+    Exception {
+        name: "string formats (Ipv4Addr, ...) and NonZeroI*",
+        reason: "the subset cannot check `format` or `not`; a plain string/integer schema would accept values the type rejects",
+        check: || {
+            assert_error::<Formatted>("format \"ipv4\" cannot be checked");
+            assert_error::<NonZero>("`not` is not supported");
+        },
+    },
+    Exception {
+        name: "(a) non-finite and negative-zero floats",
+        reason: "serde_json serializes NaN and ±inf as null and -0.0 as -0, which is not lossless JSON (spec §0.2/§0.3); the float strategies avoid them",
+        check: || {
+            let schema = compiled::<Floats>();
+            for (a, b) in [
+                (f32::NAN, 0.0),
+                (0.0, f64::INFINITY),
+                (-0.0, 1.0),
+                (1.0, -0.0),
+            ] {
+                let v = serde_json::to_value(Floats { a, b }).unwrap();
+                assert!(!schema.is_valid(&v), "{v}");
+            }
+        },
+    },
+    Exception {
+        name: "(b) integral floats at integer positions",
+        reason: "`1.0` and `1e2` are integers to the validator (spec §0.4) but serde's integer types reject JSON floats; such a value decodes once its integral floats are written as integers (the property checks exactly that)",
+        check: || {
+            let schema = compiled::<Ints>();
+            let mut v = serde_json::to_value(Ints::default()).unwrap();
+            v["a"] = json!(1.0);
+            assert!(schema.is_valid(&v));
+            assert!(serde_json::from_value::<Ints>(v.clone()).is_err());
+            assert!(serde_json::from_value::<Ints>(integral_floats_as_integers(&v)).is_ok());
+        },
+    },
+    Exception {
+        name: "u128 / i128 beyond i64::MIN..=u64::MAX",
+        reason: "serde_json::Value cannot hold such numbers (without arbitrary_precision), so the bridge clamps the bounds to what it can hold; larger values cannot even be serialized",
+        check: || {
+            let schema = bridge::schema_for::<u128>().unwrap();
+            assert_eq!(
+                schema,
+                json!({"type": "integer", "minimum": 0, "maximum": u64::MAX})
+            );
+            assert!(serde_json::to_value(u128::MAX).is_err());
+            let schema = bridge::schema_for::<i128>().unwrap();
+            assert_eq!(
+                schema,
+                json!({"type": "integer", "minimum": i64::MIN, "maximum": u64::MAX})
+            );
+        },
+    },
+    Exception {
+        name: "(b) content beside an adjacently tagged unit variant",
+        reason: "schemars leaves the unit variant's object open, so {\"t\": \"Off\", \"c\": 5} validates, but serde only accepts a missing or null content",
+        check: || {
+            let schema = compiled::<AdjacentUnit>();
+            let v = json!({"t": "Off", "c": 5});
+            assert!(schema.is_valid(&v));
+            assert!(serde_json::from_value::<AdjacentUnit>(v).is_err());
+            assert!(serde_json::from_value::<AdjacentUnit>(json!({"t": "Off", "c": null})).is_ok());
+        },
+    },
+];
+
+#[test]
+fn exceptions_behave_as_documented() {
+    for e in EXCEPTIONS {
+        println!("exception: {}: {}", e.name, e.reason);
+        (e.check)();
+    }
+}
+
+fn assert_error<T: JsonSchema>(needle: &str) {
+    let err: BridgeError = bridge::schema_for::<T>().expect_err(std::any::type_name::<T>());
+    assert!(err.to_string().contains(needle), "{err}");
+}
+
+fn compiled<T: JsonSchema>() -> CompiledSchema {
+    let schema =
+        bridge::schema_for::<T>().unwrap_or_else(|e| panic!("{}: {e}", std::any::type_name::<T>()));
+    CompiledSchema::compile(&schema).expect("the bridge's output compiles")
+}
+
+// ---- the properties ----
+
+const SERIALIZED_CASES: u32 = 200;
+const CANDIDATE_CASES: u32 = 600;
+
+fn runner(cases: u32) -> TestRunner {
+    TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    })
+}
+
+/// Checks (a) and (b) for `T`, with the schema from [`bridge::schema_for`] (subschemas inlined by
+/// schemars) and from schemars' default settings (`$defs` and `$ref`, inlined by the bridge).
+fn check<T: Case>() {
+    let name = std::any::type_name::<T>();
+    let inlined = bridge::schema_for::<T>().unwrap_or_else(|e| panic!("{name}: {e}"));
+    let referenced =
+        bridge::from_schemars(&schemars::schema_for!(T)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    check_schema::<T>(&inlined);
+    check_schema::<T>(&referenced);
+}
+
+fn check_schema<T: Case>(schema: &Value) {
+    let name = std::any::type_name::<T>();
+    let compiled = CompiledSchema::compile(schema).expect("the bridge's output compiles");
+
+    // (a) Every serialized value validates.
+    runner(SERIALIZED_CASES)
+        .run(&T::strategy(), |x| {
+            let v = serde_json::to_value(&x).expect("corpus values serialize");
+            let violations = compiled.validate(&v);
+            prop_assert!(
+                violations.is_empty(),
+                "{name}: {v} against {schema}: {violations:?}"
+            );
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("(a) {e}"));
+
+    // (b) Every value that validates decodes.
+    let pool = names(schema);
+    let mutated = (T::strategy(), mutations(pool.clone()))
+        .prop_map(|(x, ops)| mutate(serde_json::to_value(&x).expect("serializes"), &ops));
+    let candidates = prop_oneof![mutated, near(schema, &pool)];
+    let (valid, tried) = (Cell::new(0u32), Cell::new(0u32));
+    runner(CANDIDATE_CASES)
+        .run(&candidates, |c| {
+            tried.set(tried.get() + 1);
+            if !compiled.is_valid(&c) {
+                return Ok(());
+            }
+            valid.set(valid.get() + 1);
+            if let Err(e) = serde_json::from_value::<T>(c.clone()) {
+                // EXCEPTIONS: integral floats at integer positions.
+                let fixed = integral_floats_as_integers(&c);
+                prop_assert!(
+                    fixed != c && serde_json::from_value::<T>(fixed).is_ok(),
+                    "{name}: {c} validates against {schema} but does not decode: {e}"
+                );
+            }
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("(b) {e}"));
+    // The property must not hold vacuously.
+    assert!(
+        valid.get() * 10 >= tried.get(),
+        "{name}: only {} of {} candidates were valid",
+        valid.get(),
+        tried.get()
+    );
+}
+
+/// Every property name and string constant in a schema: keys for mutations.
+fn names(schema: &Value) -> Vec<String> {
+    let mut out = BTreeSet::new();
+    let mut stack = vec![schema];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::Object(props)) = m.get("properties") {
+                    out.extend(props.keys().cloned());
+                }
+                for k in ["const", "enum"] {
+                    match m.get(k) {
+                        Some(Value::String(s)) => {
+                            out.insert(s.clone());
+                        }
+                        Some(Value::Array(a)) => {
+                            out.extend(a.iter().filter_map(Value::as_str).map(str::to_owned))
+                        }
+                        _ => {}
+                    }
+                }
+                stack.extend(m.values());
+            }
+            Value::Array(a) => stack.extend(a),
+            _ => {}
+        }
+    }
+    out.insert("extra".into());
+    out.into_iter().collect()
+}
+
+/// `1.0` → `1`, `1e2` → `100` (where the integer fits an `i64`/`u64`), everywhere in `v`.
+fn integral_floats_as_integers(v: &Value) -> Value {
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            let f = n.as_f64().unwrap_or(f64::NAN);
+            if f.fract() == 0.0
+                && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&f)
+            {
+                json!(f as i64)
+            } else if f.fract() == 0.0 && (0.0..1.844_674_407_370_955_2e19).contains(&f) {
+                json!(f as u64)
+            } else {
+                v.clone()
+            }
+        }
+        Value::Array(a) => Value::Array(a.iter().map(integral_floats_as_integers).collect()),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, x)| (k.clone(), integral_floats_as_integers(x)))
+                .collect(),
+        ),
+        _ => v.clone(),
+    }
+}
+
+// ---- candidate values ----
+
+/// Lossless JSON (no -0), small.
+fn any_json() -> BoxedStrategy<Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        (-3i64..300).prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        finite_f64().prop_map(Value::from),
+        "[a-z]{0,3}".prop_map(Value::from),
+    ];
+    leaf.prop_recursive(3, 16, 3, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+            prop::collection::vec(("[a-z]{1,3}", inner), 0..3)
+                .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+        ]
+    })
+    .boxed()
+}
+
+/// Values shaped by `schema`, mostly valid, sometimes not.
+fn near(schema: &Value, pool: &[String]) -> BoxedStrategy<Value> {
+    let exact = near_exact(schema, pool);
+    prop_oneof![8 => exact, 1 => any_json()].boxed()
+}
+
+fn near_exact(schema: &Value, pool: &[String]) -> BoxedStrategy<Value> {
+    if let Some(Value::Array(branches)) = schema.get("oneOf") {
+        let options: Vec<BoxedStrategy<Value>> = branches.iter().map(|b| near(b, pool)).collect();
+        return proptest::strategy::Union::new(options).boxed();
+    }
+    if let Some(c) = schema.get("const") {
+        return Just(c.clone()).boxed();
+    }
+    if let Some(Value::Array(members)) = schema.get("enum") {
+        return prop::sample::select(members.clone()).boxed();
+    }
+    let int = |k: &str| schema.get(k).and_then(Value::as_f64).map(|f| f as i128);
+    match schema.get("type").and_then(Value::as_str) {
+        Some("null") => Just(Value::Null).boxed(),
+        Some("boolean") => any::<bool>().prop_map(Value::Bool).boxed(),
+        Some("string") => {
+            let max = schema
+                .get("maxLength")
+                .and_then(Value::as_u64)
+                .unwrap_or(6)
+                .min(6) as usize;
+            let min = schema
+                .get("minLength")
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+                .min(max as u64) as usize;
+            prop_oneof![
+                prop::collection::vec(any::<char>(), min..=max)
+                    .prop_map(|c| Value::from(c.into_iter().collect::<String>())),
+                prop::sample::select(pool.to_vec()).prop_map(Value::from),
+            ]
+            .boxed()
+        }
+        Some("integer") => {
+            let (lo, hi) = (
+                int("minimum").unwrap_or(-1000),
+                int("maximum").unwrap_or(1000),
+            );
+            let edges: Vec<Value> = [lo - 1, lo, hi, hi + 1, 0]
+                .into_iter()
+                .filter_map(|i| {
+                    i64::try_from(i)
+                        .map(Value::from)
+                        .or_else(|_| u64::try_from(i).map(Value::from))
+                        .ok()
+                })
+                .collect();
+            let lo64 = i64::try_from(lo.max(i64::MIN.into())).unwrap_or(i64::MIN);
+            let hi64 = i64::try_from(hi.min(i64::MAX.into())).unwrap_or(i64::MAX);
+            prop_oneof![
+                prop::sample::select(edges),
+                (lo64..=hi64).prop_map(Value::from),
+                (lo64..=hi64).prop_map(|i| Value::from(i as f64)),
+            ]
+            .boxed()
+        }
+        Some("number") => prop_oneof![
+            finite_f64().prop_map(Value::from),
+            any::<i32>().prop_map(Value::from)
+        ]
+        .boxed(),
+        Some("array") => {
+            let items = schema.get("items").map_or_else(any_json, |i| near(i, pool));
+            let min = schema
+                .get("minItems")
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+                .min(4) as usize;
+            let max = schema
+                .get("maxItems")
+                .and_then(Value::as_u64)
+                .unwrap_or(3)
+                .clamp(min as u64, 4) as usize;
+            prop::collection::vec(items, min..=max)
+                .prop_map(Value::Array)
+                .boxed()
+        }
+        Some("object") => {
+            let required: Vec<&str> = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let mut fields: Vec<BoxedStrategy<Option<(String, Value)>>> = Vec::new();
+            for (k, s) in schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+            {
+                let value = near(s, pool);
+                let key = k.clone();
+                fields.push(if required.contains(&k.as_str()) {
+                    prop_oneof![15 => value.prop_map(move |v| Some((key.clone(), v))), 1 => Just(None)].boxed()
+                } else {
+                    prop::option::of(value.prop_map(move |v| (key.clone(), v))).boxed()
+                });
+            }
+            let extra_value = match schema.get("additionalProperties") {
+                Some(s @ Value::Object(_)) => near(s, pool),
+                _ => any_json(),
+            };
+            let extras =
+                prop::collection::vec((prop::sample::select(pool.to_vec()), extra_value), 0..2);
+            (fields, extras)
+                .prop_map(|(fields, extras)| {
+                    let mut m: Map<String, Value> = fields.into_iter().flatten().collect();
+                    for (k, v) in extras {
+                        m.entry(k).or_insert(v);
+                    }
+                    Value::Object(m)
+                })
+                .boxed()
+        }
+        _ => any_json(),
+    }
+}
+
+/// One mutation: where (an index into the value's nodes), what, and the material.
+type Op = (prop::sample::Index, u8, Value, String);
+
+fn mutations(pool: Vec<String>) -> impl Strategy<Value = Vec<Op>> {
+    prop::collection::vec(
+        (
+            any::<prop::sample::Index>(),
+            0u8..9,
+            any_json(),
+            prop::sample::select(pool),
+        ),
+        0..3,
+    )
+}
+
+fn mutate(mut v: Value, ops: &[Op]) -> Value {
+    for (at, what, material, key) in ops {
+        let mut pointers = Vec::new();
+        let mut stack = vec![(String::new(), &v)];
+        while let Some((p, node)) = stack.pop() {
+            match node {
+                Value::Array(a) => {
+                    stack.extend(a.iter().enumerate().map(|(i, x)| (format!("{p}/{i}"), x)))
+                }
+                Value::Object(m) => stack.extend(m.iter().map(|(k, x)| {
+                    (
+                        format!("{p}/{}", k.replace('~', "~0").replace('/', "~1")),
+                        x,
+                    )
+                })),
+                _ => {}
+            }
+            pointers.push(p);
+        }
+        let pointer = at.get(&pointers).clone();
+        let Some(node) = v.pointer_mut(&pointer) else {
+            continue;
+        };
+        match (what, &mut *node) {
+            (0, _) => *node = material.clone(),
+            (1, _) => *node = Value::Null,
+            (2, Value::Object(m)) => {
+                let first = m.keys().next().cloned();
+                if let Some(k) = first {
+                    m.shift_remove(&k);
+                }
+            }
+            (3, Value::Object(m)) => {
+                m.insert(key.clone(), material.clone());
+            }
+            (4, Value::Number(n)) => *node = Value::from(n.as_f64().unwrap_or(0.0)),
+            (5, Value::Number(n)) => {
+                *node = n.as_i64().map_or(json!(-1), |i| json!(i.saturating_add(1)))
+            }
+            (6, Value::String(_)) => *node = Value::from(key.clone()),
+            (7, Value::Array(a)) => {
+                if let Some(first) = a.first().cloned() {
+                    a.push(first);
+                }
+            }
+            (8, _) => *node = Value::Array(vec![node.clone()]),
+            _ => {}
+        }
+    }
+    v
+}
+
+fn finite_f64() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        any::<f64>().prop_filter("finite", |x| x.is_finite()),
+        prop::sample::select(vec![0.0, 1.0, 0.5, -2.5, 1e300, -1e-300]),
+    ]
+    .prop_map(|x| if x == 0.0 { 0.0 } else { x })
+}
+
+fn finite_f32() -> impl Strategy<Value = f32> {
+    any::<f32>()
+        .prop_filter("finite", |x| x.is_finite())
+        .prop_map(|x| if x == 0.0 { 0.0 } else { x })
+}
+
+fn text() -> impl Strategy<Value = String> {
+    prop_oneof!["[a-z]{0,5}", any::<String>()]
+}
+
+/// Keys that no corpus struct uses as a field name (a flattened map repeating a field's key
+/// would serialize the key twice).
+fn free_key() -> impl Strategy<Value = String> {
+    "x_[a-z]{0,4}"
+}
+
+// ---- one test per corpus type ----
+
+macro_rules! corpus_tests {
+    ($($test:ident: $ty:ty,)*) => {
+        $(
+            #[test]
+            fn $test() {
+                check::<$ty>();
+            }
+        )*
+
+        #[test]
+        fn corpus_has_at_least_30_types() {
+            assert!([$(stringify!($test)),*].len() >= 30);
+        }
+    };
+}
+
+corpus_tests! {
+    integer_widths: Ints,
+    floats: Floats,
+    scalars: Scalars,
+    json_values: Anything,
+    nested_structs: Nested,
+    vectors_and_sets: Lists,
+    fixed_arrays: Fixed,
+    string_maps: Maps,
+    btree_collections: Btree,
+    options: Optionals,
+    unit_enum_field: WithMode,
+    unit_enum_root: Mode,
+    externally_tagged: External,
+    internally_tagged: Internal,
+    adjacently_tagged: Adjacent,
+    untagged_by_type: Untagged,
+    untagged_strict_structs: UntaggedStrict,
+    optional_enums: OptionalEnums,
+    renamed_fields: Renamed,
+    renamed_enum: RenamedEnum,
+    field_defaults: Defaults,
+    struct_default: StructDefault,
+    skipped_fields: Skipped,
+    flattened_struct: Flattened,
+    flattened_internal_enum: FlattenInternal,
+    flattened_external_enum: FlattenExternal,
+    flattened_optional_enum: FlattenOptional,
+    flattened_map: FlattenMap,
+    deny_unknown_fields: Strict,
+    flatten_deny_unknown_fields: FlattenStrict,
+    deep_nesting: Deep,
+    newtype_root: Newtype,
+    unit_struct: Unit,
+    chars_and_boxes: CharsAndBoxes,
+    documented_tool_args: ReadFile,
+    nonzero_unsigned: Positive,
+}
