@@ -18,7 +18,12 @@ fn on_small_stack(f: impl FnOnce() + Send + 'static) {
 }
 
 fn object(entries: Vec<(&str, Value)>) -> Value {
-    Value::Object(entries.into_iter().map(|(k, v)| (k.to_owned(), v)).collect::<Map<_, _>>())
+    Value::Object(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect::<Map<_, _>>(),
+    )
 }
 
 /// A deep value freed iteratively, even when a failed assertion unwinds past it.
@@ -73,7 +78,10 @@ fn deep_array_schema_and_value() {
 fn deep_one_of_chain() {
     on_small_stack(|| {
         let schema = nest(DEPTH, json!({"type": "string"}), |inner| {
-            object(vec![("oneOf", Value::Array(vec![inner, json!({"type": "null"})]))])
+            object(vec![(
+                "oneOf",
+                Value::Array(vec![inner, json!({"type": "null"})]),
+            )])
         });
         assert!(assert_supported(&schema).is_ok());
         let compiled = CompiledSchema::compile(&schema).unwrap();
@@ -106,26 +114,38 @@ fn deep_object_schema_and_value() {
         let compiled = CompiledSchema::compile(&schema).unwrap();
         let good = nest(DEPTH, json!(true), |inner| object(vec![("a", inner)]));
         assert!(compiled.is_valid(&good));
-        let bad = nest(DEPTH - 1, object(vec![]), |inner| object(vec![("a", inner)]));
+        let bad = nest(DEPTH - 1, object(vec![]), |inner| {
+            object(vec![("a", inner)])
+        });
         let violations = compiled.validate(&bad);
         let path = format!("value{}", ".a".repeat(DEPTH));
-        assert_eq!(violations, [format!("missing required property \"{path}\"")]);
+        assert_eq!(
+            violations,
+            [format!("missing required property \"{path}\"")]
+        );
     });
 }
 
 #[test]
 fn deep_unsupported_schema_and_lossless_walk() {
     on_small_stack(|| {
-        let schema = nest(DEPTH, json!({"type": "string", "format": "uuid"}), |inner| {
-            object(vec![("type", json!("array")), ("items", inner)])
-        });
+        let schema = nest(
+            DEPTH,
+            json!({"type": "string", "format": "uuid"}),
+            |inner| object(vec![("type", json!("array")), ("items", inner)]),
+        );
         let err = assert_supported(&schema).unwrap_err();
         assert_eq!(err.violations().len(), 1);
         assert!(err.violations()[0].ends_with(".items.format is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties/items/enum/const/minimum/maximum/exclusiveMinimum/exclusiveMaximum/minLength/maxLength/pattern/minItems/maxItems/uniqueItems + annotations)"));
 
         // An unconstrained schema walks the whole value for -0.
         let any = CompiledSchema::compile(&json!({})).unwrap();
-        let value = nest(DEPTH, json!(-0.0), |inner| object(vec![("k", Value::Array(vec![inner]))]));
-        assert_eq!(any.validate(&value), [r#""value" must be a lossless JSON value"#]);
+        let value = nest(DEPTH, json!(-0.0), |inner| {
+            object(vec![("k", Value::Array(vec![inner]))])
+        });
+        assert_eq!(
+            any.validate(&value),
+            [r#""value" must be a lossless JSON value"#]
+        );
     });
 }

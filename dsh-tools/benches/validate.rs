@@ -1,1 +1,204 @@
-fn main() {}
+//! `args/{serde,dsh,jsonschema}/{small,medium,large,invalid}`: typed tool arguments from a
+//! pre-parsed `serde_json::Value`.
+//!
+//! * `serde` — the floor: `T::deserialize(&value)`.
+//! * `dsh` — our validation (`is_valid`, then every violation when invalid) + the same decode.
+//! * `jsonschema` — the `jsonschema` crate's validator built once: `is_valid` for valid payloads,
+//!   every error collected for the invalid one, + the same decode.
+//!
+//! Payloads and schemas: `benches/data/` (copied from the shared benchmark set).
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use dsh_tools::schema::{CompiledSchema, Root};
+use serde::Deserialize;
+use serde_json::Value;
+use std::hint::black_box;
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReadArgs {
+    path: String,
+    offset: Option<i64>,
+    limit: Option<i64>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Mode {
+    Replace,
+    Insert,
+    Delete,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+enum Target {
+    File { path: String },
+    Glob { pattern: String },
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum LineEndings {
+    Lf,
+    Crlf,
+    Keep,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Encoding {
+    Utf8,
+    Latin1,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EditOptions {
+    create_backup: bool,
+    line_endings: LineEndings,
+    encoding: Encoding,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Edit {
+    old: String,
+    new: String,
+    line: i64,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EditArgs {
+    path: String,
+    mode: Mode,
+    #[serde(default)]
+    dry_run: bool,
+    target: Target,
+    options: EditOptions,
+    edits: Vec<Edit>,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Status {
+    Active,
+    Pending,
+    Disabled,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Row {
+    id: i64,
+    name: String,
+    email: String,
+    score: f64,
+    active: bool,
+    status: Status,
+    tags: Vec<String>,
+    created_at: String,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TableArgs {
+    table: String,
+    rows: Vec<Row>,
+}
+
+fn parse(text: &str) -> Value {
+    serde_json::from_str(text).expect("benchmark data is JSON")
+}
+
+/// One payload: its schema, value and the typed decode.
+fn bench_payload<T: for<'de> Deserialize<'de>>(
+    c: &mut Criterion,
+    name: &str,
+    schema: &str,
+    payload: &str,
+) {
+    let schema = parse(schema);
+    let value = parse(payload);
+    let dsh = CompiledSchema::compile(&schema).expect("benchmark schemas are in the subset");
+    let js = jsonschema::validator_for(&schema).expect("benchmark schemas are valid JSON Schema");
+    let valid = dsh.is_valid(&value);
+    assert_eq!(
+        valid,
+        js.is_valid(&value),
+        "{name}: the validators disagree"
+    );
+    assert_eq!(
+        valid,
+        T::deserialize(&value).is_ok(),
+        "{name}: validity and decoding disagree"
+    );
+    if !valid {
+        assert_eq!(dsh.validate_at(&value, Root::Parameters).len(), 3, "{name}");
+        assert_eq!(js.iter_errors(&value).count(), 3, "{name}");
+    }
+
+    let mut group = c.benchmark_group("args");
+    group.bench_function(format!("serde/{name}"), |b| {
+        b.iter(|| T::deserialize(black_box(&value)).ok())
+    });
+    group.bench_function(format!("dsh/{name}"), |b| {
+        b.iter(|| {
+            let value = black_box(&value);
+            let violations = dsh.validate_at(value, Root::Parameters);
+            if violations.is_empty() {
+                Ok(T::deserialize(value).expect("validated arguments decode"))
+            } else {
+                Err(violations)
+            }
+        })
+    });
+    group.bench_function(format!("jsonschema/{name}"), |b| {
+        b.iter(|| {
+            let value = black_box(&value);
+            if valid {
+                if js.is_valid(value) {
+                    Ok(T::deserialize(value).expect("validated arguments decode"))
+                } else {
+                    Err(Vec::new())
+                }
+            } else {
+                Err(js
+                    .iter_errors(value)
+                    .map(|e| e.to_string())
+                    .collect::<Vec<_>>())
+            }
+        })
+    });
+    group.finish();
+}
+
+fn args(c: &mut Criterion) {
+    let small_schema = include_str!("data/small.schema.json");
+    let medium_schema = include_str!("data/medium.schema.json");
+    let large_schema = include_str!("data/large.schema.json");
+    bench_payload::<ReadArgs>(c, "small", small_schema, include_str!("data/small.json"));
+    bench_payload::<EditArgs>(c, "medium", medium_schema, include_str!("data/medium.json"));
+    bench_payload::<TableArgs>(c, "large", large_schema, include_str!("data/large.json"));
+    bench_payload::<EditArgs>(
+        c,
+        "invalid",
+        medium_schema,
+        include_str!("data/invalid.json"),
+    );
+}
+
+criterion_group!(benches, args);
+criterion_main!(benches);

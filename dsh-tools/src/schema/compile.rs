@@ -44,6 +44,8 @@ pub(crate) struct Choices<T> {
 
 #[derive(Debug)]
 pub(crate) struct StringNode {
+    /// No constraint beyond the type.
+    pub(crate) plain: bool,
     pub(crate) one_of: Option<Choices<Box<str>>>,
     pub(crate) constant: Option<Choices<Box<str>>>,
     pub(crate) min_length: Option<u64>,
@@ -53,6 +55,8 @@ pub(crate) struct StringNode {
 
 #[derive(Debug)]
 pub(crate) struct NumberNode {
+    /// No constraint beyond the type.
+    pub(crate) plain: bool,
     pub(crate) integer: bool,
     pub(crate) one_of: Option<Choices<Number>>,
     pub(crate) constant: Option<Choices<Number>>,
@@ -89,6 +93,35 @@ pub(crate) struct ObjectNode {
     index: Option<FxHashMap<Box<str>, u32>>,
 }
 
+/// Equality of two byte strings of the same length, with a few word compares instead of a
+/// `memcmp` call for the short keys JSON objects use.
+#[inline(always)]
+pub(crate) fn same_len_eq(a: &[u8], b: &[u8]) -> bool {
+    fn w4(x: &[u8], at: usize) -> u32 {
+        x[at..at + 4]
+            .try_into()
+            .map(u32::from_le_bytes)
+            .unwrap_or(0)
+    }
+    fn w8(x: &[u8], at: usize) -> u64 {
+        x[at..at + 8]
+            .try_into()
+            .map(u64::from_le_bytes)
+            .unwrap_or(0)
+    }
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    match n {
+        0 => true,
+        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+        4..=7 => w4(a, 0) == w4(b, 0) && w4(a, n - 4) == w4(b, n - 4),
+        8..=16 => w8(a, 0) == w8(b, 0) && w8(a, n - 8) == w8(b, n - 8),
+        _ => a == b,
+    }
+}
+
 /// Objects with more declared properties than this use a hash index; fewer use a linear scan.
 const LINEAR_LOOKUP_MAX: usize = 12;
 
@@ -96,8 +129,27 @@ impl ObjectNode {
     /// The position of declared property `key`.
     #[inline]
     pub(crate) fn find(&self, key: &str) -> Option<usize> {
+        self.find_from(key, 0)
+    }
+
+    /// Finds `key`, trying position `hint` first: payloads usually list properties in schema
+    /// order, so the hint is the position after the previous match.
+    #[inline(always)]
+    pub(crate) fn find_from(&self, key: &str, hint: usize) -> Option<usize> {
+        if let Some(k) = self.keys.get(hint)
+            && same_len_eq(k.as_bytes(), key.as_bytes())
+        {
+            return Some(hint);
+        }
+        self.find_slow(key)
+    }
+
+    #[inline(never)]
+    fn find_slow(&self, key: &str) -> Option<usize> {
         match &self.index {
-            None => self.keys.iter().position(|k| **k == *key),
+            None => {
+                (0..self.keys.len()).find(|&i| same_len_eq(self.keys[i].as_bytes(), key.as_bytes()))
+            }
             Some(index) => index.get(key).map(|&i| i as usize),
         }
     }
@@ -189,7 +241,9 @@ fn compile_node<'a>(
     match ty {
         Type::String => {
             let as_str = |v: &Value| v.as_str().map(Box::from);
+            let constrained = ["enum", "const", "minLength", "maxLength", "pattern"];
             Node::String(StringNode {
+                plain: !constrained.iter().any(|k| map.contains_key(*k)),
                 one_of: choices(en, false, as_str),
                 constant: choices(co, true, as_str),
                 min_length: map.get("minLength").and_then(count_bound),
@@ -205,7 +259,16 @@ fn compile_node<'a>(
         Type::Number | Type::Integer => {
             let as_num = |v: &Value| v.as_number().cloned();
             let bound = |k: &str| map.get(k).and_then(Value::as_number).cloned();
+            let constrained = [
+                "enum",
+                "const",
+                "minimum",
+                "maximum",
+                "exclusiveMinimum",
+                "exclusiveMaximum",
+            ];
             Node::Number(NumberNode {
+                plain: !constrained.iter().any(|k| map.contains_key(*k)),
                 integer: ty == Type::Integer,
                 one_of: choices(en, false, as_num),
                 constant: choices(co, true, as_num),

@@ -11,8 +11,18 @@ fn scalar() -> impl Strategy<Value = Value> {
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
         prop::sample::select(vec!["", "a", "b", "ab", "ü"]).prop_map(|s| json!(s)),
-        prop::sample::select(vec!["0", "1", "1.0", "1.5", "-0", "2", "-1", "1e2", "9007199254740993"])
-            .prop_map(|t| serde_json::from_str::<Value>(t).unwrap()),
+        prop::sample::select(vec![
+            "0",
+            "1",
+            "1.0",
+            "1.5",
+            "-0",
+            "2",
+            "-1",
+            "1e2",
+            "9007199254740993"
+        ])
+        .prop_map(|t| serde_json::from_str::<Value>(t).unwrap()),
     ]
 }
 
@@ -21,7 +31,9 @@ fn value() -> impl Strategy<Value = Value> {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
             prop::collection::vec((prop::sample::select(vec!["a", "b", "c"]), inner), 0..4)
-                .prop_map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())),
+                .prop_map(|kv| Value::Object(
+                    kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+                )),
         ]
     })
 }
@@ -48,18 +60,27 @@ fn scalar_schema() -> impl Strategy<Value = Value> {
 fn schema() -> impl Strategy<Value = Value> {
     scalar_schema().prop_recursive(4, 32, 3, |inner| {
         prop_oneof![
-            (prop::option::of(inner.clone()), any::<bool>(), 0u64..3).prop_map(|(items, unique, min)| {
-                let mut s = json!({"type": "array", "minItems": min});
-                if let Some(items) = items {
-                    s["items"] = items;
+            (prop::option::of(inner.clone()), any::<bool>(), 0u64..3).prop_map(
+                |(items, unique, min)| {
+                    let mut s = json!({"type": "array", "minItems": min});
+                    if let Some(items) = items {
+                        s["items"] = items;
+                    }
+                    if unique {
+                        s["uniqueItems"] = json!(true);
+                    }
+                    s
                 }
-                if unique {
-                    s["uniqueItems"] = json!(true);
-                }
-                s
-            }),
+            ),
             (
-                prop::collection::vec((prop::sample::select(vec!["a", "b", "c"]), inner.clone(), any::<bool>()), 0..3),
+                prop::collection::vec(
+                    (
+                        prop::sample::select(vec!["a", "b", "c"]),
+                        inner.clone(),
+                        any::<bool>()
+                    ),
+                    0..3
+                ),
                 prop_oneof![Just(json!(true)), Just(json!(false)), inner.clone()],
             )
                 .prop_map(|(props, extra)| {
@@ -155,10 +176,13 @@ fn extension_schema_violations() {
     assert_eq!(err.violations(), ["schema.maximum must be a finite number"]);
     let err = assert_supported(&json!({"minimum": 1})).unwrap_err();
     assert_eq!(err.violations(), ["schema.minimum requires type or oneOf"]);
-    let err = assert_supported(&json!({"type": "object", "additionalProperties": {"type": "x"}})).unwrap_err();
+    let err = assert_supported(&json!({"type": "object", "additionalProperties": {"type": "x"}}))
+        .unwrap_err();
     assert_eq!(
         err.violations(),
-        ["schema.additionalProperties.type must be one of object/array/string/number/integer/boolean/null"]
+        [
+            "schema.additionalProperties.type must be one of object/array/string/number/integer/boolean/null"
+        ]
     );
 }
 
@@ -177,9 +201,13 @@ fn unique_items_uses_hashing_for_long_arrays() {
 
 #[test]
 fn violation_listing_is_bounded() {
-    let s = CompiledSchema::compile(&json!({"type": "array", "items": {"type": "string"}})).unwrap();
+    let s =
+        CompiledSchema::compile(&json!({"type": "array", "items": {"type": "string"}})).unwrap();
     let v = Value::Array(vec![json!(1); 5000]);
     let out = s.validate(&v);
     assert_eq!(out.len(), super::MAX_LISTED_VIOLATIONS + 1);
-    assert_eq!(out.last().unwrap(), "... and 4000 more violations (not listed)");
+    assert_eq!(
+        out.last().unwrap(),
+        "... and 4000 more violations (not listed)"
+    );
 }

@@ -10,6 +10,7 @@
 use super::Sink;
 use super::compile::{
     Additional, ArrayNode, CompiledSchema, LiteralNode, Node, NodeId, NumberNode, StringNode,
+    same_len_eq,
 };
 use super::path::{PathArena, PathId, ROOT, Seg};
 use crate::json::{
@@ -20,6 +21,10 @@ use std::cmp::Ordering;
 
 /// Recursion budget of the fast path before it switches to the iterative collector.
 const FAST_DEPTH: u32 = 48;
+
+/// Recursion budget of the probe the collector runs on each subtree before listing it. Bounded,
+/// so that probing every level of a deep invalid value costs at most this factor.
+const PROBE_DEPTH: u32 = 16;
 
 /// Where violation paths start (spec §2.3).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -49,7 +54,7 @@ impl CompiledSchema {
     /// than a few dozen levels deep, where the check goes on iteratively).
     #[inline]
     pub fn is_valid(&self, value: &Value) -> bool {
-        self.fits(0, value, FAST_DEPTH)
+        self.fits::<false>(0, value, FAST_DEPTH)
     }
 
     /// Every violation of `value`, with paths under the label `value`; empty when valid.
@@ -76,18 +81,40 @@ impl CompiledSchema {
     }
 
     /// The fast path.
-    fn fits(&self, id: NodeId, v: &Value, depth: u32) -> bool {
-        if depth == 0 {
-            let mut c = Collector::new(self, "", true);
-            c.run(id, v);
-            return !c.failed;
+    fn fits<const PROBE: bool>(&self, id: NodeId, v: &Value, depth: u32) -> bool {
+        let node = &self.nodes[id as usize];
+        match leaf_fits(node, v) {
+            Some(ok) => ok,
+            None => self.fits_container::<PROBE>(id, node, v, depth),
         }
-        match &self.nodes[id as usize] {
-            Node::Any => lossless(v, depth),
+    }
+
+    /// A child of a container: scalar checks inline, containers through a call.
+    #[inline(always)]
+    fn fits_child<const PROBE: bool>(&self, id: NodeId, v: &Value, depth: u32) -> bool {
+        let node = &self.nodes[id as usize];
+        match leaf_fits(node, v) {
+            Some(ok) => ok,
+            None => self.fits_container::<PROBE>(id, node, v, depth),
+        }
+    }
+
+    fn fits_container<const PROBE: bool>(
+        &self,
+        id: NodeId,
+        node: &Node,
+        v: &Value,
+        depth: u32,
+    ) -> bool {
+        if depth == 0 {
+            // A probe only answers "certainly valid"; past its budget it says "don't know".
+            return !PROBE && self.fits_silently(id, v);
+        }
+        match node {
             Node::OneOf(branches) => {
                 let mut matched = 0;
                 for b in branches.iter() {
-                    if self.fits(*b, v, depth - 1) {
+                    if self.fits::<PROBE>(*b, v, depth - 1) {
                         matched += 1;
                         if matched > 1 {
                             return false;
@@ -96,26 +123,25 @@ impl CompiledSchema {
                 }
                 matched == 1
             }
-            Node::String(s) => matches!(v, Value::String(x) if string_problem(s, x).is_none()),
-            Node::Number(n) => {
-                matches!(v, Value::Number(x) if number_type_ok(n, x) && number_problem(n, x).is_none())
-            }
-            Node::Literal(l) => literal_type_ok(l, v) && literal_problem(l, v).is_none(),
             Node::Object(o) => {
                 let Value::Object(map) = v else {
                     return false;
                 };
                 let mut required = 0;
+                let mut hint = 0;
                 for (k, child) in map {
-                    let ok = match o.find(k) {
+                    let ok = match o.find_from(k, hint) {
                         Some(i) => {
+                            hint = i + 1;
                             required += usize::from(o.is_required[i]);
-                            self.fits(o.ids[i], child, depth - 1)
+                            self.fits_child::<PROBE>(o.ids[i], child, depth - 1)
                         }
                         None => match o.additional {
                             Additional::Allow => lossless(child, depth - 1),
                             Additional::Deny => false,
-                            Additional::Schema(extra) => self.fits(extra, child, depth - 1),
+                            Additional::Schema(extra) => {
+                                self.fits_child::<PROBE>(extra, child, depth - 1)
+                            }
                         },
                     };
                     if !ok {
@@ -128,17 +154,60 @@ impl CompiledSchema {
                 let Value::Array(items) = v else {
                     return false;
                 };
-                if count_problem(a, items.len()).is_some() {
+                if (a.min_items.is_some() || a.max_items.is_some())
+                    && count_problem(a, items.len()).is_some()
+                {
                     return false;
                 }
                 let items_ok = match a.items {
-                    Some(item) => items.iter().all(|x| self.fits(item, x, depth - 1)),
+                    Some(item) => items
+                        .iter()
+                        .all(|x| self.fits_child::<PROBE>(item, x, depth - 1)),
                     None => items.iter().all(|x| lossless(x, depth - 1)),
                 };
                 items_ok && (!a.unique || first_duplicate(items).is_none())
             }
+            Node::Any => lossless(v, depth),
+            // Scalars are decided by `leaf_fits`.
+            _ => leaf_fits(node, v).unwrap_or(false),
         }
     }
+
+    /// Past the recursion budget: the iterative collector, silently.
+    #[cold]
+    #[inline(never)]
+    fn fits_silently(&self, id: NodeId, v: &Value) -> bool {
+        let mut c = Collector::new(self, "", true);
+        c.run(id, v);
+        !c.failed
+    }
+}
+
+/// Decides scalar nodes (and `Any` on scalar values) without a call; `None` for the rest.
+#[inline(always)]
+fn leaf_fits(node: &Node, v: &Value) -> Option<bool> {
+    Some(match node {
+        Node::String(s) => match v {
+            Value::String(x) => s.plain || string_fits(s, x),
+            _ => false,
+        },
+        Node::Number(n) => match v {
+            Value::Number(x) => number_type_ok(n, x) && (n.plain || number_problem(n, x).is_none()),
+            _ => false,
+        },
+        Node::Literal(l) => literal_type_ok(l, v) && literal_problem(l, v).is_none(),
+        Node::Any => match v {
+            Value::Number(x) => is_lossless_number(x),
+            Value::Array(_) | Value::Object(_) => return None,
+            _ => true,
+        },
+        _ => return None,
+    })
+}
+
+#[inline(never)]
+fn string_fits(s: &StringNode, x: &str) -> bool {
+    string_problem(s, x).is_none()
 }
 
 /// Losslessness, recursive up to `depth` levels, then iterative.
@@ -200,14 +269,14 @@ fn string_problem<'s>(s: &'s StringNode, x: &str) -> Option<Problem<'s>> {
 
 /// Every length / pattern problem of a string (collect mode lists them all).
 fn string_problems<'s>(s: &'s StringNode, x: &str, out: &mut Vec<Problem<'s>>) {
-    if let Some(p) = string_problem(s, x) {
-        match p {
-            Problem::Enum(_) | Problem::Const(_) => {
-                out.push(p);
-                return;
-            }
-            _ => {}
+    match string_problem(s, x) {
+        None => return,
+        Some(p @ (Problem::Enum(_) | Problem::Const(_))) => {
+            out.push(p);
+            return;
         }
+        // A length or pattern problem: list every one of them.
+        Some(_) => {}
     }
     let chars = x.chars().count() as u64;
     if let Some(min) = s.min_length.filter(|m| chars < *m) {
@@ -244,6 +313,7 @@ fn bound_fails(i: usize, x: &Number, bound: &Number) -> bool {
     }
 }
 
+#[inline(never)]
 fn number_problem<'s>(n: &'s NumberNode, x: &Number) -> Option<Problem<'s>> {
     let mut out = Vec::new();
     number_problems(n, x, &mut out, true);
@@ -311,6 +381,7 @@ fn count_problem(a: &ArrayNode, len: usize) -> Option<String> {
 }
 
 /// The first pair of equal items `(i, j)`, `i < j`, smallest `j` first.
+#[cold]
 pub(crate) fn first_duplicate(items: &[Value]) -> Option<(usize, usize)> {
     if items.len() <= 16 {
         for j in 1..items.len() {
@@ -350,6 +421,17 @@ pub(crate) fn first_duplicate(items: &[Value]) -> Option<(usize, usize)> {
 }
 
 // ---- the collector ----
+
+/// A member of a JSON object: a scan for small objects (no hashing), the map's index otherwise.
+#[inline]
+fn member<'v>(map: &'v Map<String, Value>, key: &str) -> Option<(&'v String, &'v Value)> {
+    if map.len() <= 16 {
+        map.iter()
+            .find(|(k, _)| same_len_eq(k.as_bytes(), key.as_bytes()))
+    } else {
+        map.get_key_value(key)
+    }
+}
 
 enum Task<'a> {
     Visit(NodeId, &'a Value, PathId),
@@ -518,6 +600,11 @@ impl<'a> Collector<'a> {
 
     fn visit(&mut self, id: NodeId, v: &'a Value, path: PathId) {
         let schema = self.schema;
+        // Listing: a subtree the bounded fast path proves valid has nothing to list. (The root
+        // was just found invalid, so it is not probed again.)
+        if self.silent == 0 && path != ROOT && schema.fits::<true>(id, v, PROBE_DEPTH) {
+            return;
+        }
         match &schema.nodes[id as usize] {
             Node::Any => {
                 if !lossless(v, FAST_DEPTH) {
@@ -571,7 +658,7 @@ impl<'a> Collector<'a> {
                 };
                 let start = self.count();
                 for name in o.required.iter() {
-                    if !map.contains_key(&**name) {
+                    if member(map, name).is_none() {
                         if self.silent > 0 {
                             self.fail(path, String::new);
                             return;
@@ -584,7 +671,7 @@ impl<'a> Collector<'a> {
                 }
                 self.tasks.push(Task::ObjectTail(id, map, path, start));
                 for i in (0..o.keys.len()).rev() {
-                    if let Some((key, child)) = map.get_key_value(&*o.keys[i]) {
+                    if let Some((key, child)) = member(map, &o.keys[i]) {
                         let child_path = self.child(path, Seg::Key(key));
                         self.tasks.push(Task::Visit(o.ids[i], child, child_path));
                     }
@@ -669,5 +756,5 @@ impl<'a> Collector<'a> {
 /// The fast path with an explicit recursion budget (0 = start in the silent collector).
 #[cfg(test)]
 pub(crate) fn fits_with_budget(schema: &CompiledSchema, value: &Value, budget: u32) -> bool {
-    schema.fits(0, value, budget)
+    schema.fits::<false>(0, value, budget)
 }
