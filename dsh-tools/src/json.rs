@@ -251,9 +251,9 @@ fn integral(n: &Number) -> Option<Number> {
     if f.fract() != 0.0 || !f.is_finite() || (f == 0.0 && f.is_sign_negative()) {
         return None;
     }
-    if (-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(&f) {
+    if (i64::MIN as f64..-(i64::MIN as f64)).contains(&f) {
         Some(Number::from(f as i64))
-    } else if (0.0..1.844_674_407_370_955_161_6e19).contains(&f) {
+    } else if (0.0..u64::MAX as f64).contains(&f) {
         Some(Number::from(f as u64))
     } else {
         None
@@ -278,7 +278,17 @@ fn integers_normalized(value: &Value) -> Option<Value> {
     if !any {
         return None;
     }
-    // Rebuild bottom-up: `Enter` pushes a node's children, `Leave` assembles it from `built`.
+    Some(rebuild(value, |n| integral(n).unwrap_or_else(|| n.clone())))
+}
+
+/// A deep copy of `value`, without recursion (`Value::clone` recurses once per level).
+pub fn clone_deep(value: &Value) -> Value {
+    rebuild(value, Number::clone)
+}
+
+/// Copies `value` bottom-up with `number` applied to every number. Iterative: `Enter` pushes a
+/// node's children, `Leave` assembles the node from what its children built.
+fn rebuild(value: &Value, number: impl Fn(&Number) -> Number) -> Value {
     enum Step<'a> {
         Enter(&'a Value),
         Leave(&'a Value),
@@ -289,16 +299,13 @@ fn integers_normalized(value: &Value) -> Option<Value> {
         match step {
             Step::Enter(v @ (Value::Array(_) | Value::Object(_))) => {
                 steps.push(Step::Leave(v));
-                let children: Vec<&Value> = match v {
-                    Value::Array(items) => items.iter().collect(),
-                    Value::Object(map) => map.values().collect(),
-                    _ => Vec::new(),
-                };
-                steps.extend(children.into_iter().rev().map(Step::Enter));
+                match v {
+                    Value::Array(items) => steps.extend(items.iter().rev().map(Step::Enter)),
+                    Value::Object(map) => steps.extend(map.values().rev().map(Step::Enter)),
+                    _ => {}
+                }
             }
-            Step::Enter(Value::Number(n)) => {
-                built.push(Value::Number(integral(n).unwrap_or_else(|| n.clone())));
-            }
+            Step::Enter(Value::Number(n)) => built.push(Value::Number(number(n))),
             Step::Enter(leaf) => built.push(leaf.clone()),
             Step::Leave(Value::Array(items)) => {
                 let children = built.split_off(built.len() - items.len());
@@ -311,7 +318,7 @@ fn integers_normalized(value: &Value) -> Option<Value> {
             Step::Leave(_) => {}
         }
     }
-    built.pop()
+    built.pop().unwrap_or(Value::Null)
 }
 
 /// Renders a value as compact JSON text without recursion.
