@@ -10,6 +10,8 @@ use std::cmp::Ordering;
 
 pub(super) const TUPLE: &str = "tuples (prefixItems, or items as an array) are not supported: a tuple, tuple struct or tuple enum variant has no subset schema; use a struct with named fields";
 
+const UNSATISFIABLE_REQUIRED: &str = "no value can match this schema: it requires a property that additionalProperties (or unevaluatedProperties) false forbids";
+
 /// Deepest `default` / `examples` value copied into the result (JSON nesting levels).
 const MAX_ANNOTATION_DEPTH: usize = 32;
 
@@ -44,7 +46,13 @@ pub(super) fn run(root: &Value, problems: &mut Problems) -> Value {
         }
         return Value::Null;
     }
-    outs[0].take().map_or(Value::Null, |o| o.render())
+    match outs[0].take().map(shape::settle) {
+        Some(Some(out)) => out.into_value(),
+        _ => {
+            problems.add("#", UNSATISFIABLE_REQUIRED);
+            Value::Null
+        }
+    }
 }
 
 /// The keywords of one node that the own-part conversion reads.
@@ -80,10 +88,19 @@ impl<'a> NodeCx<'_, 'a> {
         self.outs[child].take().unwrap_or_else(Out::any)
     }
 
-    /// A child schema as JSON; `None` when it accepts anything and says nothing.
+    /// A child schema, final, as JSON; `None` when it accepts anything and says nothing.
     fn take_rendered(&mut self, child: NodeId) -> Option<Value> {
         let out = self.take(child);
-        (out != Out::any()).then(|| out.render())
+        if out == Out::any() {
+            return None;
+        }
+        match shape::settle(out) {
+            Some(out) => Some(out.into_value()),
+            None => {
+                self.notes.push((child, UNSATISFIABLE_REQUIRED.into()));
+                Some(Value::Object(Map::new()))
+            }
+        }
     }
 
     /// `additionalProperties` / `unevaluatedProperties`: `true` (also for a schema that accepts
