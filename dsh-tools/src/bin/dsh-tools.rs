@@ -1,1 +1,276 @@
-fn main() {}
+//! `dsh-tools`: lint JSON Schemas and author specs without writing Rust.
+//!
+//! ```text
+//! dsh-tools schema check [--json] [--object-root] FILE
+//! dsh-tools schema validate [--json] [--root LABEL | --parameters] SCHEMA VALUE
+//! dsh-tools dsl compile [--json] (--value | --parameters) FILE
+//! ```
+//!
+//! Exit status: 0 supported / valid / compiled, 1 not, 2 unreadable input or invalid JSON (one
+//! line on standard error). A `FILE` of `-` reads standard input.
+
+use clap::{Args, Parser, Subcommand};
+use dsh_tools::json::{drop_deep, to_compact_string};
+use dsh_tools::schema::dsl::{compile_parameter_spec, compile_value_spec};
+use dsh_tools::schema::{CompiledSchema, Root, assert_object_schema, assert_supported};
+use serde::Deserialize;
+use serde_json::Value;
+use std::io::Read;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "dsh-tools",
+    version,
+    about = "Lint JSON Schemas and author specs for dsh-tools"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// JSON Schema subset checks and validation.
+    #[command(subcommand)]
+    Schema(SchemaCommand),
+    /// The author DSL.
+    #[command(subcommand)]
+    Dsl(DslCommand),
+}
+
+#[derive(Subcommand)]
+enum SchemaCommand {
+    /// Is FILE a schema of the supported subset? Lists every violation.
+    Check {
+        #[command(flatten)]
+        output: Output,
+        /// Apply the structured-output assertion: the root must be `{"type": "object"}`.
+        #[arg(long)]
+        object_root: bool,
+        /// The schema (`-` for standard input).
+        file: String,
+    },
+    /// Validate VALUE against SCHEMA, listing every violation with its path.
+    Validate {
+        #[command(flatten)]
+        output: Output,
+        /// The label paths start with (default `value`).
+        #[arg(long, value_name = "LABEL", conflicts_with = "parameters")]
+        root: Option<String>,
+        /// Parameter-root mode, as for tool arguments (`missing required property "path"`).
+        #[arg(long)]
+        parameters: bool,
+        /// The schema (`-` for standard input).
+        schema: String,
+        /// The value (`-` for standard input).
+        value: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum DslCommand {
+    /// Compile an author spec into its JSON Schema.
+    Compile {
+        #[command(flatten)]
+        output: Output,
+        #[command(flatten)]
+        kind: Kind,
+        /// The spec (`-` for standard input).
+        file: String,
+    },
+}
+
+#[derive(Args)]
+struct Output {
+    /// Print one JSON object instead of text for people.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+#[group(required = true, multiple = false)]
+struct Kind {
+    /// FILE is a value spec (`ValueSchemaSpec`).
+    #[arg(long)]
+    value: bool,
+    /// FILE is a parameter spec (`ParameterSchemaSpec`).
+    #[arg(long)]
+    parameters: bool,
+}
+
+/// Input that could not be read or parsed: exit status 2.
+struct InputError(String);
+
+/// Reads and parses one JSON document, without a nesting limit (schemas and values of any depth
+/// are checked iteratively; parsing grows the stack on the heap as it needs).
+fn read_json(path: &str, stdin_used: &mut bool) -> Result<Value, InputError> {
+    let text = if path == "-" {
+        if std::mem::replace(stdin_used, true) {
+            return Err(InputError("standard input can be read only once".into()));
+        }
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| InputError(format!("cannot read standard input: {e}")))?;
+        text
+    } else {
+        std::fs::read_to_string(path).map_err(|e| InputError(format!("cannot read {path}: {e}")))?
+    };
+    let name = if path == "-" { "standard input" } else { path };
+    let mut de = serde_json::Deserializer::from_str(&text);
+    de.disable_recursion_limit();
+    let value = Value::deserialize(serde_stacker::Deserializer::new(&mut de))
+        .and_then(|v| de.end().map(|()| v))
+        .map_err(|e| InputError(format!("{name} is not valid JSON: {e}")))?;
+    Ok(value)
+}
+
+/// Indented JSON for people; compact past a nesting depth where the recursive pretty printer
+/// would need a deep stack.
+fn pretty(value: &Value) -> String {
+    let mut depth = 0;
+    let mut level: Vec<&Value> = vec![value];
+    while !level.is_empty() && depth <= 64 {
+        level = level
+            .into_iter()
+            .flat_map(|v| match v {
+                Value::Array(items) => items.iter().collect::<Vec<_>>(),
+                Value::Object(map) => map.values().collect(),
+                _ => Vec::new(),
+            })
+            .collect();
+        depth += 1;
+    }
+    if depth <= 64 {
+        serde_json::to_string_pretty(value).unwrap_or_else(|_| to_compact_string(value))
+    } else {
+        to_compact_string(value)
+    }
+}
+
+fn json_list(items: &[String]) -> String {
+    to_compact_string(&Value::from(items.to_vec()))
+}
+
+/// Prints the result and returns the exit status (0 when `ok`).
+fn report(json: bool, ok: bool, key: &str, violations: &[String], good: &str) -> ExitCode {
+    if json {
+        println!(
+            "{{\"{key}\":{ok},\"violations\":{}}}",
+            json_list(violations)
+        );
+    } else if ok {
+        println!("{good}");
+    } else {
+        for v in violations {
+            println!("{v}");
+        }
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode, InputError> {
+    let mut stdin_used = false;
+    Ok(match cli.command {
+        Command::Schema(SchemaCommand::Check {
+            output,
+            object_root,
+            file,
+        }) => {
+            let schema = read_json(&file, &mut stdin_used)?;
+            let result = if object_root {
+                assert_object_schema(&schema)
+            } else {
+                assert_supported(&schema)
+            };
+            drop_deep(schema);
+            let violations = result
+                .err()
+                .map(|e| e.into_violations())
+                .unwrap_or_default();
+            report(
+                output.json,
+                violations.is_empty(),
+                "supported",
+                &violations,
+                "supported",
+            )
+        }
+        Command::Schema(SchemaCommand::Validate {
+            output,
+            root,
+            parameters,
+            schema,
+            value,
+        }) => {
+            let schema_json = read_json(&schema, &mut stdin_used)?;
+            let value = read_json(&value, &mut stdin_used)?;
+            let compiled = CompiledSchema::compile(&schema_json);
+            drop_deep(schema_json);
+            let compiled = match compiled {
+                Ok(c) => c,
+                Err(e) => return Err(InputError(format!("{schema}: {e}"))),
+            };
+            let root = match (&root, parameters) {
+                (_, true) => Root::Parameters,
+                (Some(label), false) => Root::Label(label),
+                (None, false) => Root::Value,
+            };
+            let violations = compiled.validate_at(&value, root);
+            drop_deep(value);
+            report(
+                output.json,
+                violations.is_empty(),
+                "valid",
+                &violations,
+                "valid",
+            )
+        }
+        Command::Dsl(DslCommand::Compile { output, kind, file }) => {
+            let spec = read_json(&file, &mut stdin_used)?;
+            let result = if kind.value {
+                compile_value_spec(&spec)
+            } else {
+                compile_parameter_spec(&spec)
+            };
+            drop_deep(spec);
+            match result {
+                Ok(schema) => {
+                    if output.json {
+                        println!("{{\"ok\":true,\"schema\":{}}}", to_compact_string(&schema));
+                    } else {
+                        println!("{}", pretty(&schema));
+                    }
+                    drop_deep(schema);
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    if output.json {
+                        println!(
+                            "{{\"ok\":false,\"error\":{}}}",
+                            to_compact_string(&Value::from(e.to_string()))
+                        );
+                    } else {
+                        println!("{e}");
+                    }
+                    ExitCode::from(1)
+                }
+            }
+        }
+    })
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(code) => code,
+        Err(InputError(message)) => {
+            eprintln!("dsh-tools: {}", message.replace('\n', " "));
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! The `dsh-tools` binary's interface: outputs, exit statuses, standard input, bad input.
+#![cfg(feature = "cli")]
+
+use serde_json::{Value, json};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(args: &[&str], stdin: &str) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dsh-tools"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin.as_bytes()).unwrap();
+    drop(input);
+    let out = child.wait_with_output().unwrap();
+    Run {
+        code: out.status.code().unwrap(),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+fn json_out(r: &Run) -> Value {
+    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {:?}", r.stdout))
+}
+
+/// A file in a fresh temporary directory, removed with it.
+struct TempFile(PathBuf);
+
+impl TempFile {
+    fn new(name: &str, text: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("dsh-tools-cli-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        Self(path)
+    }
+
+    fn path(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+#[test]
+fn schema_check_json_and_text() {
+    let bad = r#"{"type": "object", "format": "x", "properties": {"a": {"type": ["string", "null"]}}}"#;
+    let r = run(&["schema", "check", "--json", "-"], bad);
+    assert_eq!(r.code, 1);
+    let out = json_out(&r);
+    assert_eq!(out["supported"], json!(false));
+    assert_eq!(out["violations"].as_array().unwrap().len(), 2);
+    assert!(out["violations"][0].as_str().unwrap().starts_with("schema.format is not a supported keyword"));
+
+    let r = run(&["schema", "check", "-"], bad);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.stdout.lines().count(), 2, "one violation a line");
+
+    let r = run(&["schema", "check", "--json", "-"], r#"{"type": "string"}"#);
+    assert_eq!((r.code, json_out(&r)), (0, json!({"supported": true, "violations": []})));
+}
+
+#[test]
+fn schema_check_object_root() {
+    let r = run(&["schema", "check", "--json", "--object-root", "-"], r#"{"type": "string"}"#);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        json_out(&r)["violations"],
+        json!(["schema.type must be \"object\" (structured output is object-rooted)"])
+    );
+    let r = run(&["schema", "check", "--object-root", "-"], r#"{"type": "object"}"#);
+    assert_eq!((r.code, r.stdout.trim()), (0, "supported"));
+}
+
+#[test]
+fn schema_validate_modes() {
+    let schema = TempFile::new(
+        "schema.json",
+        r#"{"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}"#,
+    );
+    let r = run(&["schema", "validate", "--json", "--parameters", schema.path(), "-"], "{}");
+    assert_eq!(r.code, 1);
+    assert_eq!(json_out(&r), json!({"valid": false, "violations": ["missing required property \"path\""]}));
+
+    let r = run(&["schema", "validate", "--json", schema.path(), "-"], r#"{"path": 1}"#);
+    assert_eq!(json_out(&r)["violations"], json!(["\"value.path\" must be a string"]));
+
+    let r = run(&["schema", "validate", "--root", "args", schema.path(), "-"], r#"{"path": 1}"#);
+    assert_eq!((r.code, r.stdout.trim()), (1, "\"args.path\" must be a string"));
+
+    let r = run(&["schema", "validate", schema.path(), "-"], r#"{"path": "/a"}"#);
+    assert_eq!((r.code, r.stdout.trim()), (0, "valid"));
+
+    let r = run(&["schema", "validate", "--root", "x", "--parameters", schema.path(), "-"], "{}");
+    assert_eq!(r.code, 2, "--root and --parameters conflict");
+}
+
+#[test]
+fn dsl_compile_outputs() {
+    let spec = r#"{"path": {"type": "string", "required": true}}"#;
+    let r = run(&["dsl", "compile", "--json", "--parameters", "-"], spec);
+    assert_eq!(r.code, 0);
+    assert_eq!(
+        r.stdout.trim(),
+        r#"{"ok":true,"schema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}"#
+    );
+    let r = run(&["dsl", "compile", "--json", "--value", "-"], r#"{"type": "object"}"#);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        json_out(&r),
+        json!({"ok": false, "error": "unsupported JSON schema: schema.additionalProperties must be explicitly true or false"})
+    );
+    let r = run(&["dsl", "compile", "--value", "-"], r#"{"type": "string"}"#);
+    assert_eq!(serde_json::from_str::<Value>(&r.stdout).unwrap(), json!({"type": "string"}));
+    let r = run(&["dsl", "compile", "-"], spec);
+    assert_eq!(r.code, 2, "one of --value / --parameters is required");
+}
+
+#[test]
+fn unreadable_and_invalid_input_exit_2_with_one_line() {
+    let r = run(&["schema", "check", "/nonexistent/dsh-tools/schema.json"], "");
+    assert_eq!(r.code, 2);
+    assert_eq!(r.stderr.lines().count(), 1);
+    assert!(r.stderr.starts_with("dsh-tools: cannot read /nonexistent/dsh-tools/schema.json"));
+
+    let r = run(&["schema", "check", "-"], "{\"type\": ");
+    assert_eq!(r.code, 2);
+    assert_eq!(r.stderr.lines().count(), 1);
+    assert!(r.stderr.contains("is not valid JSON"), "{}", r.stderr);
+
+    let r = run(&["schema", "check", "-"], "{} {}");
+    assert_eq!(r.code, 2, "trailing data is invalid JSON");
+
+    let r = run(&["schema", "validate", "-", "-"], "{}");
+    assert_eq!(r.code, 2, "standard input is read once");
+}
+
+#[test]
+fn deep_documents_are_handled() {
+    let depth = 50_000;
+    let schema = format!("{}{{}}{}", r#"{"type":"array","items":"#.repeat(depth), "}".repeat(depth));
+    let schema = TempFile::new("deep.json", &schema);
+    let value = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+    let r = run(&["schema", "validate", schema.path(), "-"], &value);
+    assert_eq!((r.code, r.stdout.trim()), (0, "valid"), "{}", r.stderr);
+    let bad = format!("{}-0{}", "[".repeat(depth), "]".repeat(depth));
+    let r = run(&["schema", "validate", "--json", schema.path(), "-"], &bad);
+    assert_eq!(r.code, 1);
+    let expected = format!("\"value{}\" must be a lossless JSON value", "[0]".repeat(depth));
+    assert_eq!(json_out(&r)["violations"], json!([expected]));
+}
