@@ -77,7 +77,21 @@
 //!
 //! The walk is iterative; the few helpers that recurse do so only along nested `oneOf`s, which the
 //! depth limit bounds. Inputs are cut at [`MAX_DEPTH`] nested schemas and [`MAX_NODES`] schemas
-//! after inlining (inlining can multiply a schema's size exponentially), each with its own error.
+//! after inlining (inlining can multiply a schema's size exponentially), an `anyOf` is compared
+//! pairwise only up to 1024 alternatives, and pushing keywords into `oneOf` branches copies at
+//! most a million JSON values; each limit has its own error.
+//!
+//! # Gaps between a bridged schema and serde
+//!
+//! A value the schema accepts decodes into the type, and a serialized value validates, except
+//! (the corpus test lists these in its `EXCEPTIONS` table):
+//!
+//! * `1.0`, `1e2` are integers to the validator (spec §0.4), but serde's integer types reject
+//!   JSON floats: such arguments decode once written as integers.
+//! * An adjacently tagged unit variant's object stays open, so `{"t": "Off", "c": 5}` validates
+//!   while serde accepts only a missing or `null` content.
+//! * `f32`/`f64` NaN and ±infinity serialize as `null`, and `-0.0` as `-0`, which the schema
+//!   rejects (they are not lossless JSON).
 
 mod convert;
 mod load;
@@ -222,7 +236,7 @@ pub struct BridgeError {
 
 impl BridgeError {
     /// Every problem, in schema order (at most
-    /// [`MAX_LISTED_VIOLATIONS`](super::MAX_LISTED_VIOLATIONS); the rest are only counted).
+    /// [`MAX_LISTED_VIOLATIONS`]; the rest are only counted).
     pub fn problems(&self) -> &[BridgeProblem] {
         &self.problems
     }

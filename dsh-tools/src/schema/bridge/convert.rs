@@ -385,22 +385,22 @@ impl<'a> NodeCx<'_, 'a> {
         let mut check = |this: &mut Self, name: &str, v: &Value| match v {
             Value::Array(_) | Value::Object(_) => {
                 ok = false;
-                this.report(format!("{name} members must be scalars (string, number, boolean or null): the subset cannot pin an object or array value"));
+                this.report(format!("{name} must be scalars (string, number, boolean or null): the subset cannot pin an object or array value"));
             }
             Value::Number(n) if !is_lossless_number(n) => {
                 ok = false;
-                this.report(format!("{name} members must be lossless JSON (-0 is not)"));
+                this.report(format!("{name} must be lossless JSON (-0 is not)"));
             }
             _ => {}
         };
         if let Some(c) = kw.constant {
-            check(self, "const", c);
+            check(self, "const values", c);
         }
         match kw.enumeration {
             None => {}
             Some(Value::Array(list)) if !list.is_empty() => {
                 for m in list {
-                    check(self, "enum", m);
+                    check(self, "enum members", m);
                 }
             }
             Some(_) => {

@@ -525,7 +525,7 @@ fn enum_and_const_are_made_subset_legal() {
             json!({"type": "object", "properties": {"c": {"const": {"a": 1}}, "e": {"enum": [[1], 2]}, "z": {"enum": [-0.0]}, "n": {"enum": []}}})
         ),
         [
-            "#/properties/c: const members must be scalars (string, number, boolean or null): the subset cannot pin an object or array value",
+            "#/properties/c: const values must be scalars (string, number, boolean or null): the subset cannot pin an object or array value",
             "#/properties/e: enum members must be scalars (string, number, boolean or null): the subset cannot pin an object or array value",
             "#/properties/z: enum members must be lossless JSON (-0 is not)",
             "#/properties/n: enum must be a non-empty array",
