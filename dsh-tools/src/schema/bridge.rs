@@ -94,6 +94,7 @@
 //!   rejects (they are not lossless JSON).
 
 mod convert;
+mod disjoint;
 mod load;
 mod shape;
 #[cfg(test)]

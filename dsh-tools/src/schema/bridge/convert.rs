@@ -1,6 +1,7 @@
 //! Converting the loaded nodes, children first, into the subset.
 
 use super::Problems;
+use super::disjoint;
 use super::load::{self, Extra, Node, NodeId};
 use super::shape::{self, Annotations, Budget, COPY_BUDGET, Out, Shape, Typed};
 use crate::json::{cmp_numbers, is_integer, is_lossless, is_lossless_number};
@@ -129,7 +130,7 @@ impl<'a> NodeCx<'_, 'a> {
         }
         if let Some(ids) = &node.any_of {
             let branches = ids.iter().map(|&b| self.take(b)).collect();
-            match shape::any_of(Annotations::default(), branches) {
+            match disjoint::any_of(Annotations::default(), branches) {
                 Ok(u) => parts.extend(u),
                 Err(message) => {
                     self.report(message);
