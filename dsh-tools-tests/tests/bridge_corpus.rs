@@ -542,6 +542,7 @@ corpus_tests! {
     vectors_and_sets: Lists,
     fixed_arrays: Fixed,
     string_maps: Maps,
+    enum_keyed_map: EnumKeys,
     btree_collections: Btree,
     options: Optionals,
     unit_enum_field: WithMode,
