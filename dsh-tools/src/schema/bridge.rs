@@ -105,7 +105,8 @@ use schemars::generate::SchemaSettings;
 use serde_json::Value;
 use std::fmt;
 
-/// Most schemas nested inside one another that the bridge accepts (an error beyond).
+/// Most schemas nested inside one another that the bridge accepts (an error beyond); also the
+/// deepest `default` / `examples` value it copies, in JSON levels.
 ///
 /// Real argument types nest a few levels; each `Option` or enum adds one or two. The bound keeps
 /// every helper's recursion and the output's nesting small (serde_json's `Value` drops, clones and

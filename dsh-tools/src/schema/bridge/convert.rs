@@ -1,9 +1,9 @@
 //! Converting the loaded nodes, children first, into the subset.
 
-use super::Problems;
 use super::disjoint;
 use super::load::{self, Extra, Node, NodeId};
 use super::shape::{self, Annotations, Budget, COPY_BUDGET, Out, Shape, Typed};
+use super::{MAX_DEPTH, Problems};
 use crate::json::{cmp_numbers, is_integer, is_lossless, is_lossless_number};
 use crate::schema::subset::{SUBSET_TEXT, Type, build_pattern, count_bound};
 use serde_json::{Map, Number, Value};
@@ -13,8 +13,9 @@ pub(super) const TUPLE: &str = "tuples (prefixItems, or items as an array) are n
 
 const UNSATISFIABLE_REQUIRED: &str = "no value can match this schema: it requires a property that additionalProperties (or unevaluatedProperties) false forbids";
 
-/// Deepest `default` / `examples` value copied into the result (JSON nesting levels).
-const MAX_ANNOTATION_DEPTH: usize = 32;
+/// Deepest `default` / `examples` value copied into the result (JSON nesting levels): the same
+/// bound as for schemas, so that no input nested at most [`MAX_DEPTH`] JSON levels hits it.
+const MAX_ANNOTATION_DEPTH: usize = MAX_DEPTH;
 
 /// Converts `root`; on problems, reports them (in document order) and returns `null`.
 pub(super) fn run(root: &Value, problems: &mut Problems) -> Value {
@@ -91,11 +92,8 @@ impl<'a> NodeCx<'_, 'a> {
 
     /// A child schema, final, as JSON; `None` when it accepts anything and says nothing.
     fn take_rendered(&mut self, child: NodeId) -> Option<Value> {
-        let out = self.take(child);
-        if out == Out::any() {
-            return None;
-        }
-        match shape::settle(out) {
+        match shape::settle(self.take(child)) {
+            Some(out) if out == Out::any() => None,
             Some(out) => Some(out.into_value()),
             None => {
                 self.notes.push((child, UNSATISFIABLE_REQUIRED.into()));

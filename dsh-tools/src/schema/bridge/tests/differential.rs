@@ -1,6 +1,7 @@
 //! Random schemas shaped like schemars output: the bridge never panics, its output is always in
-//! the subset, and, where it succeeds, it accepts exactly the values the original schema accepts
-//! under JSON Schema 2020-12 (checked against the `jsonschema` crate).
+//! the subset and bridges to itself, and, where it succeeds, it accepts exactly the values the
+//! original schema accepts under JSON Schema 2020-12 (checked against the `jsonschema` crate).
+//! Schemas of the subset itself always bridge, to equivalent schemas.
 
 use super::*;
 use proptest::collection::vec;
@@ -172,6 +173,7 @@ proptest! {
             return Ok(());
         };
         prop_assert!(assert_supported(&out).is_ok());
+        prop_assert_eq!(&bridge(out.clone()).unwrap(), &out, "bridging is idempotent");
         let compiled = crate::schema::CompiledSchema::compile(&out).expect("compiles");
         let Ok(reference) = jsonschema::validator_for(&original) else {
             return Ok(());
@@ -182,6 +184,71 @@ proptest! {
                 reference.is_valid(v),
                 "value {} against {} bridged to {}", v, original, out
             );
+        }
+    }
+}
+
+/// Schemas of the subset itself, extension keywords included.
+fn subset_schema() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(json!({})),
+        Just(json!({"type": "string", "enum": ["a", "b"], "description": "d"})),
+        Just(json!({"type": "string", "const": "a"})),
+        Just(json!({"type": "string", "minLength": 1, "maxLength": 2, "pattern": "^a"})),
+        Just(json!({"type": "number", "minimum": 0, "exclusiveMaximum": 2.5})),
+        Just(json!({"type": "integer", "enum": [1, 2], "const": 1})),
+        Just(
+            json!({"type": "integer", "maximum": 1.5, "exclusiveMinimum": -1, "default": {"a": [1]}})
+        ),
+        Just(json!({"type": "boolean", "title": "t", "examples": [true]})),
+        Just(json!({"type": "null"})),
+    ];
+    leaf.prop_recursive(4, 32, 3, |inner| {
+        prop_oneof![
+            (prop::option::of(inner.clone()), any::<bool>()).prop_map(|(items, unique)| {
+                let mut s = json!({"type": "array", "minItems": 0, "uniqueItems": unique});
+                if let Some(items) = items {
+                    s["items"] = items;
+                }
+                s
+            }),
+            (
+                vec((key(), inner.clone()), 0..3),
+                prop::sample::subsequence(vec!["a", "b", "c"], 0..3),
+                prop_oneof![Just(json!(true)), Just(json!(false)), inner.clone()],
+            )
+                .prop_map(|(props, required, extra)| {
+                    let mut properties: Map<String, Value> =
+                        props.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+                    for r in &required {
+                        properties.entry(*r).or_insert(json!({}));
+                    }
+                    json!({"type": "object", "properties": properties, "required": required,
+                           "additionalProperties": extra})
+                }),
+            vec(inner, 2..4).prop_map(|b| json!({"oneOf": b, "description": "u"})),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    /// A schema of the subset bridges to an equivalent one, and bridging is idempotent.
+    #[test]
+    fn subset_schemas_bridge_to_equivalent_schemas(
+        original in subset_schema(),
+        values in vec(instance(), 8),
+    ) {
+        prop_assert!(assert_supported(&original).is_ok(), "{}", original);
+        let bridged = bridge(original.clone()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(&bridge(bridged.clone()).unwrap(), &bridged);
+        let (a, b) = (
+            crate::schema::CompiledSchema::compile(&original).unwrap(),
+            crate::schema::CompiledSchema::compile(&bridged).unwrap(),
+        );
+        for v in &values {
+            prop_assert_eq!(a.is_valid(v), b.is_valid(v), "{} against {} bridged to {}", v, original, bridged);
         }
     }
 }
