@@ -211,6 +211,109 @@ pub fn drop_deep(value: Value) {
     }
 }
 
+/// Decodes a typed value from JSON with the validator's number semantics.
+///
+/// The subset calls `1.0` and `1e2` integers (spec §0.4), but serde refuses to deserialize the
+/// float token `2.0` into a `u32`. This first tries `T::deserialize(value)` as is (the common
+/// case, no extra work); only if that fails and the value holds integral floats does it retry on
+/// a copy where each integral float that fits `i64`/`u64` is an integer. So a value that passes
+/// a bridged schema always decodes.
+///
+/// ```
+/// use serde_json::json;
+///
+/// let n: u32 = dsh_tools::json::decode(&json!(2.0)).unwrap();
+/// assert_eq!(n, 2);
+/// let v: Vec<u8> = dsh_tools::json::decode(&json!([1e2, 3])).unwrap();
+/// assert_eq!(v, [100, 3]);
+/// assert!(dsh_tools::json::decode::<u32>(&json!(2.5)).is_err());
+/// ```
+pub fn decode<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, serde_json::Error> {
+    match T::deserialize(value) {
+        Ok(t) => Ok(t),
+        Err(first) => match integers_normalized(value) {
+            Some(normal) => {
+                let result = T::deserialize(&normal).map_err(|_| first);
+                drop_deep(normal);
+                result
+            }
+            None => Err(first),
+        },
+    }
+}
+
+/// An integral float as an exact integer number, when it fits `i64` or `u64`.
+fn integral(n: &Number) -> Option<Number> {
+    if n.is_i64() || n.is_u64() {
+        return None;
+    }
+    let f = n.as_f64()?;
+    if f.fract() != 0.0 || !f.is_finite() || (f == 0.0 && f.is_sign_negative()) {
+        return None;
+    }
+    if (-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(&f) {
+        Some(Number::from(f as i64))
+    } else if (0.0..1.844_674_407_370_955_161_6e19).contains(&f) {
+        Some(Number::from(f as u64))
+    } else {
+        None
+    }
+}
+
+/// A copy of `value` with integral floats as integers; `None` when there are none. Iterative.
+fn integers_normalized(value: &Value) -> Option<Value> {
+    let mut any = false;
+    let mut scan = vec![value];
+    while let Some(v) = scan.pop() {
+        match v {
+            Value::Number(n) if integral(n).is_some() => {
+                any = true;
+                break;
+            }
+            Value::Array(items) => scan.extend(items),
+            Value::Object(map) => scan.extend(map.values()),
+            _ => {}
+        }
+    }
+    if !any {
+        return None;
+    }
+    // Rebuild bottom-up: `Enter` pushes a node's children, `Leave` assembles it from `built`.
+    enum Step<'a> {
+        Enter(&'a Value),
+        Leave(&'a Value),
+    }
+    let mut steps = vec![Step::Enter(value)];
+    let mut built: Vec<Value> = Vec::new();
+    while let Some(step) = steps.pop() {
+        match step {
+            Step::Enter(v @ (Value::Array(_) | Value::Object(_))) => {
+                steps.push(Step::Leave(v));
+                let children: Vec<&Value> = match v {
+                    Value::Array(items) => items.iter().collect(),
+                    Value::Object(map) => map.values().collect(),
+                    _ => Vec::new(),
+                };
+                steps.extend(children.into_iter().rev().map(Step::Enter));
+            }
+            Step::Enter(Value::Number(n)) => {
+                built.push(Value::Number(integral(n).unwrap_or_else(|| n.clone())));
+            }
+            Step::Enter(leaf) => built.push(leaf.clone()),
+            Step::Leave(Value::Array(items)) => {
+                let children = built.split_off(built.len() - items.len());
+                built.push(Value::Array(children));
+            }
+            Step::Leave(Value::Object(map)) => {
+                let children = built.split_off(built.len() - map.len());
+                built.push(Value::Object(map.keys().cloned().zip(children).collect()));
+            }
+            Step::Leave(_) => {}
+        }
+    }
+    built.pop()
+}
+
 /// Renders a value as compact JSON text without recursion.
 ///
 /// Used for messages (`must be one of [...]`) and by the CLI for output of any depth.
@@ -334,6 +437,30 @@ mod tests {
     }
 
     #[test]
+    fn decode_accepts_integral_floats_only_where_needed() {
+        #[derive(serde::Deserialize, Debug, PartialEq)]
+        struct Args {
+            n: u8,
+            xs: Vec<i64>,
+            f: f64,
+        }
+        let v = json!({"n": 2.0, "xs": [1e2, -3.0, 4], "f": 1.5});
+        assert_eq!(
+            decode::<Args>(&v).unwrap(),
+            Args {
+                n: 2,
+                xs: vec![100, -3, 4],
+                f: 1.5
+            }
+        );
+        assert!(decode::<Args>(&json!({"n": 2.5, "xs": [], "f": 1})).is_err());
+        assert!(decode::<Args>(&json!({"n": 256.0, "xs": [], "f": 1})).is_err());
+        let big: u64 = decode(&json!(1.8e19)).unwrap();
+        assert_eq!(big, 18_000_000_000_000_000_000);
+        assert_eq!(integers_normalized(&json!({"a": [1, "x"]})), None);
+    }
+
+    #[test]
     fn compact_string_matches_serde_json() {
         let v = json!({"a": [1, 2.5, "x\"y", null, true, {}], "b": {"c": []}});
         assert_eq!(to_compact_string(&v), serde_json::to_string(&v).unwrap());
@@ -351,6 +478,16 @@ mod tests {
                 assert!(is_lossless(&v));
                 assert!(json_equal(&v, &v));
                 let _ = json_hash(&v);
+                // No integral float inside: nothing to rebuild, and the retry keeps the error.
+                assert!(decode::<u8>(&v).is_err());
+                let mut w = json!(1.0);
+                for _ in 0..200_000 {
+                    w = Value::Array(vec![w]);
+                }
+                let normal = integers_normalized(&w).unwrap();
+                assert_eq!(to_compact_string(&normal).len(), 400_001);
+                drop_deep(normal);
+                drop_deep(w);
                 assert_eq!(to_compact_string(&v).len(), 400_003);
                 drop_deep(v);
             })

@@ -28,8 +28,11 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod content;
 pub mod json;
 pub mod schema;
+
+pub use content::{ContentBlock, UserMessage, text_content};
 
 /// Re-exported so tool authors need no direct dependency on these crates.
 pub use schemars;

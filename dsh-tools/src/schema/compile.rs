@@ -80,10 +80,8 @@ pub(crate) enum Additional {
 
 #[derive(Debug)]
 pub(crate) struct ObjectNode {
-    pub(crate) keys: Box<[Box<str>]>,
-    pub(crate) ids: Box<[NodeId]>,
-    /// Per declared property: is it required?
-    pub(crate) is_required: Box<[bool]>,
+    /// Declared properties, in declaration order.
+    pub(crate) props: Box<[Prop]>,
     /// Number of distinct required names.
     pub(crate) required_count: usize,
     /// `required` as declared (order and duplicates kept, for messages).
@@ -122,6 +120,14 @@ pub(crate) fn same_len_eq(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
+/// A declared property.
+#[derive(Debug)]
+pub(crate) struct Prop {
+    pub(crate) key: Box<str>,
+    pub(crate) id: NodeId,
+    pub(crate) required: bool,
+}
+
 /// Objects with more declared properties than this use a hash index; fewer use a linear scan.
 const LINEAR_LOOKUP_MAX: usize = 12;
 
@@ -129,27 +135,29 @@ impl ObjectNode {
     /// The position of declared property `key`.
     #[inline]
     pub(crate) fn find(&self, key: &str) -> Option<usize> {
-        self.find_from(key, 0)
+        self.find_from(key, 0).map(|(i, _)| i)
     }
 
     /// Finds `key`, trying position `hint` first: payloads usually list properties in schema
     /// order, so the hint is the position after the previous match.
     #[inline(always)]
-    pub(crate) fn find_from(&self, key: &str, hint: usize) -> Option<usize> {
-        if let Some(k) = self.keys.get(hint)
-            && same_len_eq(k.as_bytes(), key.as_bytes())
+    pub(crate) fn find_from(&self, key: &str, hint: usize) -> Option<(usize, &Prop)> {
+        if let Some(p) = self.props.get(hint)
+            && same_len_eq(p.key.as_bytes(), key.as_bytes())
         {
-            return Some(hint);
+            return Some((hint, p));
         }
-        self.find_slow(key)
+        let i = self.find_slow(key)?;
+        Some((i, &self.props[i]))
     }
 
     #[inline(never)]
     fn find_slow(&self, key: &str) -> Option<usize> {
         match &self.index {
-            None => {
-                (0..self.keys.len()).find(|&i| same_len_eq(self.keys[i].as_bytes(), key.as_bytes()))
-            }
+            None => self
+                .props
+                .iter()
+                .position(|p| same_len_eq(p.key.as_bytes(), key.as_bytes())),
             Some(index) => index.get(key).map(|&i| i as usize),
         }
     }
@@ -295,7 +303,7 @@ fn compile_node<'a>(
                 .unwrap_or(false),
         }),
         Type::Object => {
-            let props = map.get("properties").and_then(Value::as_object);
+            let props_src = map.get("properties").and_then(Value::as_object);
             let required: Box<[Box<str>]> = map
                 .get("required")
                 .and_then(Value::as_array)
@@ -307,19 +315,20 @@ fn compile_node<'a>(
                         .collect()
                 })
                 .unwrap_or_default();
-            let mut keys = Vec::new();
-            let mut ids = Vec::new();
-            let mut is_required = Vec::new();
-            for (k, child) in props.into_iter().flatten() {
-                keys.push(Box::<str>::from(k.as_str()));
-                ids.push(alloc(child, nodes, tasks));
-                is_required.push(required.iter().any(|r| **r == **k));
+            let mut props = Vec::new();
+            for (k, child) in props_src.into_iter().flatten() {
+                props.push(Prop {
+                    key: Box::from(k.as_str()),
+                    id: alloc(child, nodes, tasks),
+                    required: required.iter().any(|r| **r == **k),
+                });
             }
-            let required_count = is_required.iter().filter(|r| **r).count();
-            let index = (keys.len() > LINEAR_LOOKUP_MAX).then(|| {
-                keys.iter()
+            let required_count = props.iter().filter(|p| p.required).count();
+            let index = (props.len() > LINEAR_LOOKUP_MAX).then(|| {
+                props
+                    .iter()
                     .enumerate()
-                    .map(|(i, k)| (k.clone(), i as u32))
+                    .map(|(i, p)| (p.key.clone(), i as u32))
                     .collect::<FxHashMap<_, _>>()
             });
             let additional = match map.get("additionalProperties") {
@@ -328,9 +337,7 @@ fn compile_node<'a>(
                 _ => Additional::Allow,
             };
             Node::Object(ObjectNode {
-                keys: keys.into(),
-                ids: ids.into(),
-                is_required: is_required.into(),
+                props: props.into(),
                 required_count,
                 required,
                 additional,

@@ -74,6 +74,8 @@ impl CompiledSchema {
     }
 
     /// Every violation, without trying the fast path first.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn collect(&self, value: &Value, root: Root<'_>) -> Vec<String> {
         let mut c = Collector::new(self, root.label(), false);
         c.run(0, value);
@@ -131,10 +133,10 @@ impl CompiledSchema {
                 let mut hint = 0;
                 for (k, child) in map {
                     let ok = match o.find_from(k, hint) {
-                        Some(i) => {
+                        Some((i, p)) => {
                             hint = i + 1;
-                            required += usize::from(o.is_required[i]);
-                            self.fits_child::<PROBE>(o.ids[i], child, depth - 1)
+                            required += usize::from(p.required);
+                            self.fits_child::<PROBE>(p.id, child, depth - 1)
                         }
                         None => match o.additional {
                             Additional::Allow => lossless(child, depth - 1),
@@ -670,10 +672,10 @@ impl<'a> Collector<'a> {
                     }
                 }
                 self.tasks.push(Task::ObjectTail(id, map, path, start));
-                for i in (0..o.keys.len()).rev() {
-                    if let Some((key, child)) = member(map, &o.keys[i]) {
+                for p in o.props.iter().rev() {
+                    if let Some((key, child)) = member(map, &p.key) {
                         let child_path = self.child(path, Seg::Key(key));
-                        self.tasks.push(Task::Visit(o.ids[i], child, child_path));
+                        self.tasks.push(Task::Visit(p.id, child, child_path));
                     }
                 }
             }

@@ -1,0 +1,131 @@
+//! Content blocks (what the model reads back from a call) and user messages (additional contexts).
+
+use crate::json::is_lossless;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// One block of tool-result content: a JSON object with a string `type` (`{"type": "text",
+/// "text": "…"}`, images, reasoning, …). Blocks are lossless JSON.
+///
+/// ```
+/// use dsh_tools::ContentBlock;
+///
+/// let block = ContentBlock::text("hi");
+/// assert_eq!(block.kind(), "text");
+/// assert_eq!(block.as_text(), Some("hi"));
+/// assert_eq!(serde_json::to_string(&block).unwrap(), r#"{"type":"text","text":"hi"}"#);
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct ContentBlock(Value);
+
+/// Why a JSON value is not a content block.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("a content block must be a lossless JSON object with a string \"type\"")]
+pub struct InvalidContentBlock;
+
+impl ContentBlock {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        let mut map = Map::with_capacity(2);
+        map.insert("type".to_owned(), Value::String("text".to_owned()));
+        map.insert("text".to_owned(), Value::String(text.into()));
+        Self(Value::Object(map))
+    }
+
+    /// Any block: a lossless JSON object with a string `type`.
+    pub fn new(value: Value) -> Result<Self, InvalidContentBlock> {
+        match &value {
+            Value::Object(map) if map.get("type").is_some_and(Value::is_string) && is_lossless(&value) => {
+                Ok(Self(value))
+            }
+            _ => Err(InvalidContentBlock),
+        }
+    }
+
+    /// The block's `type`.
+    pub fn kind(&self) -> &str {
+        self.0.get("type").and_then(Value::as_str).unwrap_or_default()
+    }
+
+    /// The text of a text block.
+    pub fn as_text(&self) -> Option<&str> {
+        if self.kind() == "text" {
+            self.0.get("text").and_then(Value::as_str)
+        } else {
+            None
+        }
+    }
+
+    /// The block as JSON.
+    pub fn as_json(&self) -> &Value {
+        &self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for ContentBlock {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Self::new(Value::deserialize(deserializer)?).map_err(serde::de::Error::custom)
+    }
+}
+
+impl TryFrom<Value> for ContentBlock {
+    type Error = InvalidContentBlock;
+    fn try_from(value: Value) -> Result<Self, Self::Error> {
+        Self::new(value)
+    }
+}
+
+/// `[{"type": "text", "text": text}]`.
+pub fn text_content(text: impl Into<String>) -> Vec<ContentBlock> {
+    vec![ContentBlock::text(text)]
+}
+
+/// A user message a tool or a hook attaches to a result (`additionalContexts`), appended by the
+/// agent loop after the tool result.
+///
+/// ```
+/// use dsh_tools::{ContentBlock, UserMessage};
+/// use serde_json::json;
+///
+/// let m = UserMessage::new("m1", vec![ContentBlock::text("fyi")], json!({"kind": "plugin", "plugin": "test"}));
+/// assert_eq!(
+///     serde_json::to_value(&m).unwrap(),
+///     json!({"id": "m1", "role": "user", "content": [{"type": "text", "text": "fyi"}],
+///            "source": {"kind": "plugin", "plugin": "test"}})
+/// );
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UserMessage {
+    /// Message id.
+    pub id: String,
+    /// Always `"user"`.
+    #[serde(default = "user_role")]
+    pub role: String,
+    /// The message content.
+    pub content: Vec<ContentBlock>,
+    /// Where it comes from (`{"kind": "plugin", "plugin": "<name>"}`, …).
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub source: Value,
+}
+
+fn user_role() -> String {
+    "user".to_owned()
+}
+
+impl UserMessage {
+    /// A user message.
+    pub fn new(id: impl Into<String>, content: Vec<ContentBlock>, source: Value) -> Self {
+        Self {
+            id: id.into(),
+            role: user_role(),
+            content,
+            source,
+        }
+    }
+
+    /// Whether every part is lossless JSON (the registry rejects results that are not).
+    pub fn is_lossless(&self) -> bool {
+        is_lossless(&self.source)
+    }
+}
