@@ -531,6 +531,8 @@ macro_rules! corpus_tests {
     };
 }
 
+// `flatten` with `deny_unknown_fields` holds (`flatten_deny_unknown_fields`): schemars merges the
+// flattened fields into one object with `additionalProperties: false`, which is what serde does.
 corpus_tests! {
     integer_widths: Ints,
     floats: Floats,
@@ -540,6 +542,7 @@ corpus_tests! {
     vectors_and_sets: Lists,
     fixed_arrays: Fixed,
     string_maps: Maps,
+    enum_keyed_map: EnumKeys,
     btree_collections: Btree,
     options: Optionals,
     unit_enum_field: WithMode,

@@ -30,6 +30,7 @@
 
 pub mod content;
 pub mod json;
+pub mod present;
 pub mod schema;
 
 pub use content::{ContentBlock, UserMessage, text_content};

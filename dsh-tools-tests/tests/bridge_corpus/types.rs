@@ -166,7 +166,7 @@ case!(Unit => Just(Unit));
 
 // ---- enums ----
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum Mode {
     Read,
     Write,
@@ -181,6 +181,12 @@ pub(crate) struct WithMode {
     modes: Vec<Mode>,
 }
 case!(WithMode => (Mode::strategy(), vec(Mode::strategy(), 0..3)).prop_map(|(mode, modes)| WithMode { mode, modes }));
+
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+pub(crate) struct EnumKeys {
+    limits: HashMap<Mode, u8>,
+}
+case!(EnumKeys => hash_map(Mode::strategy(), any::<u8>(), 0..3).prop_map(|limits| EnumKeys { limits }));
 
 #[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
 pub(crate) enum External {

@@ -49,15 +49,15 @@
 //! | `"type": ["T", "null"]` (any type array) | `{"oneOf": [<T part>, {"type": "null"}]}`: each keyword goes to the branch of the type it applies to, `enum`/`const` members are split by type, annotations stay on the `oneOf` |
 //! | `anyOf` | `oneOf` when its branches are provably disjoint (different types; `null` against non-null; disjoint `enum`/`const` sets; objects with a required property whose values are disjoint, e.g. a tag `const`; or one branch requiring a property the other's `additionalProperties: false` forbids). A branch that accepts anything makes the whole `anyOf` accept anything (exact: schemars emits `anyOf: [X, {}]` for `#[serde(flatten)] Option<Enum>`). Otherwise an error |
 //! | `oneOf` | kept: it means "exactly one branch" in the subset too |
-//! | `allOf` | merged into one schema (the intersection), when that merge is exact |
+//! | `allOf` | merged into one schema (the intersection), when that merge is exact; two `oneOf`s meeting (two `#[serde(flatten)]`ed enums) become one `oneOf` of every pair of branches |
 //! | `type`/`properties`/... beside `oneOf` (a `#[serde(flatten)]`ed enum) | pushed into every branch (branches whose type cannot match are dropped) |
-//! | `unevaluatedProperties` | becomes `additionalProperties` of each object that has none (after the merges above, every object declares all the properties it evaluates) |
+//! | `unevaluatedProperties` | becomes `additionalProperties` of each object that has none (after the merges above, every object declares all the properties it evaluates). Beside a `oneOf`, only when its branches are provably disjoint (which properties count as evaluated depends on the branch that matched) |
 //! | `format` `int8` … `uint64`, `int`/`uint` (`isize`/`usize`), `int128`/`uint128` | the exact `minimum`/`maximum` of the Rust type, merged with any declared bound (the tighter wins). `int128`/`uint128` are clamped to what `serde_json::Value` can hold without `arbitrary_precision`: `i64::MIN ..= u64::MAX`; larger values cannot be serialized to a `Value` at all |
 //! | `format` `float` / `double` | dropped: every finite JSON number deserializes into `f32`/`f64` (out-of-range values become infinity), so the format constrains nothing a validator could enforce |
 //! | any other `format` (`email`, `ipv4`, `date-time`, `uuid`, …) | an error: the subset cannot check it, and a `String` schema would accept values the type rejects. Fix the type: a `String` field parsed in the tool, or `#[schemars(with = "String")]` (optionally with `#[schemars(regex(pattern = …))]`) |
 //! | `enum` / `const` without `type` | the `type` is added (split into a `oneOf` by type when members differ). Members that no declared type admits are dropped (they could never match) |
 //! | object or array `enum` / `const` members | an error: the subset pins scalars only |
-//! | `required` naming an undeclared property | the property is declared (as `{}`, or the `additionalProperties` schema) |
+//! | `required` naming an undeclared property | the property is declared (as `{}`, or the `additionalProperties` schema), once nothing more can be merged into the object; a `oneOf` branch whose `additionalProperties: false` forbids it is dropped (it could never match) |
 //! | a boolean schema `true` | `{}` |
 //! | a boolean schema `false` | an error (no value could ever be valid) |
 //! | `title`, `description` (doc comments), `default`, `examples` | kept |
@@ -70,11 +70,31 @@
 //!
 //! # Limits
 //!
+//! Every rewrite is exact: where the bridge succeeds, the result accepts exactly the values the
+//! input accepts under JSON Schema 2020-12 (a differential property test checks this against the
+//! `jsonschema` crate), except for the `format` rules above and the lossless-JSON rule (no `-0`)
+//! that every schema of the subset applies.
+//!
 //! The walk is iterative; the few helpers that recurse do so only along nested `oneOf`s, which the
 //! depth limit bounds. Inputs are cut at [`MAX_DEPTH`] nested schemas and [`MAX_NODES`] schemas
-//! after inlining (inlining can multiply a schema's size exponentially), each with its own error.
+//! after inlining (inlining can multiply a schema's size exponentially), an `anyOf` is compared
+//! pairwise only up to 1024 alternatives, and pushing keywords into `oneOf` branches copies at
+//! most a million JSON values; each limit has its own error.
+//!
+//! # Gaps between a bridged schema and serde
+//!
+//! A value the schema accepts decodes into the type, and a serialized value validates, except
+//! (the corpus test lists these in its `EXCEPTIONS` table):
+//!
+//! * `1.0`, `1e2` are integers to the validator (spec §0.4), but serde's integer types reject
+//!   JSON floats: such arguments decode once written as integers.
+//! * An adjacently tagged unit variant's object stays open, so `{"t": "Off", "c": 5}` validates
+//!   while serde accepts only a missing or `null` content.
+//! * `f32`/`f64` NaN and ±infinity serialize as `null`, and `-0.0` as `-0`, which the schema
+//!   rejects (they are not lossless JSON).
 
 mod convert;
+mod disjoint;
 mod load;
 mod shape;
 #[cfg(test)]
@@ -85,7 +105,8 @@ use schemars::generate::SchemaSettings;
 use serde_json::Value;
 use std::fmt;
 
-/// Most schemas nested inside one another that the bridge accepts (an error beyond).
+/// Most schemas nested inside one another that the bridge accepts (an error beyond); also the
+/// deepest `default` / `examples` value it copies, in JSON levels.
 ///
 /// Real argument types nest a few levels; each `Option` or enum adds one or two. The bound keeps
 /// every helper's recursion and the output's nesting small (serde_json's `Value` drops, clones and
@@ -217,7 +238,7 @@ pub struct BridgeError {
 
 impl BridgeError {
     /// Every problem, in schema order (at most
-    /// [`MAX_LISTED_VIOLATIONS`](super::MAX_LISTED_VIOLATIONS); the rest are only counted).
+    /// [`MAX_LISTED_VIOLATIONS`]; the rest are only counted).
     pub fn problems(&self) -> &[BridgeProblem] {
         &self.problems
     }

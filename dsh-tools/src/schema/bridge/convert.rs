@@ -1,8 +1,9 @@
 //! Converting the loaded nodes, children first, into the subset.
 
-use super::Problems;
+use super::disjoint;
 use super::load::{self, Extra, Node, NodeId};
 use super::shape::{self, Annotations, Budget, COPY_BUDGET, Out, Shape, Typed};
+use super::{MAX_DEPTH, Problems};
 use crate::json::{cmp_numbers, is_integer, is_lossless, is_lossless_number};
 use crate::schema::subset::{SUBSET_TEXT, Type, build_pattern, count_bound};
 use serde_json::{Map, Number, Value};
@@ -10,8 +11,11 @@ use std::cmp::Ordering;
 
 pub(super) const TUPLE: &str = "tuples (prefixItems, or items as an array) are not supported: a tuple, tuple struct or tuple enum variant has no subset schema; use a struct with named fields";
 
-/// Deepest `default` / `examples` value copied into the result (JSON nesting levels).
-const MAX_ANNOTATION_DEPTH: usize = 32;
+const UNSATISFIABLE_REQUIRED: &str = "no value can match this schema: it requires a property that additionalProperties (or unevaluatedProperties) false forbids";
+
+/// Deepest `default` / `examples` value copied into the result (JSON nesting levels): the same
+/// bound as for schemas, so that no input nested at most [`MAX_DEPTH`] JSON levels hits it.
+const MAX_ANNOTATION_DEPTH: usize = MAX_DEPTH;
 
 /// Converts `root`; on problems, reports them (in document order) and returns `null`.
 pub(super) fn run(root: &Value, problems: &mut Problems) -> Value {
@@ -44,7 +48,13 @@ pub(super) fn run(root: &Value, problems: &mut Problems) -> Value {
         }
         return Value::Null;
     }
-    outs[0].take().map_or(Value::Null, |o| o.render())
+    match outs[0].take().map(shape::settle) {
+        Some(Some(out)) => out.into_value(),
+        _ => {
+            problems.add("#", UNSATISFIABLE_REQUIRED);
+            Value::Null
+        }
+    }
 }
 
 /// The keywords of one node that the own-part conversion reads.
@@ -80,10 +90,16 @@ impl<'a> NodeCx<'_, 'a> {
         self.outs[child].take().unwrap_or_else(Out::any)
     }
 
-    /// A child schema as JSON; `None` when it accepts anything and says nothing.
+    /// A child schema, final, as JSON; `None` when it accepts anything and says nothing.
     fn take_rendered(&mut self, child: NodeId) -> Option<Value> {
-        let out = self.take(child);
-        (out != Out::any()).then(|| out.render())
+        match shape::settle(self.take(child)) {
+            Some(out) if out == Out::any() => None,
+            Some(out) => Some(out.into_value()),
+            None => {
+                self.notes.push((child, UNSATISFIABLE_REQUIRED.into()));
+                Some(Value::Object(Map::new()))
+            }
+        }
     }
 
     /// `additionalProperties` / `unevaluatedProperties`: `true` (also for a schema that accepts
@@ -112,7 +128,7 @@ impl<'a> NodeCx<'_, 'a> {
         }
         if let Some(ids) = &node.any_of {
             let branches = ids.iter().map(|&b| self.take(b)).collect();
-            match shape::any_of(Annotations::default(), branches) {
+            match disjoint::any_of(Annotations::default(), branches) {
                 Ok(u) => parts.extend(u),
                 Err(message) => {
                     self.report(message);
@@ -368,22 +384,22 @@ impl<'a> NodeCx<'_, 'a> {
         let mut check = |this: &mut Self, name: &str, v: &Value| match v {
             Value::Array(_) | Value::Object(_) => {
                 ok = false;
-                this.report(format!("{name} members must be scalars (string, number, boolean or null): the subset cannot pin an object or array value"));
+                this.report(format!("{name} must be scalars (string, number, boolean or null): the subset cannot pin an object or array value"));
             }
             Value::Number(n) if !is_lossless_number(n) => {
                 ok = false;
-                this.report(format!("{name} members must be lossless JSON (-0 is not)"));
+                this.report(format!("{name} must be lossless JSON (-0 is not)"));
             }
             _ => {}
         };
         if let Some(c) = kw.constant {
-            check(self, "const", c);
+            check(self, "const values", c);
         }
         match kw.enumeration {
             None => {}
             Some(Value::Array(list)) if !list.is_empty() => {
                 for m in list {
-                    check(self, "enum", m);
+                    check(self, "enum members", m);
                 }
             }
             Some(_) => {

@@ -1,10 +1,10 @@
-//! The bridge's working form of a converted schema, its rendering to JSON, intersections
-//! (`allOf`, `$ref` siblings, keywords beside `oneOf`) and the disjointness proofs that turn
-//! `anyOf` into `oneOf`.
+//! The bridge's working form of a converted schema, its rendering to JSON, and intersections
+//! (`allOf`, `$ref` siblings, keywords beside `oneOf`).
 //!
 //! Helpers here recurse only into nested unions (`Shape::Union` inside `Shape::Union`), whose
 //! depth the loader's [`MAX_DEPTH`](super::MAX_DEPTH) bounds.
 
+use super::disjoint::{MAX_ANY_OF_LEAVES, leaves_disjoint};
 use crate::json::{cmp_numbers, json_equal};
 use crate::schema::subset::Type;
 use serde_json::{Map, Number, Value};
@@ -80,7 +80,7 @@ impl Typed {
         }
     }
 
-    fn prop(&self, name: &str) -> Option<&Value> {
+    pub(super) fn prop(&self, name: &str) -> Option<&Value> {
         self.props.iter().find(|(k, _)| k == name).map(|(_, v)| v)
     }
 
@@ -161,23 +161,23 @@ impl Out {
     }
 
     /// The schema as JSON, keys in a fixed order.
-    pub(super) fn render(&self) -> Value {
+    pub(super) fn into_value(self) -> Value {
         let mut m = Map::new();
-        let a = &self.ann;
-        put(&mut m, "title", a.title.clone());
-        put(&mut m, "description", a.description.clone());
-        match &self.shape {
+        let a = self.ann;
+        put(&mut m, "title", a.title);
+        put(&mut m, "description", a.description);
+        match self.shape {
             Shape::Any => {}
             Shape::Union(branches) => {
                 m.insert(
                     "oneOf".into(),
-                    Value::Array(branches.iter().map(Out::render).collect()),
+                    Value::Array(branches.into_iter().map(Out::into_value).collect()),
                 );
             }
-            Shape::Typed(t) => render_typed(t, &mut m),
+            Shape::Typed(t) => typed_into(*t, &mut m),
         }
-        put(&mut m, "default", a.default.clone());
-        put(&mut m, "examples", a.examples.clone());
+        put(&mut m, "default", a.default);
+        put(&mut m, "examples", a.examples);
         Value::Object(m)
     }
 }
@@ -188,26 +188,28 @@ fn put(m: &mut Map<String, Value>, k: &str, v: Option<Value>) {
     }
 }
 
-fn render_typed(t: &Typed, m: &mut Map<String, Value>) {
+fn typed_into(t: Typed, m: &mut Map<String, Value>) {
     m.insert("type".into(), t.ty.name().into());
     if !t.props.is_empty() {
-        let props = t.props.iter().map(|(k, v)| (k.clone(), v.clone()));
-        m.insert("properties".into(), Value::Object(props.collect()));
+        m.insert(
+            "properties".into(),
+            Value::Object(t.props.into_iter().collect()),
+        );
     }
     if !t.required.is_empty() {
-        let names = t.required.iter().map(|n| Value::from(n.as_str()));
+        let names = t.required.into_iter().map(Value::from);
         m.insert("required".into(), Value::Array(names.collect()));
     }
-    put(m, "additionalProperties", t.additional.clone());
-    put(m, "items", t.items.clone());
-    put(m, "enum", t.enumeration.clone().map(Value::Array));
-    put(m, "const", t.constant.clone());
-    for (k, b) in BOUND_NAMES.iter().zip(&t.bounds) {
-        put(m, k, b.clone().map(Value::Number));
+    put(m, "additionalProperties", t.additional);
+    put(m, "items", t.items);
+    put(m, "enum", t.enumeration.map(Value::Array));
+    put(m, "const", t.constant);
+    for (k, b) in BOUND_NAMES.iter().zip(t.bounds) {
+        put(m, k, b.map(Value::Number));
     }
     put(m, "minLength", t.min_length.map(Value::from));
     put(m, "maxLength", t.max_length.map(Value::from));
-    put(m, "pattern", t.pattern.clone().map(Value::from));
+    put(m, "pattern", t.pattern.map(Value::from));
     put(m, "minItems", t.min_items.map(Value::from));
     put(m, "maxItems", t.max_items.map(Value::from));
     if t.unique {
@@ -226,20 +228,27 @@ pub(super) struct Budget(pub(super) usize);
 pub(super) const COPY_BUDGET: usize = 1_000_000;
 
 impl Budget {
-    fn spend(&mut self, t: &Typed) -> Result<(), String> {
-        let mut n = 1usize;
-        let mut stack: Vec<&Value> = t.props.iter().map(|(_, v)| v).collect();
-        stack.extend(t.additional.iter().chain(t.items.iter()));
-        while let Some(v) = stack.pop() {
+    /// Accounts for a copy of `out` (its typed leaves and the JSON values they hold).
+    fn spend(&mut self, out: &Out) -> Result<(), String> {
+        let mut n = 0usize;
+        for leaf in leaves(out) {
             n += 1;
-            match v {
-                Value::Array(a) => stack.extend(a),
-                Value::Object(o) => stack.extend(o.values()),
-                _ => {}
+            let Shape::Typed(t) = &leaf.shape else {
+                continue;
+            };
+            let mut stack: Vec<&Value> = t.props.iter().map(|(_, v)| v).collect();
+            stack.extend(t.additional.iter().chain(t.items.iter()));
+            while let Some(v) = stack.pop() {
+                n += 1;
+                match v {
+                    Value::Array(a) => stack.extend(a),
+                    Value::Object(o) => stack.extend(o.values()),
+                    _ => {}
+                }
             }
         }
         self.0 = self.0.checked_sub(n).ok_or_else(|| {
-            format!("pushing keywords into every oneOf branch would copy more than {COPY_BUDGET} JSON values")
+            format!("combining these schemas copies more than {COPY_BUDGET} JSON values (pushing keywords into every oneOf branch, or combining two oneOfs branch by branch)")
         })?;
         Ok(())
     }
@@ -256,16 +265,26 @@ pub(super) fn intersect(a: Out, b: Out, budget: &mut Budget) -> Result<Option<Ou
             None => return Ok(None),
         },
         (Shape::Typed(x), Shape::Union(branches)) | (Shape::Union(branches), Shape::Typed(x)) => {
+            let x = Out::typed(*x);
             let mut kept = Vec::with_capacity(branches.len());
             for branch in branches {
                 budget.spend(&x)?;
-                let piece = Out::typed((*x).clone());
-                kept.extend(intersect(branch, piece, budget)?);
+                kept.extend(intersect(branch, x.clone(), budget)?);
             }
             return Ok(Out::union(ann, kept));
         }
-        (Shape::Union(_), Shape::Union(_)) => {
-            return Err("two unions meet here (e.g. two #[serde(flatten)]ed enums in one struct, or oneOf beside anyOf); the subset cannot express their combination".into());
+        // Exactly one `a` and exactly one `b` match iff exactly one pair (a ∩ b) does, since
+        // the number of matching pairs is the product of the numbers of matching branches.
+        (Shape::Union(xs), Shape::Union(ys)) => {
+            let mut kept = Vec::new();
+            for x in xs {
+                for y in &ys {
+                    budget.spend(&x)?;
+                    budget.spend(y)?;
+                    kept.extend(intersect(x.clone(), y.clone(), budget)?);
+                }
+            }
+            return Ok(Out::union(ann, kept));
         }
     };
     Ok(Some(Out { ann, shape }))
@@ -378,9 +397,27 @@ fn tighter<T: Ord>(a: Option<T>, b: Option<T>, keep: Ordering) -> Option<T> {
     }
 }
 
-/// Applies `unevaluatedProperties` to every object of `out` that has no `additionalProperties`,
-/// and declares `required` names that `properties` lacks.
+/// Applies `unevaluatedProperties` to every object of `out` that has no `additionalProperties`.
 pub(super) fn finalize(out: &mut Out, unevaluated: Option<&Value>) -> Result<(), String> {
+    // Which properties `unevaluatedProperties` sees depends on the branch that matched; pushing
+    // it into every branch keeps the meaning only when no value can match two branches.
+    if unevaluated.is_some() && matches!(out.shape, Shape::Union(_)) {
+        let all = leaves(out);
+        if all.len() > MAX_ANY_OF_LEAVES {
+            return Err(format!(
+                "unevaluatedProperties beside a oneOf of more than {MAX_ANY_OF_LEAVES} alternatives"
+            ));
+        }
+        for (i, a) in all.iter().enumerate() {
+            if all[i + 1..].iter().any(|b| !leaves_disjoint(a, b)) {
+                return Err("unevaluatedProperties beside a oneOf whose branches may overlap cannot be expressed: give the variants a tag (#[serde(tag = ...)]) or drop #[serde(deny_unknown_fields)]".into());
+            }
+        }
+    }
+    finalize_leaves(out, unevaluated)
+}
+
+fn finalize_leaves(out: &mut Out, unevaluated: Option<&Value>) -> Result<(), String> {
     match &mut out.shape {
         Shape::Any => {
             if unevaluated.is_some() {
@@ -391,13 +428,33 @@ pub(super) fn finalize(out: &mut Out, unevaluated: Option<&Value>) -> Result<(),
         }
         Shape::Union(branches) => {
             for b in branches {
-                finalize(b, unevaluated)?;
+                finalize_leaves(b, unevaluated)?;
             }
         }
-        Shape::Typed(t) if t.ty == Type::Object => {
-            if t.additional.is_none() {
+        Shape::Typed(t) => {
+            if t.ty == Type::Object && t.additional.is_none() {
                 t.additional = unevaluated.cloned();
             }
+        }
+    }
+    Ok(())
+}
+
+/// Declares the `required` names that `properties` lacks, once nothing can be merged into `out`
+/// any more (declaring them earlier would mark them evaluated for an `unevaluatedProperties`
+/// further up). A branch that requires a property its `additionalProperties: false` forbids can
+/// never match: it is dropped, and `None` is returned when nothing is left.
+pub(super) fn settle(out: Out) -> Option<Out> {
+    let Out { ann, shape } = out;
+    match shape {
+        Shape::Any => Some(Out {
+            ann,
+            shape: Shape::Any,
+        }),
+        Shape::Union(branches) => {
+            Out::union(ann, branches.into_iter().filter_map(settle).collect())
+        }
+        Shape::Typed(mut t) => {
             let missing: Vec<String> = t
                 .required
                 .iter()
@@ -407,39 +464,16 @@ pub(super) fn finalize(out: &mut Out, unevaluated: Option<&Value>) -> Result<(),
             for name in missing {
                 let schema = match &t.additional {
                     None | Some(Value::Bool(true)) => Value::Object(Map::new()),
-                    Some(Value::Bool(false)) => {
-                        return Err(format!(
-                            "\"{name}\" is required but additionalProperties is false and properties does not declare it: no value can match"
-                        ));
-                    }
+                    Some(Value::Bool(false)) => return None,
                     Some(extra) => extra.clone(),
                 };
                 t.props.push((name, schema));
             }
+            Some(Out {
+                ann,
+                shape: Shape::Typed(t),
+            })
         }
-        Shape::Typed(_) => {}
-    }
-    Ok(())
-}
-
-// ---- disjointness: can no value match both schemas? ----
-
-const NULL: u8 = 1;
-const BOOL: u8 = 2;
-const NUM: u8 = 4;
-const STR: u8 = 8;
-const ARR: u8 = 16;
-const OBJ: u8 = 32;
-const ALL: u8 = 63;
-
-fn kind(ty: Type) -> u8 {
-    match ty {
-        Type::Null => NULL,
-        Type::Boolean => BOOL,
-        Type::Number | Type::Integer => NUM,
-        Type::String => STR,
-        Type::Array => ARR,
-        Type::Object => OBJ,
     }
 }
 
@@ -454,141 +488,4 @@ pub(super) fn leaves(out: &Out) -> Vec<&Out> {
         }
     }
     found
-}
-
-/// A rough view of a schema: which JSON kinds it admits, and its values when it admits finitely
-/// many.
-struct Summary<'v> {
-    kinds: u8,
-    values: Option<Vec<&'v Value>>,
-}
-
-fn disjoint_summaries(a: &Summary<'_>, b: &Summary<'_>) -> bool {
-    if a.kinds & b.kinds == 0 {
-        return true;
-    }
-    match (&a.values, &b.values) {
-        (Some(p), Some(q)) => !p.iter().any(|x| q.iter().any(|y| json_equal(x, y))),
-        _ => false,
-    }
-}
-
-fn summary_typed(t: &Typed) -> Summary<'_> {
-    let values = match (&t.constant, &t.enumeration, t.ty) {
-        (Some(c), _, _) => Some(vec![c]),
-        (None, Some(e), _) => Some(e.iter().collect()),
-        (None, None, Type::Null) => Some(vec![&Value::Null]),
-        _ => None,
-    };
-    Summary {
-        kinds: kind(t.ty),
-        values,
-    }
-}
-
-/// The summary of a rendered schema (a property's), walking nested `oneOf`s iteratively.
-fn summary_value(v: &Value) -> Summary<'_> {
-    let mut s = Summary {
-        kinds: 0,
-        values: Some(Vec::new()),
-    };
-    let mut stack = vec![v];
-    while let Some(node) = stack.pop() {
-        if let Some(Value::Array(branches)) = node.get("oneOf") {
-            stack.extend(branches);
-            continue;
-        }
-        let ty = node
-            .get("type")
-            .and_then(Value::as_str)
-            .and_then(Type::parse);
-        s.kinds |= ty.map_or(ALL, kind);
-        let finite: Option<Vec<&Value>> = match (node.get("const"), node.get("enum"), ty) {
-            (Some(c), _, _) => Some(vec![c]),
-            (None, Some(Value::Array(e)), _) => Some(e.iter().collect()),
-            (None, None, Some(Type::Null)) => Some(vec![&Value::Null]),
-            _ => None,
-        };
-        s.values = match (s.values, finite) {
-            (Some(mut all), Some(more)) => {
-                all.extend(more);
-                Some(all)
-            }
-            _ => None,
-        };
-    }
-    s
-}
-
-/// Whether no value can match both leaves (`false` when it cannot be shown).
-fn leaves_disjoint(a: &Out, b: &Out) -> bool {
-    let (Shape::Typed(x), Shape::Typed(y)) = (&a.shape, &b.shape) else {
-        return false;
-    };
-    if disjoint_summaries(&summary_typed(x), &summary_typed(y)) {
-        return true;
-    }
-    if x.ty != Type::Object || y.ty != Type::Object {
-        return false;
-    }
-    // One requires a property the other's `additionalProperties: false` forbids.
-    let forbids = |p: &Typed, q: &Typed| {
-        q.additional == Some(Value::Bool(false)) && p.required.iter().any(|r| q.prop(r).is_none())
-    };
-    if forbids(x, y) || forbids(y, x) {
-        return true;
-    }
-    // Both require a property whose values are disjoint (a tag).
-    x.required
-        .iter()
-        .filter(|r| y.required.contains(r))
-        .any(|r| match (x.prop(r), y.prop(r)) {
-            (Some(p), Some(q)) => disjoint_summaries(&summary_value(p), &summary_value(q)),
-            _ => false,
-        })
-}
-
-/// Most leaves an `anyOf` may have for its branches to be compared pairwise.
-const MAX_ANY_OF_LEAVES: usize = 1024;
-
-/// `anyOf` as the subset's `oneOf`, when its branches are provably disjoint (or one of them
-/// accepts anything, making the whole `anyOf` accept anything).
-pub(super) fn any_of(ann: Annotations, mut branches: Vec<Out>) -> Result<Option<Out>, String> {
-    if branches.iter().any(|b| b.shape == Shape::Any) {
-        return Ok(Some(Out {
-            ann,
-            shape: Shape::Any,
-        }));
-    }
-    let mut unique: Vec<Out> = Vec::with_capacity(branches.len());
-    for b in branches.drain(..) {
-        if !unique.contains(&b) {
-            unique.push(b);
-        }
-    }
-    let leaf_sets: Vec<Vec<&Out>> = unique.iter().map(leaves).collect();
-    if leaf_sets.iter().map(Vec::len).sum::<usize>() > MAX_ANY_OF_LEAVES {
-        return Err(format!(
-            "anyOf has more than {MAX_ANY_OF_LEAVES} alternatives to compare; the bridge cannot show that they are disjoint"
-        ));
-    }
-    for (i, p) in leaf_sets.iter().enumerate() {
-        for (j, q) in leaf_sets.iter().enumerate().skip(i + 1) {
-            if !p.iter().all(|a| q.iter().all(|b| leaves_disjoint(a, b))) {
-                return Err(format!(
-                    "anyOf branches {i} and {j} may both match one value, and the subset only has oneOf (exactly one branch); make the alternatives distinguishable: different JSON types, a required tag property with distinct constant values, or #[serde(deny_unknown_fields)] on variants with distinct required fields (an untagged enum whose variants overlap cannot be bridged)"
-                ));
-            }
-        }
-    }
-    drop(leaf_sets);
-    // Disjoint at the leaves: a nested union without annotations can be spliced in exactly.
-    let mut flat = Vec::with_capacity(unique.len());
-    for b in unique {
-        match b.shape {
-            Shape::Union(inner) if b.ann.is_empty() => flat.extend(inner),
-            shape => flat.push(Out { ann: b.ann, shape }),
-        }
-    }
-    Ok(Out::union(ann, flat))
 }
