@@ -36,7 +36,9 @@ impl ContentBlock {
     /// Any block: a lossless JSON object with a string `type`.
     pub fn new(value: Value) -> Result<Self, InvalidContentBlock> {
         match &value {
-            Value::Object(map) if map.get("type").is_some_and(Value::is_string) && is_lossless(&value) => {
+            Value::Object(map)
+                if map.get("type").is_some_and(Value::is_string) && is_lossless(&value) =>
+            {
                 Ok(Self(value))
             }
             _ => Err(InvalidContentBlock),
@@ -45,7 +47,10 @@ impl ContentBlock {
 
     /// The block's `type`.
     pub fn kind(&self) -> &str {
-        self.0.get("type").and_then(Value::as_str).unwrap_or_default()
+        self.0
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
     }
 
     /// The text of a text block.

@@ -29,11 +29,24 @@
 #![deny(missing_docs)]
 
 pub mod content;
+pub mod definition;
+pub mod error;
 pub mod json;
+pub mod pipeline;
 pub mod present;
+pub mod registry;
 pub mod schema;
 
 pub use content::{ContentBlock, UserMessage, text_content};
+pub use definition::{OutputDecl, ToolDefinition};
+pub use error::{ErrorInfo, ToolError};
+pub use pipeline::{
+    AgentId, ApprovalOutcome, ApprovalRequest, ApprovalService, ExecuteCall, ExecuteNext,
+    ExecutionToken, PostNext, PostToolDecision, PreNext, PreToolDecision, ToolExecution,
+    ToolExecutionInput, ToolExecutionResult, ToolRunContext,
+};
+pub use registry::{PresentationMode, Registration, Registry, Restriction, Scope, ToolSchema};
+pub use tokio_util::sync::CancellationToken;
 
 /// Re-exported so tool authors need no direct dependency on these crates.
 pub use schemars;

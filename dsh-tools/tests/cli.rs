@@ -62,31 +62,46 @@ impl Drop for TempFile {
 
 #[test]
 fn schema_check_json_and_text() {
-    let bad = r#"{"type": "object", "format": "x", "properties": {"a": {"type": ["string", "null"]}}}"#;
+    let bad =
+        r#"{"type": "object", "format": "x", "properties": {"a": {"type": ["string", "null"]}}}"#;
     let r = run(&["schema", "check", "--json", "-"], bad);
     assert_eq!(r.code, 1);
     let out = json_out(&r);
     assert_eq!(out["supported"], json!(false));
     assert_eq!(out["violations"].as_array().unwrap().len(), 2);
-    assert!(out["violations"][0].as_str().unwrap().starts_with("schema.format is not a supported keyword"));
+    assert!(
+        out["violations"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("schema.format is not a supported keyword")
+    );
 
     let r = run(&["schema", "check", "-"], bad);
     assert_eq!(r.code, 1);
     assert_eq!(r.stdout.lines().count(), 2, "one violation a line");
 
     let r = run(&["schema", "check", "--json", "-"], r#"{"type": "string"}"#);
-    assert_eq!((r.code, json_out(&r)), (0, json!({"supported": true, "violations": []})));
+    assert_eq!(
+        (r.code, json_out(&r)),
+        (0, json!({"supported": true, "violations": []}))
+    );
 }
 
 #[test]
 fn schema_check_object_root() {
-    let r = run(&["schema", "check", "--json", "--object-root", "-"], r#"{"type": "string"}"#);
+    let r = run(
+        &["schema", "check", "--json", "--object-root", "-"],
+        r#"{"type": "string"}"#,
+    );
     assert_eq!(r.code, 1);
     assert_eq!(
         json_out(&r)["violations"],
         json!(["schema.type must be \"object\" (structured output is object-rooted)"])
     );
-    let r = run(&["schema", "check", "--object-root", "-"], r#"{"type": "object"}"#);
+    let r = run(
+        &["schema", "check", "--object-root", "-"],
+        r#"{"type": "object"}"#,
+    );
     assert_eq!((r.code, r.stdout.trim()), (0, "supported"));
 }
 
@@ -96,20 +111,59 @@ fn schema_validate_modes() {
         "schema.json",
         r#"{"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}"#,
     );
-    let r = run(&["schema", "validate", "--json", "--parameters", schema.path(), "-"], "{}");
+    let r = run(
+        &[
+            "schema",
+            "validate",
+            "--json",
+            "--parameters",
+            schema.path(),
+            "-",
+        ],
+        "{}",
+    );
     assert_eq!(r.code, 1);
-    assert_eq!(json_out(&r), json!({"valid": false, "violations": ["missing required property \"path\""]}));
+    assert_eq!(
+        json_out(&r),
+        json!({"valid": false, "violations": ["missing required property \"path\""]})
+    );
 
-    let r = run(&["schema", "validate", "--json", schema.path(), "-"], r#"{"path": 1}"#);
-    assert_eq!(json_out(&r)["violations"], json!(["\"value.path\" must be a string"]));
+    let r = run(
+        &["schema", "validate", "--json", schema.path(), "-"],
+        r#"{"path": 1}"#,
+    );
+    assert_eq!(
+        json_out(&r)["violations"],
+        json!(["\"value.path\" must be a string"])
+    );
 
-    let r = run(&["schema", "validate", "--root", "args", schema.path(), "-"], r#"{"path": 1}"#);
-    assert_eq!((r.code, r.stdout.trim()), (1, "\"args.path\" must be a string"));
+    let r = run(
+        &["schema", "validate", "--root", "args", schema.path(), "-"],
+        r#"{"path": 1}"#,
+    );
+    assert_eq!(
+        (r.code, r.stdout.trim()),
+        (1, "\"args.path\" must be a string")
+    );
 
-    let r = run(&["schema", "validate", schema.path(), "-"], r#"{"path": "/a"}"#);
+    let r = run(
+        &["schema", "validate", schema.path(), "-"],
+        r#"{"path": "/a"}"#,
+    );
     assert_eq!((r.code, r.stdout.trim()), (0, "valid"));
 
-    let r = run(&["schema", "validate", "--root", "x", "--parameters", schema.path(), "-"], "{}");
+    let r = run(
+        &[
+            "schema",
+            "validate",
+            "--root",
+            "x",
+            "--parameters",
+            schema.path(),
+            "-",
+        ],
+        "{}",
+    );
     assert_eq!(r.code, 2, "--root and --parameters conflict");
 }
 
@@ -122,24 +176,36 @@ fn dsl_compile_outputs() {
         r.stdout.trim(),
         r#"{"ok":true,"schema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}"#
     );
-    let r = run(&["dsl", "compile", "--json", "--value", "-"], r#"{"type": "object"}"#);
+    let r = run(
+        &["dsl", "compile", "--json", "--value", "-"],
+        r#"{"type": "object"}"#,
+    );
     assert_eq!(r.code, 1);
     assert_eq!(
         json_out(&r),
         json!({"ok": false, "error": "unsupported JSON schema: schema.additionalProperties must be explicitly true or false"})
     );
     let r = run(&["dsl", "compile", "--value", "-"], r#"{"type": "string"}"#);
-    assert_eq!(serde_json::from_str::<Value>(&r.stdout).unwrap(), json!({"type": "string"}));
+    assert_eq!(
+        serde_json::from_str::<Value>(&r.stdout).unwrap(),
+        json!({"type": "string"})
+    );
     let r = run(&["dsl", "compile", "-"], spec);
     assert_eq!(r.code, 2, "one of --value / --parameters is required");
 }
 
 #[test]
 fn unreadable_and_invalid_input_exit_2_with_one_line() {
-    let r = run(&["schema", "check", "/nonexistent/dsh-tools/schema.json"], "");
+    let r = run(
+        &["schema", "check", "/nonexistent/dsh-tools/schema.json"],
+        "",
+    );
     assert_eq!(r.code, 2);
     assert_eq!(r.stderr.lines().count(), 1);
-    assert!(r.stderr.starts_with("dsh-tools: cannot read /nonexistent/dsh-tools/schema.json"));
+    assert!(
+        r.stderr
+            .starts_with("dsh-tools: cannot read /nonexistent/dsh-tools/schema.json")
+    );
 
     let r = run(&["schema", "check", "-"], "{\"type\": ");
     assert_eq!(r.code, 2);
@@ -156,7 +222,11 @@ fn unreadable_and_invalid_input_exit_2_with_one_line() {
 #[test]
 fn deep_documents_are_handled() {
     let depth = 50_000;
-    let schema = format!("{}{{}}{}", r#"{"type":"array","items":"#.repeat(depth), "}".repeat(depth));
+    let schema = format!(
+        "{}{{}}{}",
+        r#"{"type":"array","items":"#.repeat(depth),
+        "}".repeat(depth)
+    );
     let schema = TempFile::new("deep.json", &schema);
     let value = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
     let r = run(&["schema", "validate", schema.path(), "-"], &value);
@@ -164,6 +234,9 @@ fn deep_documents_are_handled() {
     let bad = format!("{}-0{}", "[".repeat(depth), "]".repeat(depth));
     let r = run(&["schema", "validate", "--json", schema.path(), "-"], &bad);
     assert_eq!(r.code, 1);
-    let expected = format!("\"value{}\" must be a lossless JSON value", "[0]".repeat(depth));
+    let expected = format!(
+        "\"value{}\" must be a lossless JSON value",
+        "[0]".repeat(depth)
+    );
     assert_eq!(json_out(&r)["violations"], json!([expected]));
 }

@@ -1,0 +1,243 @@
+//! `ToolDefinition`: the model-facing schema plus the host-only parts (spec §4.1).
+
+use crate::content::{ContentBlock, text_content};
+use crate::error::ToolError;
+use crate::json::to_compact_string;
+use crate::pipeline::{BoxFuture, ToolExecution, ToolExecutionResult, ToolRunContext};
+use crate::present::{CallPresenter, ResultPresenter};
+use serde_json::{Value, json};
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Renders a canonical value into content: `(arguments, value) -> blocks`.
+pub type RenderFn = Arc<dyn Fn(&Value, &Value) -> Vec<ContentBlock> + Send + Sync>;
+/// Computes presentation metadata for top-level calls: `(arguments, value) -> meta`.
+pub type MetaFn = Arc<dyn Fn(&Value, &Value) -> Value + Send + Sync>;
+/// The tool body: `(arguments, context) -> value`.
+pub type ExecuteFn =
+    Arc<dyn Fn(Arc<Value>, ToolRunContext) -> BoxFuture<Result<Value, ToolError>> + Send + Sync>;
+/// Whether a call may run in parallel with its siblings, from its raw arguments.
+pub type ClassifierFn = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
+/// Rewrites the final content of any outcome, once per call; `None` keeps it.
+pub type FinalizeFn =
+    Arc<dyn Fn(&ToolExecution, &ToolExecutionResult) -> Option<Vec<ContentBlock>> + Send + Sync>;
+
+/// A tool's mandatory output declaration: the schema its value must match (any JSON root) and
+/// how the value is rendered for the model.
+#[derive(Clone)]
+pub struct OutputDecl {
+    pub(crate) schema: Value,
+    pub(crate) render: RenderFn,
+    pub(crate) presentation_meta: Option<MetaFn>,
+}
+
+impl fmt::Debug for OutputDecl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OutputDecl")
+            .field("schema", &self.schema)
+            .field("presentation_meta", &self.presentation_meta.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The default rendering: a string is one text block, anything else its compact JSON.
+pub fn render_default(value: &Value) -> Vec<ContentBlock> {
+    match value {
+        Value::String(s) => text_content(s.clone()),
+        other => text_content(to_compact_string(other)),
+    }
+}
+
+impl OutputDecl {
+    /// An output `schema` (asserted at registration) rendered by `render(arguments, value)`.
+    pub fn new(
+        schema: Value,
+        render: impl Fn(&Value, &Value) -> Vec<ContentBlock> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            schema,
+            render: Arc::new(render),
+            presentation_meta: None,
+        }
+    }
+
+    /// An output `schema` rendered with [`render_default`].
+    pub fn json(schema: Value) -> Self {
+        Self::new(schema, |_, value| render_default(value))
+    }
+
+    /// A string output, rendered as one text block.
+    pub fn text() -> Self {
+        Self::json(json!({"type": "string"}))
+    }
+
+    /// Adds presentation metadata, computed for top-level successes only.
+    pub fn presentation_meta(
+        mut self,
+        meta: impl Fn(&Value, &Value) -> Value + Send + Sync + 'static,
+    ) -> Self {
+        self.presentation_meta = Some(Arc::new(meta));
+        self
+    }
+
+    /// The output schema.
+    pub fn schema(&self) -> &Value {
+        &self.schema
+    }
+}
+
+/// A tool: what the model sees (`name`, `description`, `parameters`) and what only the host
+/// sees (output declaration, body, timeout, concurrency classifier, finalizer, presenters).
+///
+/// Raw definitions take their arguments as a `serde_json::Value` and validate them themselves
+/// (the registry does not); `#[tool]` builds typed ones.
+///
+/// ```
+/// use dsh_tools::{OutputDecl, ToolDefinition};
+/// use serde_json::json;
+///
+/// let echo = ToolDefinition::new(
+///     "echo",
+///     "echo arguments back",
+///     json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+///     OutputDecl::text(),
+///     |args, _ctx| async move { Ok(args.get("text").cloned().unwrap_or(json!(""))) },
+/// )
+/// .concurrency_safe(|_| true);
+/// assert_eq!(echo.name(), "echo");
+/// ```
+#[derive(Clone)]
+pub struct ToolDefinition {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) parameters: Arc<Value>,
+    pub(crate) output: OutputDecl,
+    pub(crate) execute: ExecuteFn,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) concurrency_safe: Option<ClassifierFn>,
+    pub(crate) finalize_content: Option<FinalizeFn>,
+    pub(crate) present_call: Option<CallPresenter>,
+    pub(crate) present_result: Option<ResultPresenter>,
+}
+
+impl fmt::Debug for ToolDefinition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolDefinition")
+            .field("name", &self.name)
+            .field("description", &self.description)
+            .field("parameters", &self.parameters)
+            .field("output", &self.output)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolDefinition {
+    /// A raw definition: JSON Schema `parameters` (sent to the model as is), an output
+    /// declaration, and a body.
+    pub fn new<F, Fut>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        parameters: Value,
+        output: OutputDecl,
+        execute: F,
+    ) -> Self
+    where
+        F: Fn(Arc<Value>, ToolRunContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+    {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            parameters: Arc::new(parameters),
+            output,
+            execute: Arc::new(move |args, ctx| Box::pin(execute(args, ctx))),
+            timeout: None,
+            concurrency_safe: None,
+            finalize_content: None,
+            present_call: None,
+            present_result: None,
+        }
+    }
+
+    /// A declarative timeout, enforced by the [`timeout`](crate::wrappers::timeout) wrapper.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// A concurrency classifier: exactly `true` lets the call run in parallel.
+    pub fn concurrency_safe(
+        mut self,
+        classifier: impl Fn(&Value) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.concurrency_safe = Some(Arc::new(classifier));
+        self
+    }
+
+    /// A final content transform, applied once to every outcome.
+    pub fn finalize_content(
+        mut self,
+        finalize: impl Fn(&ToolExecution, &ToolExecutionResult) -> Option<Vec<ContentBlock>>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        self.finalize_content = Some(Arc::new(finalize));
+        self
+    }
+
+    /// A call presenter (spec §9).
+    pub fn present_call(mut self, presenter: CallPresenter) -> Self {
+        self.present_call = Some(presenter);
+        self
+    }
+
+    /// A result presenter (spec §9).
+    pub fn present_result(mut self, presenter: ResultPresenter) -> Self {
+        self.present_result = Some(presenter);
+        self
+    }
+
+    /// The name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The model-facing description.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The model-facing parameters schema.
+    pub fn parameters(&self) -> &Value {
+        &self.parameters
+    }
+
+    /// The output declaration.
+    pub fn output(&self) -> &OutputDecl {
+        &self.output
+    }
+
+    /// The declared timeout.
+    pub fn timeout_duration(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// The concurrency classifier.
+    pub fn classifier(&self) -> Option<&ClassifierFn> {
+        self.concurrency_safe.as_ref()
+    }
+
+    /// The call presenter.
+    pub fn call_presenter(&self) -> Option<&CallPresenter> {
+        self.present_call.as_ref()
+    }
+
+    /// The result presenter.
+    pub fn result_presenter(&self) -> Option<&ResultPresenter> {
+        self.present_result.as_ref()
+    }
+}

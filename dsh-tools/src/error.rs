@@ -1,0 +1,190 @@
+//! Tool errors as data (spec §6.9, §6.13): a message, and for routable errors `{name, code}`.
+
+use crate::schema::{JsonSchemaError, ToolArgsError, ToolOutputError};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The routable part of an error: `{name, code}` (`{"name": "ToolNotFoundError", "code":
+/// "UNKNOWN_TOOL"}`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ErrorInfo {
+    /// The error's type name (`ToolArgsError`, `AbortError`, …).
+    pub name: String,
+    /// The machine-readable code (`INVALID_ARGS`, …).
+    pub code: String,
+}
+
+/// Every failure of a call, as data: the model reads `Error: <message>`; routable errors also
+/// carry [`ErrorInfo`].
+///
+/// ```
+/// use dsh_tools::ToolError;
+///
+/// let plain = ToolError::new("disk on fire");
+/// assert_eq!(plain.info(), None);
+/// let routable = ToolError::coded("HarnessError", "ENOSPC", "disk full");
+/// assert_eq!(routable.code(), Some("ENOSPC"));
+/// assert_eq!(routable.to_string(), "disk full");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolError {
+    message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    info: Option<ErrorInfo>,
+}
+
+/// Error codes the registry produces (spec §6.13).
+pub mod codes {
+    /// The tool is not visible to the caller (or not registered).
+    pub const UNKNOWN_TOOL: &str = "UNKNOWN_TOOL";
+    /// Arguments do not match the tool's parameters.
+    pub const INVALID_ARGS: &str = "INVALID_ARGS";
+    /// The tool's value does not match its output schema, or a projector failed.
+    pub const INVALID_TOOL_OUTPUT: &str = "INVALID_TOOL_OUTPUT";
+    /// Cancellation prevented the body from being invoked.
+    pub const ABORTED_BEFORE_DISPATCH: &str = "ABORTED_BEFORE_DISPATCH";
+    /// Cancellation overtook a body that was invoked.
+    pub const ABORTED: &str = "ABORTED";
+    /// The timeout wrapper's deadline fired.
+    pub const TOOL_TIMEOUT: &str = "TOOL_TIMEOUT";
+    /// A schema outside the supported subset.
+    pub const UNSUPPORTED_SCHEMA: &str = "UNSUPPORTED_SCHEMA";
+}
+
+impl ToolError {
+    /// A plain error (no routable info).
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            info: None,
+        }
+    }
+
+    /// A routable error with `{name, code}`.
+    pub fn coded(
+        name: impl Into<String>,
+        code: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            message: message.into(),
+            info: Some(ErrorInfo {
+                name: name.into(),
+                code: code.into(),
+            }),
+        }
+    }
+
+    /// Any error's message, without routable info.
+    pub fn from_error(error: &(dyn std::error::Error + '_)) -> Self {
+        Self::new(error.to_string())
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// `{name, code}` of a routable error.
+    pub fn info(&self) -> Option<&ErrorInfo> {
+        self.info.as_ref()
+    }
+
+    /// The code of a routable error.
+    pub fn code(&self) -> Option<&str> {
+        self.info.as_ref().map(|i| i.code.as_str())
+    }
+
+    /// `unknown tool "<name>"` (`ToolNotFoundError` / `UNKNOWN_TOOL`).
+    pub fn unknown_tool(name: &str) -> Self {
+        Self::coded(
+            "ToolNotFoundError",
+            codes::UNKNOWN_TOOL,
+            format!("unknown tool \"{name}\""),
+        )
+    }
+
+    /// `tool call aborted before dispatch` (`AbortError` / `ABORTED_BEFORE_DISPATCH`).
+    pub fn aborted_before_dispatch() -> Self {
+        Self::coded(
+            "AbortError",
+            codes::ABORTED_BEFORE_DISPATCH,
+            "tool call aborted before dispatch",
+        )
+    }
+
+    /// `tool call aborted` (`AbortError` / `ABORTED`).
+    pub fn aborted() -> Self {
+        Self::coded("AbortError", codes::ABORTED, "tool call aborted")
+    }
+
+    /// `tool call timed out after <ms>ms` (`ToolTimeoutError` / `TOOL_TIMEOUT`).
+    pub fn timeout(ms: u128) -> Self {
+        Self::coded(
+            "ToolTimeoutError",
+            codes::TOOL_TIMEOUT,
+            format!("tool call timed out after {ms}ms"),
+        )
+    }
+
+    /// The error a panic becomes: its `&str` / `String` payload, else
+    /// `<unprintable thrown value>` (spec §6.9.3).
+    pub fn from_panic(payload: &(dyn std::any::Any + Send)) -> Self {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "<unprintable thrown value>".to_owned());
+        Self::new(message)
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+impl From<JsonSchemaError> for ToolError {
+    fn from(e: JsonSchemaError) -> Self {
+        Self::coded("JsonSchemaError", e.code(), e.to_string())
+    }
+}
+
+impl From<ToolArgsError> for ToolError {
+    fn from(e: ToolArgsError) -> Self {
+        Self::coded("ToolArgsError", e.code(), e.to_string())
+    }
+}
+
+impl From<ToolOutputError> for ToolError {
+    fn from(e: ToolOutputError) -> Self {
+        Self::coded("ToolOutputError", e.code(), e.to_string())
+    }
+}
+
+impl From<String> for ToolError {
+    fn from(message: String) -> Self {
+        Self::new(message)
+    }
+}
+
+impl From<&str> for ToolError {
+    fn from(message: &str) -> Self {
+        Self::new(message)
+    }
+}
+
+impl From<std::io::Error> for ToolError {
+    fn from(e: std::io::Error) -> Self {
+        Self::new(e.to_string())
+    }
+}
+
+impl From<serde_json::Error> for ToolError {
+    fn from(e: serde_json::Error) -> Self {
+        Self::new(e.to_string())
+    }
+}

@@ -1,0 +1,189 @@
+//! Stage 2's innermost step (spec §6.5 1a–g) and success construction (§6.6).
+
+use super::execution::{RunState, ToolExecution, ToolRunContext};
+use super::result::{Outcome, ResultData, ToolExecutionResult};
+use crate::content::UserMessage;
+use crate::error::ToolError;
+use crate::json::is_lossless;
+use crate::registry::{PresentationMode, RUN_CODE, RegisteredTool, Registry};
+use crate::schema::ToolOutputError;
+use futures_util::FutureExt;
+use serde_json::Value;
+use std::future::{Future, poll_fn};
+use std::panic::AssertUnwindSafe;
+use std::pin::pin;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::task::Poll;
+use tokio_util::sync::CancellationToken;
+
+/// What the core dispatch needs; shared by every `ExecuteNext` of one call.
+pub(crate) struct DispatchCtx {
+    pub(crate) registry: Registry,
+    pub(crate) execution: Arc<ToolExecution>,
+    pub(crate) state: Arc<RunState>,
+}
+
+/// Resolves the tool the way execution does: scope, restrictions and the Code Mode collapse.
+pub(crate) fn resolve_executable(
+    registry: &Registry,
+    exec: &ToolExecution,
+) -> Option<Arc<RegisteredTool>> {
+    let state = registry.read();
+    let tool = state.resolve(&exec.name, exec.agent.as_ref())?;
+    let collapsed = exec.parent.is_none()
+        && exec.name != RUN_CODE
+        && state.effective_mode(exec.agent.as_ref()) == PresentationMode::Code;
+    (!collapsed).then(|| Arc::clone(tool))
+}
+
+/// The core dispatch: never fails, returns a canonical (tagged) result.
+pub(crate) async fn core_dispatch(
+    ctx: Arc<DispatchCtx>,
+    installed: CancellationToken,
+    replaced: bool,
+) -> ToolExecutionResult {
+    let exec = &ctx.execution;
+    let tag = |r: ToolExecutionResult| r.tagged(exec.token);
+    // (a) The body's signal: the caller's, fused with a wrapper's replacement.
+    let body_signal = if replaced {
+        installed.child_token()
+    } else {
+        installed
+    };
+    if body_signal.is_cancelled() || exec.signal.is_cancelled() {
+        return tag(ToolExecutionResult::failure(
+            ToolError::aborted_before_dispatch(),
+        ));
+    }
+    // (c) Resolve now.
+    let Some(tool) = resolve_executable(&ctx.registry, exec) else {
+        return tag(ToolExecutionResult::failure(ToolError::unknown_tool(
+            &exec.name,
+        )));
+    };
+    let Some(args) = exec.arguments.clone() else {
+        return tag(ToolExecutionResult::failure(ToolError::new(
+            "tool execution arguments must be losslessly JSON-serializable",
+        )));
+    };
+    // (d) Invoke and await to settlement (never dropped).
+    ctx.state.body_invoked.store(true, Ordering::Release);
+    let run = ToolRunContext {
+        execution: Arc::clone(exec),
+        signal: body_signal.clone(),
+        state: Arc::clone(&ctx.state),
+        registry: ctx.registry.clone(),
+    };
+    let body = tool.definition.execute.clone();
+    let outcome = match std::panic::catch_unwind(AssertUnwindSafe(|| body(args, run))) {
+        Ok(fut) => {
+            let fut = AssertUnwindSafe(fut).catch_unwind();
+            let settled = if replaced {
+                relay(fut, &exec.signal, &body_signal).await
+            } else {
+                fut.await
+            };
+            settled.unwrap_or_else(|payload| Err(ToolError::from_panic(&*payload)))
+        }
+        Err(payload) => Err(ToolError::from_panic(&*payload)),
+    };
+    // (e)/(f) Build the success, or the failure.
+    let result = match outcome {
+        Ok(value) => match build_success(&tool, exec, &ctx.state, value, None) {
+            Ok(success) if body_signal.is_cancelled() => {
+                ToolExecutionResult::failure(ToolError::aborted()).with_contexts_of(&success)
+            }
+            Ok(success) => success,
+            Err(e) => ToolExecutionResult::failure(e),
+        },
+        Err(e) => ToolExecutionResult::failure(e),
+    };
+    tag(result)
+}
+
+/// Polls `body` to completion; when the caller cancels first, cancels `fused` too.
+async fn relay<F: Future>(
+    body: F,
+    caller: &CancellationToken,
+    fused: &CancellationToken,
+) -> F::Output {
+    let mut body = pin!(body);
+    let mut cancelled = pin!(caller.cancelled());
+    let mut relayed = false;
+    poll_fn(|cx| {
+        if let Poll::Ready(out) = body.as_mut().poll(cx) {
+            return Poll::Ready(out);
+        }
+        if !relayed && cancelled.as_mut().poll(cx).is_ready() {
+            relayed = true;
+            fused.cancel();
+            // Cancelling wakes the body's waiters; poll once more for bodies that only check.
+            if let Poll::Ready(out) = body.as_mut().poll(cx) {
+                return Poll::Ready(out);
+            }
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+fn output_error(tool: &str, violation: String) -> ToolError {
+    ToolOutputError::new(tool, vec![violation]).into()
+}
+
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    ToolError::from_panic(payload).message().to_owned()
+}
+
+/// Success construction (spec §6.6): lossless → output schema → render → meta (top level) →
+/// turn conclusion. Every failure is `INVALID_TOOL_OUTPUT`.
+pub(crate) fn build_success(
+    tool: &RegisteredTool,
+    exec: &ToolExecution,
+    state: &RunState,
+    value: Value,
+    contexts: Option<Vec<UserMessage>>,
+) -> Result<ToolExecutionResult, ToolError> {
+    let name = &tool.definition.name;
+    if !is_lossless(&value) {
+        return Err(output_error(name, "value is not lossless JSON".to_owned()));
+    }
+    tool.output.check(name, &value)?;
+    let empty = Value::Null;
+    let args = exec.arguments.as_deref().unwrap_or(&empty);
+    let render = &tool.definition.output.render;
+    let content = std::panic::catch_unwind(AssertUnwindSafe(|| render(args, &value)))
+        .map_err(|p| output_error(name, format!("output.render failed: {}", panic_text(&*p))))?;
+    let meta = match (&tool.definition.output.presentation_meta, exec.parent) {
+        (Some(project), None) => {
+            let meta = std::panic::catch_unwind(AssertUnwindSafe(|| project(args, &value)))
+                .map_err(|p| {
+                    output_error(
+                        name,
+                        format!("output.presentationMeta failed: {}", panic_text(&*p)),
+                    )
+                })?;
+            if !is_lossless(&meta) {
+                return Err(output_error(
+                    name,
+                    "output.presentationMeta returned non-lossless JSON".to_owned(),
+                ));
+            }
+            Some(meta)
+        }
+        _ => None,
+    };
+    Ok(ToolExecutionResult::from_data(
+        ResultData {
+            outcome: Outcome::Success {
+                value: Arc::new(value),
+                concludes_turn: state.concluded(),
+            },
+            content,
+            meta,
+            contexts,
+        },
+        None,
+    ))
+}

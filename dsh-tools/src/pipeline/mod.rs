@@ -1,0 +1,455 @@
+//! The execution pipeline (spec §6): every call runs
+//! creation → pre-execute (allow / deny / ask → approval) → guards → around-dispatch wrappers →
+//! body → success construction → post-execute → `finalize_content` → result observers.
+//!
+//! [`Registry::execute`] runs it all; the scheduler uses the same stages separately
+//! (`prepare`, `dispatch`, `complete`) so that policy and commit stay in model order while
+//! dispatches overlap.
+
+mod decision;
+pub(crate) mod dispatch;
+mod execution;
+mod hooks;
+mod result;
+
+pub use decision::{
+    ApprovalOutcome, ApprovalRequest, ApprovalService, PostToolDecision, PreToolDecision,
+};
+pub use execution::{AgentId, ExecutionToken, ToolExecution, ToolExecutionInput, ToolRunContext};
+pub use hooks::{
+    BoxFuture, ExecuteCall, ExecuteNext, ExecuteWrapper, Guard, HookResult, PostExecuteHook,
+    PostNext, PreExecuteHook, PreNext, ResultObserver,
+};
+pub use result::ToolExecutionResult;
+
+use crate::content::{ContentBlock, UserMessage};
+use crate::definition::FinalizeFn;
+use crate::error::ToolError;
+use crate::json::is_lossless;
+use crate::registry::{Admitted, PresentationMode, RUN_CODE, Registry};
+use dispatch::{DispatchCtx, build_success, core_dispatch, resolve_executable};
+use execution::RunState;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+/// One call between stages.
+pub(crate) struct Call {
+    pub(crate) exec: Arc<ToolExecution>,
+    finalizer: Option<FinalizeFn>,
+    state: Arc<RunState>,
+    admitted: Admitted,
+}
+
+/// Where a call goes after a stage.
+pub(crate) enum Stage {
+    /// On to dispatch.
+    Dispatch(Call),
+    /// On to post-execute with this result.
+    Post(Call, ToolExecutionResult),
+    /// Straight to finalization (post-execute skipped).
+    Final(Call, ToolExecutionResult),
+}
+
+fn failure(e: ToolError) -> ToolExecutionResult {
+    ToolExecutionResult::failure(e)
+}
+
+/// The cancellation result that replaces a success (spec §8.3): `ABORTED` once the body was
+/// invoked, else `ABORTED_BEFORE_DISPATCH`; contexts kept.
+fn cancelled(call: &Call, result: ToolExecutionResult) -> ToolExecutionResult {
+    if result.is_error() || !call.exec.signal.is_cancelled() {
+        return result;
+    }
+    let error = if call.state.body_invoked() {
+        ToolError::aborted()
+    } else {
+        ToolError::aborted_before_dispatch()
+    };
+    failure(error).with_contexts_of(&result)
+}
+
+/// The message a block decision's failure carries (spec §6.7.1).
+fn block_message(feedback: &[ContentBlock]) -> String {
+    let parts: Vec<String> = feedback
+        .iter()
+        .map(|b| match b.as_text() {
+            Some(t) => t.to_owned(),
+            None => format!("[{} content]", b.kind()),
+        })
+        .collect();
+    let joined = parts.join("\n");
+    if joined.is_empty() {
+        "tool result blocked by post-execute policy".to_owned()
+    } else {
+        joined
+    }
+}
+
+impl Registry {
+    /// Runs one call through the whole pipeline. Never fails: every failure is a result with
+    /// `is_error` set and `Error: <message>` content.
+    ///
+    /// ```
+    /// use dsh_tools::{OutputDecl, Registry, ToolDefinition, ToolExecutionInput};
+    /// use serde_json::json;
+    /// use tokio_util::sync::CancellationToken;
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let registry = Registry::new();
+    /// registry.register(ToolDefinition::new("echo", "echo", json!({"type": "object"}), OutputDecl::text(),
+    ///     |args, _| async move { Ok(args["text"].clone()) })).unwrap().keep();
+    /// let input = ToolExecutionInput::new("c1", "echo", json!({"text": "hi"}), CancellationToken::new());
+    /// let result = registry.execute(input).await;
+    /// assert_eq!(result.text(), "hi");
+    /// let missing = registry.execute(ToolExecutionInput::new("c2", "nope", json!({}), CancellationToken::new())).await;
+    /// assert_eq!(missing.code(), Some("UNKNOWN_TOOL"));
+    /// # });
+    /// ```
+    pub async fn execute(&self, input: ToolExecutionInput) -> ToolExecutionResult {
+        let stage = match self.prepare(input).await {
+            Stage::Dispatch(call) => self.dispatch(call).await,
+            other => other,
+        };
+        self.complete(stage).await
+    }
+
+    /// Stage 0 (spec §6.2): token, finalizer snapshot, argument snapshot, Code Mode collapse.
+    fn create(&self, input: ToolExecutionInput) -> Stage {
+        let token = ExecutionToken::mint();
+        let state = self.read();
+        let visible = state.resolve(&input.name, input.agent.as_ref()).cloned();
+        let chain = state.chain(input.agent.as_ref());
+        let admitted = state.admitted(&chain);
+        let collapsed = visible.is_some()
+            && input.parent.is_none()
+            && input.name != RUN_CODE
+            && state.effective_mode(input.agent.as_ref()) == PresentationMode::Code;
+        drop(state);
+        let arguments = is_lossless(&input.arguments).then(|| Arc::new(input.arguments));
+        let args_ok = arguments.is_some();
+        let exec = Arc::new(ToolExecution {
+            root_call_id: input.root_call_id.unwrap_or_else(|| input.call_id.clone()),
+            call_id: input.call_id,
+            name: input.name,
+            arguments,
+            agent: input.agent,
+            parent: input.parent,
+            token,
+            signal: input.signal,
+        });
+        let mut call = Call {
+            finalizer: visible.and_then(|t| t.definition.finalize_content.clone()),
+            exec,
+            state: Arc::default(),
+            admitted,
+        };
+        if !args_ok {
+            let e = ToolError::new("tool execution arguments must be losslessly JSON-serializable");
+            return Stage::Final(call, failure(e));
+        }
+        if collapsed {
+            if call.exec.signal.is_cancelled() {
+                return Stage::Final(call, failure(ToolError::aborted_before_dispatch()));
+            }
+            call.finalizer = None;
+            let name = &call.exec.name;
+            let e = ToolError::coded(
+                "ToolNotFoundError",
+                crate::error::codes::UNKNOWN_TOOL,
+                format!(
+                    "unknown tool \"{name}\": only `run_code` is callable directly — call `{name}` from inside a `run_code` program instead"
+                ),
+            );
+            return Stage::Final(call, failure(e));
+        }
+        Stage::Dispatch(call)
+    }
+
+    /// Stages 0–1 (spec §6.2–6.4): creation, pre-execute, approval, guards.
+    pub(crate) async fn prepare(&self, input: ToolExecutionInput) -> Stage {
+        let call = match self.create(input) {
+            Stage::Dispatch(call) => call,
+            done => return done,
+        };
+        if call.exec.signal.is_cancelled() {
+            return Stage::Final(call, failure(ToolError::aborted_before_dispatch()));
+        }
+        let decision = if call.admitted.pre.is_empty() {
+            Ok(PreToolDecision::Allow)
+        } else {
+            PreNext {
+                hooks: Arc::clone(&call.admitted.pre),
+                index: 0,
+                execution: Arc::clone(&call.exec),
+            }
+            .run()
+            .await
+        };
+        let decision = match decision {
+            Ok(d) => d,
+            Err(e) => return Stage::Final(call, failure(e)),
+        };
+        let name = &call.exec.name;
+        let decision = match decision {
+            PreToolDecision::Ask { reason } => match self.approve(&call, reason).await {
+                Ok(Some(d)) => d,
+                Ok(None) => {
+                    return Stage::Post(call, failure(ToolError::aborted_before_dispatch()));
+                }
+                Err(e) => return Stage::Final(call, failure(e)),
+            },
+            other => other,
+        };
+        match decision {
+            PreToolDecision::Deny { reason } => {
+                return Stage::Post(call, failure(ToolError::new(reason)));
+            }
+            PreToolDecision::Ask { .. } => {
+                let e = ToolError::new(format!(
+                    "tool \"{name}\" requires approval (not yet supported)"
+                ));
+                return Stage::Post(call, failure(e));
+            }
+            PreToolDecision::Allow => {}
+        }
+        let chain = {
+            let state = self.read();
+            let chain = if call.exec.agent.is_some() {
+                state.chain(call.exec.agent.as_ref())
+            } else {
+                Vec::new()
+            };
+            state.guards(&chain)
+        };
+        for guard in chain {
+            match std::panic::catch_unwind(AssertUnwindSafe(|| guard.check(&call.exec))) {
+                Ok(None) => {}
+                Ok(Some(reason)) => return Stage::Post(call, failure(ToolError::new(reason))),
+                Err(payload) => {
+                    return Stage::Final(call, failure(ToolError::from_panic(&*payload)));
+                }
+            }
+        }
+        if call.exec.signal.is_cancelled() {
+            return Stage::Post(call, failure(ToolError::aborted_before_dispatch()));
+        }
+        Stage::Dispatch(call)
+    }
+
+    /// Resolves an `ask` (spec §6.4): `Ok(Some(decision))`, `Ok(None)` for a cancelled
+    /// approval after the caller aborted, or an error that ends the call.
+    async fn approve(
+        &self,
+        call: &Call,
+        reason: Option<String>,
+    ) -> Result<Option<PreToolDecision>, ToolError> {
+        let name = &call.exec.name;
+        let Some(service) = call.admitted.approval.clone() else {
+            let reason = reason.unwrap_or_else(|| {
+                format!("tool \"{name}\" requires approval (not yet supported)")
+            });
+            return Ok(Some(PreToolDecision::Deny { reason }));
+        };
+        let Some(agent) = call.exec.agent.clone() else {
+            return Ok(Some(PreToolDecision::deny(format!(
+                "tool \"{name}\" requires approval, but the call has no agent to route it through"
+            ))));
+        };
+        let request = ApprovalRequest {
+            agent,
+            tool_name: name.clone(),
+            call_id: call.exec.call_id.clone(),
+            reason,
+            signal: call.exec.signal.clone(),
+        };
+        let outcome = hooks::contained(move || service.request(request)).await?;
+        Ok(Some(match outcome {
+            ApprovalOutcome::AllowedOnce => PreToolDecision::Allow,
+            ApprovalOutcome::Rejected => {
+                PreToolDecision::deny(format!("the user rejected tool \"{name}\""))
+            }
+            ApprovalOutcome::Cancelled if call.exec.signal.is_cancelled() => return Ok(None),
+            ApprovalOutcome::Cancelled => {
+                PreToolDecision::deny(format!("approval for tool \"{name}\" was cancelled"))
+            }
+            ApprovalOutcome::Unavailable => PreToolDecision::deny(format!(
+                "tool \"{name}\" requires approval, but no approval channel is available"
+            )),
+        }))
+    }
+
+    /// Stage 2 (spec §6.5): wrappers around the core dispatch, then normalization.
+    pub(crate) async fn dispatch(&self, call: Call) -> Stage {
+        let ctx = Arc::new(DispatchCtx {
+            registry: self.clone(),
+            execution: Arc::clone(&call.exec),
+            state: Arc::clone(&call.state),
+        });
+        let returned = if call.admitted.execute.is_empty() {
+            Ok(core_dispatch(ctx, call.exec.signal.clone(), false).await)
+        } else {
+            ExecuteNext {
+                wrappers: Arc::clone(&call.admitted.execute),
+                index: 0,
+                ctx,
+                signal: call.exec.signal.clone(),
+                replaced: false,
+            }
+            .run()
+            .await
+        };
+        let result = match returned {
+            Ok(r) => r,
+            Err(e) => return Stage::Final(call, failure(e)),
+        };
+        // Normalize: our canonical result, any failure, or a success to rebuild.
+        let result = if result.origin() == Some(call.exec.token) || result.is_error() {
+            result
+        } else {
+            let Some(tool) = resolve_executable(self, &call.exec) else {
+                let e = ToolError::unknown_tool(&call.exec.name);
+                return Stage::Final(call, failure(e));
+            };
+            let value = result.value().cloned().unwrap_or_default();
+            let contexts = result.additional_contexts().map(<[UserMessage]>::to_vec);
+            match build_success(&tool, &call.exec, &call.state, value, contexts) {
+                Ok(r) => r,
+                Err(e) => return Stage::Final(call, failure(e)),
+            }
+        };
+        let deferred = call.state.take_deferred();
+        let result = if deferred.is_empty() {
+            result
+        } else {
+            let mut contexts = deferred;
+            contexts.extend(result.contexts_vec());
+            result.set_contexts(contexts)
+        };
+        let result = cancelled(&call, result);
+        Stage::Post(call, result)
+    }
+
+    /// Stages 3–4 (spec §6.7–6.8, §6.11): post-execute for post-results, then finalization and
+    /// the observers.
+    pub(crate) async fn complete(&self, stage: Stage) -> ToolExecutionResult {
+        let (call, result) = match stage {
+            Stage::Post(call, result) => {
+                let result = self.post_execute(&call, result).await;
+                (call, result)
+            }
+            Stage::Final(call, result) => (call, result),
+            Stage::Dispatch(call) => {
+                let e = ToolError::new("internal error: a call was completed before dispatch");
+                (call, failure(e))
+            }
+        };
+        self.finish(call, result)
+    }
+
+    async fn post_execute(&self, call: &Call, result: ToolExecutionResult) -> ToolExecutionResult {
+        if call.admitted.post.is_empty() {
+            return cancelled(call, result);
+        }
+        let decision = PostNext {
+            hooks: Arc::clone(&call.admitted.post),
+            index: 0,
+            execution: Arc::clone(&call.exec),
+            result: result.clone(),
+        }
+        .run()
+        .await;
+        let applied = match decision {
+            Err(e) => failure(e),
+            Ok(PostToolDecision::Block {
+                feedback,
+                additional_contexts,
+            }) => failure(ToolError::new(block_message(&feedback)))
+                .with_content(feedback)
+                .set_contexts(additional_contexts),
+            Ok(PostToolDecision::Accept {
+                content: Some(_),
+                value: Some(_),
+                ..
+            }) => failure(ToolError::new(
+                "tools/post-execute accept decision cannot replace both value and content",
+            )),
+            Ok(PostToolDecision::Accept {
+                value: Some(value),
+                additional_contexts,
+                ..
+            }) => {
+                if result.is_error() {
+                    failure(ToolError::new(
+                        "tools/post-execute cannot replace the value of a failed result",
+                    ))
+                } else {
+                    match resolve_executable(self, &call.exec) {
+                        None => failure(ToolError::unknown_tool(&call.exec.name)),
+                        Some(tool) => {
+                            let mut contexts = result.contexts_vec();
+                            contexts.extend(additional_contexts);
+                            let contexts = (!contexts.is_empty()).then_some(contexts);
+                            build_success(&tool, &call.exec, &call.state, value, contexts)
+                                .unwrap_or_else(failure)
+                        }
+                    }
+                }
+            }
+            Ok(PostToolDecision::Accept {
+                content,
+                value: None,
+                additional_contexts,
+            }) => {
+                let replaced = match content {
+                    Some(content) => result.with_content(content),
+                    None => result,
+                };
+                if additional_contexts.is_empty() {
+                    replaced
+                } else {
+                    let mut contexts = replaced.contexts_vec();
+                    contexts.extend(additional_contexts);
+                    replaced.set_contexts(contexts)
+                }
+            }
+        };
+        cancelled(call, applied)
+    }
+
+    /// Stage 4 (spec §6.8): materialize, `finalize_content` once, observers.
+    fn finish(&self, call: Call, result: ToolExecutionResult) -> ToolExecutionResult {
+        let result = if result.is_lossless() {
+            result
+        } else {
+            failure(ToolError::new(
+                "tool result must be losslessly JSON-serializable",
+            ))
+        };
+        let result = match &call.finalizer {
+            None => result,
+            Some(finalize) => {
+                match std::panic::catch_unwind(AssertUnwindSafe(|| finalize(&call.exec, &result))) {
+                    Ok(None) => result,
+                    Ok(Some(content)) => result.with_content(content),
+                    Err(payload) => failure(ToolError::from_panic(&*payload)),
+                }
+            }
+        };
+        for observer in call.admitted.result.iter() {
+            let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                observer.observe(&call.exec, &result)
+            }));
+            let message = match outcome {
+                Ok(Ok(())) => continue,
+                Ok(Err(e)) => e.message().to_owned(),
+                Err(payload) => ToolError::from_panic(&*payload).message().to_owned(),
+            };
+            tracing::warn!(
+                "tool \"{}\" ({}): tools/result observer failed: {message}",
+                call.exec.name,
+                call.exec.call_id
+            );
+        }
+        result
+    }
+}

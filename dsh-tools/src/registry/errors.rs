@@ -1,0 +1,104 @@
+//! Registration and restriction errors, with the spec's exact messages.
+
+use crate::schema::JsonSchemaError;
+use std::fmt;
+
+/// Why a registration (or a `schemas()` projection) failed (spec §4.2.1, §5.5.3).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RegistrationError {
+    /// The output schema is outside the supported subset.
+    OutputSchema(JsonSchemaError),
+    /// `timeout` is zero.
+    Timeout {
+        /// The tool.
+        name: String,
+    },
+    /// The name is `run_code`.
+    Reserved,
+    /// The name is already registered in the same layer.
+    Duplicate {
+        /// The tool.
+        name: String,
+        /// Whether the layer is an agent scope.
+        scoped: bool,
+    },
+    /// A definition's parameters are not lossless JSON (from `schemas()`).
+    NotLossless {
+        /// The tool.
+        name: String,
+    },
+}
+
+impl fmt::Display for RegistrationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::OutputSchema(e) => e.fmt(f),
+            Self::Timeout { name } => write!(f, "tool \"{name}\" timeoutMs must be a positive finite number"),
+            Self::Reserved => f.write_str(
+                "tool name \"run_code\" is reserved for the Code Mode presentation transport and cannot be registered or shadowed",
+            ),
+            Self::Duplicate { name, scoped: false } => write!(
+                f,
+                "tool \"{name}\" is already registered (for a per-agent variant, register through that agent's `agent.ctx` instead)"
+            ),
+            Self::Duplicate { name, scoped: true } => write!(f, "tool \"{name}\" is already registered in this scope"),
+            Self::NotLossless { name } => {
+                write!(f, "tool \"{name}\" parameters must be lossless JSON before schema projection")
+            }
+        }
+    }
+}
+
+impl std::error::Error for RegistrationError {}
+
+/// Why a scope operation failed (spec §5.3.1, §5.7).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RestrictError {
+    /// Neither `allow` nor `deny`.
+    NoOp,
+    /// A listed name is `run_code`.
+    Reserved,
+    /// Listed names that the scope does not inherit.
+    Unknown {
+        /// The unknown names, in the order given.
+        unknown: Vec<String>,
+        /// The names the scope inherits, sorted.
+        known: Vec<String>,
+    },
+    /// A second presentation mode for one scope.
+    ModeConflict {
+        /// The new mode.
+        mode: &'static str,
+        /// The mode already declared.
+        existing: &'static str,
+    },
+}
+
+impl fmt::Display for RestrictError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoOp => f.write_str(
+                "tools.restrict({}) is a no-op: pass `allow` and/or `deny` (an empty filter is almost always a materialized-empty-config bug)",
+            ),
+            Self::Reserved => f.write_str(
+                "tools.restrict() cannot name reserved Code Mode presentation transport \"run_code\"; restrict end-capability tools instead",
+            ),
+            Self::Unknown { unknown, known } => {
+                let quoted: Vec<String> = unknown.iter().map(|n| format!("\"{n}\"")).collect();
+                let noun = if unknown.len() == 1 { "tool" } else { "tools" };
+                let known = if known.is_empty() { "(none)".to_owned() } else { known.join(", ") };
+                write!(
+                    f,
+                    "tools.restrict() names unknown global {noun} {}; known global tools: {known}",
+                    quoted.join(", ")
+                )
+            }
+            Self::ModeConflict { mode, existing } => write!(
+                f,
+                "tools.presentAs(\"{mode}\") conflicts with \"{existing}\" already declared for this scope; one composition selects one presentation"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RestrictError {}

@@ -1,0 +1,601 @@
+//! The registry (spec §4, §5): a global layer plus agent scopes that shadow it, restrictions
+//! that intersect, guards, hooks, and the projection the model sees.
+//!
+//! A `Registry` is a cheap `Clone` handle; there is no global state. Every registration returns
+//! a [`Registration`] whose drop (or [`dispose`](Registration::dispose)) undoes it; call
+//! [`keep`](Registration::keep) to keep it for the registry's lifetime.
+
+mod errors;
+mod state;
+
+pub use errors::{RegistrationError, RestrictError};
+pub(crate) use state::{Admitted, State};
+
+use crate::definition::ToolDefinition;
+use crate::pipeline::{
+    AgentId, ApprovalService, ExecuteWrapper, Guard, PostExecuteHook, PreExecuteHook,
+    ResultObserver,
+};
+use crate::schema::OutputSchema;
+use serde::Serialize;
+use serde_json::Value;
+use state::{HookKind, Layer};
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
+
+/// The name reserved for the Code Mode transport: it cannot be registered, shadowed or
+/// restricted.
+pub const RUN_CODE: &str = "run_code";
+
+/// How tools are presented to the model (spec §5.7).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PresentationMode {
+    /// Every visible tool is callable directly.
+    #[default]
+    Native,
+    /// Only `run_code` is callable directly; other tools are called from inside its programs.
+    Code,
+    /// Both.
+    Both,
+}
+
+impl PresentationMode {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Native => "native",
+            Self::Code => "code",
+            Self::Both => "both",
+        }
+    }
+}
+
+/// A registered tool: its definition and its compiled output schema.
+pub struct RegisteredTool {
+    pub(crate) definition: ToolDefinition,
+    pub(crate) output: OutputSchema,
+}
+
+impl RegisteredTool {
+    /// The definition as registered.
+    pub fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    /// The compiled output schema.
+    pub fn output_schema(&self) -> &OutputSchema {
+        &self.output
+    }
+}
+
+impl std::ops::Deref for RegisteredTool {
+    type Target = ToolDefinition;
+    fn deref(&self) -> &ToolDefinition {
+        &self.definition
+    }
+}
+
+impl fmt::Debug for RegisteredTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.definition.fmt(f)
+    }
+}
+
+/// What the model sees of a tool: exactly name, description and parameters (spec §5.5).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolSchema {
+    /// The tool's name.
+    pub name: String,
+    /// The description.
+    pub description: String,
+    /// The parameters' JSON Schema (a detached copy).
+    pub parameters: Value,
+}
+
+/// An allow / deny filter on inherited tools (spec §5.3).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Restriction {
+    /// Only these inherited tools stay visible.
+    pub allow: Option<Vec<String>>,
+    /// These inherited tools are hidden.
+    pub deny: Option<Vec<String>>,
+}
+
+impl Restriction {
+    /// Only `names` stay visible.
+    pub fn allow<I: IntoIterator<Item = S>, S: Into<String>>(names: I) -> Self {
+        Self {
+            allow: Some(names.into_iter().map(Into::into).collect()),
+            deny: None,
+        }
+    }
+
+    /// `names` are hidden.
+    pub fn deny<I: IntoIterator<Item = S>, S: Into<String>>(names: I) -> Self {
+        Self {
+            allow: None,
+            deny: Some(names.into_iter().map(Into::into).collect()),
+        }
+    }
+}
+
+pub(crate) struct Inner {
+    pub(crate) state: RwLock<State>,
+    next_id: AtomicU64,
+}
+
+/// The tool registry: a cheap `Clone` handle over shared state.
+///
+/// ```
+/// use dsh_tools::{OutputDecl, Registry, ToolDefinition};
+/// use serde_json::json;
+///
+/// let registry = Registry::new();
+/// registry
+///     .register(ToolDefinition::new("ping", "answers pong", json!({"type": "object"}), OutputDecl::text(),
+///         |_, _| async { Ok(json!("pong")) }))?
+///     .keep();
+/// assert_eq!(registry.schemas(None)?[0].name, "ping");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct Registry {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.read();
+        f.debug_struct("Registry")
+            .field(
+                "global_tools",
+                &state.global.tools.keys().collect::<Vec<_>>(),
+            )
+            .field("scopes", &state.scopes.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Undoes one registration when dropped or disposed (tools, restrictions, guards, hooks).
+#[must_use = "dropping a Registration undoes it; call `.keep()` to keep it"]
+pub struct Registration {
+    registry: Weak<Inner>,
+    target: Target,
+}
+
+#[derive(Clone)]
+enum Target {
+    Tool {
+        scope: Option<AgentId>,
+        name: String,
+        id: u64,
+    },
+    Restriction {
+        scope: AgentId,
+        id: u64,
+    },
+    Guard {
+        scope: Option<AgentId>,
+        id: u64,
+    },
+    Hook {
+        kind: HookKind,
+        id: u64,
+    },
+    Nothing,
+}
+
+impl fmt::Debug for Registration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Registration")
+    }
+}
+
+impl Registration {
+    /// Undoes the registration now (idempotent with drop).
+    pub fn dispose(self) {}
+
+    /// Keeps the registration for the registry's lifetime.
+    pub fn keep(mut self) {
+        self.target = Target::Nothing;
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let target = std::mem::replace(&mut self.target, Target::Nothing);
+        let Some(inner) = self.registry.upgrade() else {
+            return;
+        };
+        let mut state = inner.state.write().unwrap_or_else(|e| e.into_inner());
+        match target {
+            Target::Tool { scope, name, id } => {
+                if let Some(layer) = state.layer_mut(scope.as_ref())
+                    && layer.tools.get(&name).is_some_and(|e| e.id == id)
+                {
+                    layer.tools.shift_remove(&name);
+                }
+            }
+            Target::Restriction { scope, id } => {
+                if let Some(layer) = state.scopes.get_mut(&scope) {
+                    layer.restrictions.retain(|r| r.id != id);
+                }
+            }
+            Target::Guard { scope, id } => {
+                if let Some(layer) = state.layer_mut(scope.as_ref()) {
+                    layer.guards.retain(|g| g.0 != id);
+                }
+            }
+            Target::Hook { kind, id } => state.hooks.remove(kind, id),
+            Target::Nothing => {}
+        }
+    }
+}
+
+impl Registry {
+    /// An empty registry in `native` presentation mode.
+    pub fn new() -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                state: RwLock::new(State::default()),
+                next_id: AtomicU64::new(1),
+            }),
+        }
+    }
+
+    pub(crate) fn read(&self) -> RwLockReadGuard<'_, State> {
+        self.inner.state.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, State> {
+        self.inner.state.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn id(&self) -> u64 {
+        self.inner.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn registration(&self, target: Target) -> Registration {
+        Registration {
+            registry: Arc::downgrade(&self.inner),
+            target,
+        }
+    }
+
+    /// Registers a tool in the global layer (spec §4.2).
+    pub fn register(&self, definition: ToolDefinition) -> Result<Registration, RegistrationError> {
+        self.register_in(None, definition)
+    }
+
+    fn register_in(
+        &self,
+        scope: Option<AgentId>,
+        definition: ToolDefinition,
+    ) -> Result<Registration, RegistrationError> {
+        let name = definition.name.clone();
+        let output = OutputSchema::new(&definition.output.schema)
+            .map_err(RegistrationError::OutputSchema)?;
+        if definition.timeout.is_some_and(|t| t.is_zero()) {
+            return Err(RegistrationError::Timeout { name });
+        }
+        if name == RUN_CODE {
+            return Err(RegistrationError::Reserved);
+        }
+        let id = self.id();
+        let mut state = self.write();
+        let layer = state.layer_or_create(scope.as_ref());
+        if layer.tools.contains_key(&name) {
+            return Err(RegistrationError::Duplicate {
+                name,
+                scoped: scope.is_some(),
+            });
+        }
+        let tool = Arc::new(RegisteredTool { definition, output });
+        layer.tools.insert(name.clone(), state::Entry { id, tool });
+        drop(state);
+        Ok(self.registration(Target::Tool { scope, name, id }))
+    }
+
+    /// The scope of `agent` (created on first use).
+    pub fn scope(&self, agent: impl Into<AgentId>) -> Scope {
+        Scope {
+            registry: self.clone(),
+            agent: agent.into(),
+        }
+    }
+
+    /// The scope of `agent`, inheriting from `parent`'s (subagents, spec §5.1.2).
+    pub fn child_scope(&self, agent: impl Into<AgentId>, parent: impl Into<AgentId>) -> Scope {
+        let agent = agent.into();
+        self.write().parents.insert(agent.clone(), parent.into());
+        Scope {
+            registry: self.clone(),
+            agent,
+        }
+    }
+
+    /// Removes `agent`'s layer (tools, restrictions, guards, mode) and its hooks.
+    pub fn dispose_scope(&self, agent: &AgentId) {
+        let mut state = self.write();
+        state.scopes.remove(agent);
+        state.parents.remove(agent);
+        state.hooks.remove_scope(agent);
+    }
+
+    /// Sets the registry-wide presentation mode (default `native`).
+    pub fn set_presentation_mode(&self, mode: PresentationMode) {
+        self.write().mode = mode;
+    }
+
+    /// Mounts the approval service that resolves `ask` decisions.
+    pub fn set_approval_service(&self, service: impl ApprovalService) {
+        self.write().approval = Some(Arc::new(service));
+    }
+
+    /// The definition `agent`'s scope resolves for `name` (shadowing and restrictions applied).
+    pub fn get(&self, name: &str, agent: Option<&AgentId>) -> Option<Arc<RegisteredTool>> {
+        self.read().resolve(name, agent).cloned()
+    }
+
+    /// The model-facing schemas of every tool visible to `agent`, in view order (spec §5.5).
+    ///
+    /// Fails when a definition's parameters are not lossless JSON.
+    pub fn schemas(&self, agent: Option<&AgentId>) -> Result<Vec<ToolSchema>, RegistrationError> {
+        let tools = self.read().view(agent);
+        tools
+            .into_iter()
+            .map(|t| {
+                if !crate::json::is_lossless(&t.definition.parameters) {
+                    return Err(RegistrationError::NotLossless {
+                        name: t.definition.name.clone(),
+                    });
+                }
+                Ok(ToolSchema {
+                    name: t.definition.name.clone(),
+                    description: t.definition.description.clone(),
+                    parameters: state::deep_copy(&t.definition.parameters),
+                })
+            })
+            .collect()
+    }
+
+    /// Adds a global guard (applies to every call).
+    pub fn guard(&self, guard: impl Guard) -> Registration {
+        self.add_guard(None, Arc::new(guard))
+    }
+
+    fn add_guard(&self, scope: Option<AgentId>, guard: Arc<dyn Guard>) -> Registration {
+        let id = self.id();
+        self.write()
+            .layer_or_create(scope.as_ref())
+            .guards
+            .push((id, guard));
+        self.registration(Target::Guard { scope, id })
+    }
+
+    fn add_hook(
+        &self,
+        kind: HookKind,
+        scope: Option<AgentId>,
+        first: bool,
+        hook: state::AnyHook,
+    ) -> Registration {
+        let id = self.id();
+        self.write().hooks.add(kind, id, scope, first, hook);
+        self.registration(Target::Hook { kind, id })
+    }
+
+    /// Adds a global `pre-execute` hook (innermost of those registered so far).
+    pub fn on_pre_execute(&self, hook: impl PreExecuteHook) -> Registration {
+        self.add_hook(
+            HookKind::Pre,
+            None,
+            false,
+            state::AnyHook::Pre(Arc::new(hook)),
+        )
+    }
+
+    /// Adds a global `pre-execute` hook as the outermost one.
+    pub fn on_pre_execute_first(&self, hook: impl PreExecuteHook) -> Registration {
+        self.add_hook(
+            HookKind::Pre,
+            None,
+            true,
+            state::AnyHook::Pre(Arc::new(hook)),
+        )
+    }
+
+    /// Adds a global around-dispatch wrapper (innermost of those registered so far).
+    pub fn on_execute(&self, wrapper: impl ExecuteWrapper) -> Registration {
+        self.add_hook(
+            HookKind::Execute,
+            None,
+            false,
+            state::AnyHook::Execute(Arc::new(wrapper)),
+        )
+    }
+
+    /// Adds a global around-dispatch wrapper as the outermost one.
+    pub fn on_execute_first(&self, wrapper: impl ExecuteWrapper) -> Registration {
+        self.add_hook(
+            HookKind::Execute,
+            None,
+            true,
+            state::AnyHook::Execute(Arc::new(wrapper)),
+        )
+    }
+
+    /// Adds a global `post-execute` hook.
+    pub fn on_post_execute(&self, hook: impl PostExecuteHook) -> Registration {
+        self.add_hook(
+            HookKind::Post,
+            None,
+            false,
+            state::AnyHook::Post(Arc::new(hook)),
+        )
+    }
+
+    /// Adds a global `post-execute` hook as the outermost one.
+    pub fn on_post_execute_first(&self, hook: impl PostExecuteHook) -> Registration {
+        self.add_hook(
+            HookKind::Post,
+            None,
+            true,
+            state::AnyHook::Post(Arc::new(hook)),
+        )
+    }
+
+    /// Adds a global result observer.
+    pub fn on_result(&self, observer: impl ResultObserver) -> Registration {
+        self.add_hook(
+            HookKind::Result,
+            None,
+            false,
+            state::AnyHook::Result(Arc::new(observer)),
+        )
+    }
+}
+
+/// An agent's scope: registrations made here shadow inherited ones and apply only to calls
+/// routed through this agent (and its descendants).
+#[derive(Clone, Debug)]
+pub struct Scope {
+    registry: Registry,
+    agent: AgentId,
+}
+
+impl Scope {
+    /// The agent.
+    pub fn agent(&self) -> &AgentId {
+        &self.agent
+    }
+
+    /// Registers a tool in this scope (may shadow an inherited name).
+    pub fn register(&self, definition: ToolDefinition) -> Result<Registration, RegistrationError> {
+        self.registry
+            .register_in(Some(self.agent.clone()), definition)
+    }
+
+    /// Restricts the tools this scope inherits (spec §5.3). Own tools are exempt.
+    pub fn restrict(&self, restriction: Restriction) -> Result<Registration, RestrictError> {
+        if restriction.allow.is_none() && restriction.deny.is_none() {
+            return Err(RestrictError::NoOp);
+        }
+        let names: Vec<&String> = restriction
+            .allow
+            .iter()
+            .chain(restriction.deny.iter())
+            .flatten()
+            .collect();
+        if names.iter().any(|n| n.as_str() == RUN_CODE) {
+            return Err(RestrictError::Reserved);
+        }
+        let id = self.registry.id();
+        let mut state = self.registry.write();
+        let known = state.restrictable_names(&self.agent);
+        let mut unknown: Vec<String> = Vec::new();
+        for n in names {
+            if !known.contains(n.as_str()) && !unknown.contains(n) {
+                unknown.push(n.clone());
+            }
+        }
+        if !unknown.is_empty() {
+            let mut known: Vec<String> = known.into_iter().map(str::to_owned).collect();
+            known.sort();
+            return Err(RestrictError::Unknown { unknown, known });
+        }
+        let to_set = |v: &Option<Vec<String>>| {
+            v.as_ref()
+                .map(|v| v.iter().cloned().collect::<HashSet<_>>())
+        };
+        let entry = state::RestrictionEntry {
+            id,
+            allow: to_set(&restriction.allow),
+            deny: to_set(&restriction.deny),
+        };
+        state
+            .layer_or_create(Some(&self.agent))
+            .restrictions
+            .push(entry);
+        drop(state);
+        Ok(self.registry.registration(Target::Restriction {
+            scope: self.agent.clone(),
+            id,
+        }))
+    }
+
+    /// Adds a guard for this agent's calls (and its descendants').
+    pub fn guard(&self, guard: impl Guard) -> Registration {
+        self.registry
+            .add_guard(Some(self.agent.clone()), Arc::new(guard))
+    }
+
+    /// Declares this scope's presentation mode (once per scope).
+    pub fn present_as(&self, mode: PresentationMode) -> Result<(), RestrictError> {
+        let mut state = self.registry.write();
+        let layer = state.layer_or_create(Some(&self.agent));
+        match layer.mode {
+            Some(existing) => Err(RestrictError::ModeConflict {
+                mode: mode.as_str(),
+                existing: existing.as_str(),
+            }),
+            None => {
+                layer.mode = Some(mode);
+                Ok(())
+            }
+        }
+    }
+
+    /// Adds a `pre-execute` hook that sees only this agent's calls (and its descendants').
+    pub fn on_pre_execute(&self, hook: impl PreExecuteHook) -> Registration {
+        let hook = state::AnyHook::Pre(Arc::new(hook));
+        self.registry
+            .add_hook(HookKind::Pre, Some(self.agent.clone()), false, hook)
+    }
+
+    /// Adds a `pre-execute` hook for this agent as the outermost one.
+    pub fn on_pre_execute_first(&self, hook: impl PreExecuteHook) -> Registration {
+        let hook = state::AnyHook::Pre(Arc::new(hook));
+        self.registry
+            .add_hook(HookKind::Pre, Some(self.agent.clone()), true, hook)
+    }
+
+    /// Adds an around-dispatch wrapper for this agent's calls.
+    pub fn on_execute(&self, wrapper: impl ExecuteWrapper) -> Registration {
+        let hook = state::AnyHook::Execute(Arc::new(wrapper));
+        self.registry
+            .add_hook(HookKind::Execute, Some(self.agent.clone()), false, hook)
+    }
+
+    /// Adds a `post-execute` hook for this agent's calls.
+    pub fn on_post_execute(&self, hook: impl PostExecuteHook) -> Registration {
+        let hook = state::AnyHook::Post(Arc::new(hook));
+        self.registry
+            .add_hook(HookKind::Post, Some(self.agent.clone()), false, hook)
+    }
+
+    /// Adds a result observer for this agent's calls.
+    pub fn on_result(&self, observer: impl ResultObserver) -> Registration {
+        let hook = state::AnyHook::Result(Arc::new(observer));
+        self.registry
+            .add_hook(HookKind::Result, Some(self.agent.clone()), false, hook)
+    }
+
+    /// Removes this scope's layer and hooks.
+    pub fn dispose(&self) {
+        self.registry.dispose_scope(&self.agent);
+    }
+}
+
+impl Layer {
+    pub(crate) fn admits(&self, name: &str) -> bool {
+        self.restrictions.iter().all(|r| r.admits(name))
+    }
+}

@@ -1,0 +1,328 @@
+//! Registry state: layers, hooks, and the visibility algorithm (spec §5.2).
+
+use super::{PresentationMode, RegisteredTool};
+use crate::pipeline::{
+    AgentId, ApprovalService, ExecuteWrapper, Guard, PostExecuteHook, PreExecuteHook,
+    ResultObserver,
+};
+use indexmap::IndexMap;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+pub(crate) struct Entry {
+    pub(crate) id: u64,
+    pub(crate) tool: Arc<RegisteredTool>,
+}
+
+pub(crate) struct RestrictionEntry {
+    pub(crate) id: u64,
+    pub(crate) allow: Option<HashSet<String>>,
+    pub(crate) deny: Option<HashSet<String>>,
+}
+
+impl RestrictionEntry {
+    pub(crate) fn admits(&self, name: &str) -> bool {
+        self.allow.as_ref().is_none_or(|a| a.contains(name))
+            && self.deny.as_ref().is_none_or(|d| !d.contains(name))
+    }
+}
+
+/// One layer: the global one or an agent's.
+#[derive(Default)]
+pub(crate) struct Layer {
+    pub(crate) tools: IndexMap<String, Entry>,
+    pub(crate) restrictions: Vec<RestrictionEntry>,
+    pub(crate) guards: Vec<(u64, Arc<dyn Guard>)>,
+    pub(crate) mode: Option<PresentationMode>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HookKind {
+    Pre,
+    Execute,
+    Post,
+    Result,
+}
+
+pub(crate) enum AnyHook {
+    Pre(Arc<dyn PreExecuteHook>),
+    Execute(Arc<dyn ExecuteWrapper>),
+    Post(Arc<dyn PostExecuteHook>),
+    Result(Arc<dyn ResultObserver>),
+}
+
+struct HookEntry<T: ?Sized> {
+    id: u64,
+    scope: Option<AgentId>,
+    hook: Arc<T>,
+}
+
+/// One hook kind's registrations, in order (first = outermost), with the unscoped ones cached
+/// as a shared slice so a call without scoped hooks takes them without allocating.
+struct HookList<T: ?Sized> {
+    entries: Vec<HookEntry<T>>,
+    unscoped: Arc<[Arc<T>]>,
+    any_scoped: bool,
+}
+
+impl<T: ?Sized> Default for HookList<T> {
+    fn default() -> Self {
+        Self {
+            entries: Vec::new(),
+            unscoped: Arc::from(Vec::new()),
+            any_scoped: false,
+        }
+    }
+}
+
+impl<T: ?Sized> HookList<T> {
+    fn refresh(&mut self) {
+        self.unscoped = self
+            .entries
+            .iter()
+            .filter(|e| e.scope.is_none())
+            .map(|e| Arc::clone(&e.hook))
+            .collect();
+        self.any_scoped = self.entries.iter().any(|e| e.scope.is_some());
+    }
+
+    fn add(&mut self, id: u64, scope: Option<AgentId>, first: bool, hook: Arc<T>) {
+        let entry = HookEntry { id, scope, hook };
+        if first {
+            self.entries.insert(0, entry);
+        } else {
+            self.entries.push(entry);
+        }
+        self.refresh();
+    }
+
+    fn remove(&mut self, id: u64) {
+        self.entries.retain(|e| e.id != id);
+        self.refresh();
+    }
+
+    fn remove_scope(&mut self, agent: &AgentId) {
+        self.entries.retain(|e| e.scope.as_ref() != Some(agent));
+        self.refresh();
+    }
+
+    /// Unscoped hooks plus those of the call's agent and its ancestors, in order.
+    fn admitted(&self, chain: &[AgentId]) -> Arc<[Arc<T>]> {
+        if !self.any_scoped || chain.is_empty() {
+            return Arc::clone(&self.unscoped);
+        }
+        self.entries
+            .iter()
+            .filter(|e| e.scope.as_ref().is_none_or(|s| chain.contains(s)))
+            .map(|e| Arc::clone(&e.hook))
+            .collect()
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct Hooks {
+    pre: HookList<dyn PreExecuteHook>,
+    execute: HookList<dyn ExecuteWrapper>,
+    post: HookList<dyn PostExecuteHook>,
+    result: HookList<dyn ResultObserver>,
+}
+
+impl Hooks {
+    pub(crate) fn add(
+        &mut self,
+        kind: HookKind,
+        id: u64,
+        scope: Option<AgentId>,
+        first: bool,
+        hook: AnyHook,
+    ) {
+        let _ = kind;
+        match hook {
+            AnyHook::Pre(h) => self.pre.add(id, scope, first, h),
+            AnyHook::Execute(h) => self.execute.add(id, scope, first, h),
+            AnyHook::Post(h) => self.post.add(id, scope, first, h),
+            AnyHook::Result(h) => self.result.add(id, scope, first, h),
+        }
+    }
+
+    pub(crate) fn remove(&mut self, kind: HookKind, id: u64) {
+        match kind {
+            HookKind::Pre => self.pre.remove(id),
+            HookKind::Execute => self.execute.remove(id),
+            HookKind::Post => self.post.remove(id),
+            HookKind::Result => self.result.remove(id),
+        }
+    }
+
+    pub(crate) fn remove_scope(&mut self, agent: &AgentId) {
+        self.pre.remove_scope(agent);
+        self.execute.remove_scope(agent);
+        self.post.remove_scope(agent);
+        self.result.remove_scope(agent);
+    }
+}
+
+/// Everything one call needs from the registry, taken under one read lock.
+pub(crate) struct Admitted {
+    pub(crate) pre: Arc<[Arc<dyn PreExecuteHook>]>,
+    pub(crate) execute: Arc<[Arc<dyn ExecuteWrapper>]>,
+    pub(crate) post: Arc<[Arc<dyn PostExecuteHook>]>,
+    pub(crate) result: Arc<[Arc<dyn ResultObserver>]>,
+    pub(crate) approval: Option<Arc<dyn ApprovalService>>,
+}
+
+#[derive(Default)]
+pub(crate) struct State {
+    pub(crate) global: Layer,
+    pub(crate) scopes: HashMap<AgentId, Layer>,
+    pub(crate) parents: HashMap<AgentId, AgentId>,
+    pub(crate) mode: PresentationMode,
+    pub(crate) approval: Option<Arc<dyn ApprovalService>>,
+    pub(crate) hooks: Hooks,
+}
+
+impl State {
+    pub(crate) fn layer_mut(&mut self, scope: Option<&AgentId>) -> Option<&mut Layer> {
+        match scope {
+            None => Some(&mut self.global),
+            Some(a) => self.scopes.get_mut(a),
+        }
+    }
+
+    pub(crate) fn layer_or_create(&mut self, scope: Option<&AgentId>) -> &mut Layer {
+        match scope {
+            None => &mut self.global,
+            Some(a) => self.scopes.entry(a.clone()).or_default(),
+        }
+    }
+
+    /// The agent's chain, farthest ancestor first, the agent last. Empty without an agent.
+    pub(crate) fn chain(&self, agent: Option<&AgentId>) -> Vec<AgentId> {
+        let Some(agent) = agent else {
+            return Vec::new();
+        };
+        let mut chain = vec![agent.clone()];
+        let mut cur = agent;
+        while let Some(parent) = self.parents.get(cur) {
+            if chain.contains(parent) {
+                break; // a cycle in the parent links: stop at the first repeat
+            }
+            chain.push(parent.clone());
+            cur = parent;
+        }
+        chain.reverse();
+        chain
+    }
+
+    /// The tool `name` resolves to for `agent` (spec §5.2 / §5.4).
+    pub(crate) fn resolve(
+        &self,
+        name: &str,
+        agent: Option<&AgentId>,
+    ) -> Option<&Arc<RegisteredTool>> {
+        let Some(agent) = agent else {
+            return self.global.tools.get(name).map(|e| &e.tool);
+        };
+        if let Some(e) = self.scopes.get(agent).and_then(|l| l.tools.get(name)) {
+            return Some(&e.tool);
+        }
+        let chain = self.chain(Some(agent));
+        let inherited = chain[..chain.len() - 1]
+            .iter()
+            .rev()
+            .find_map(|a| self.scopes.get(a)?.tools.get(name))
+            .or_else(|| self.global.tools.get(name))?;
+        chain
+            .iter()
+            .all(|a| self.scopes.get(a).is_none_or(|l| l.admits(name)))
+            .then_some(&inherited.tool)
+    }
+
+    /// The visible tools in view order (spec §5.2).
+    pub(crate) fn view(&self, agent: Option<&AgentId>) -> Vec<Arc<RegisteredTool>> {
+        let Some(agent) = agent else {
+            return self
+                .global
+                .tools
+                .values()
+                .map(|e| Arc::clone(&e.tool))
+                .collect();
+        };
+        let chain = self.chain(Some(agent));
+        let mut inherited: IndexMap<&str, &Arc<RegisteredTool>> = IndexMap::new();
+        let layers = std::iter::once(&self.global).chain(
+            chain[..chain.len() - 1]
+                .iter()
+                .filter_map(|a| self.scopes.get(a)),
+        );
+        for layer in layers {
+            for (name, e) in &layer.tools {
+                inherited.insert(name.as_str(), &e.tool);
+            }
+        }
+        inherited.retain(|name, _| {
+            chain
+                .iter()
+                .all(|a| self.scopes.get(a).is_none_or(|l| l.admits(name)))
+        });
+        if let Some(own) = self.scopes.get(agent) {
+            for (name, e) in &own.tools {
+                inherited.insert(name.as_str(), &e.tool);
+            }
+        }
+        inherited.into_values().map(Arc::clone).collect()
+    }
+
+    /// Inherited names (global and ancestors), which restrictions may name.
+    pub(crate) fn restrictable_names(&self, agent: &AgentId) -> HashSet<&str> {
+        let chain = self.chain(Some(agent));
+        let mut names: HashSet<&str> = self.global.tools.keys().map(String::as_str).collect();
+        for a in &chain[..chain.len() - 1] {
+            if let Some(layer) = self.scopes.get(a) {
+                names.extend(layer.tools.keys().map(String::as_str));
+            }
+        }
+        names
+    }
+
+    /// The nearest declared presentation mode on the chain, else the registry's.
+    pub(crate) fn effective_mode(&self, agent: Option<&AgentId>) -> PresentationMode {
+        self.chain(agent)
+            .iter()
+            .rev()
+            .find_map(|a| self.scopes.get(a)?.mode)
+            .unwrap_or(self.mode)
+    }
+
+    /// Guards in evaluation order: global ones, then each chain layer's, farthest first.
+    pub(crate) fn guards(&self, chain: &[AgentId]) -> Vec<Arc<dyn Guard>> {
+        let mut out: Vec<Arc<dyn Guard>> = self
+            .global
+            .guards
+            .iter()
+            .map(|g| Arc::clone(&g.1))
+            .collect();
+        for a in chain {
+            if let Some(layer) = self.scopes.get(a) {
+                out.extend(layer.guards.iter().map(|g| Arc::clone(&g.1)));
+            }
+        }
+        out
+    }
+
+    pub(crate) fn admitted(&self, chain: &[AgentId]) -> Admitted {
+        Admitted {
+            pre: self.hooks.pre.admitted(chain),
+            execute: self.hooks.execute.admitted(chain),
+            post: self.hooks.post.admitted(chain),
+            result: self.hooks.result.admitted(chain),
+            approval: self.approval.clone(),
+        }
+    }
+}
+
+/// A detached deep copy for `schemas()`.
+pub(crate) fn deep_copy(value: &Value) -> Value {
+    crate::json::clone_deep(value)
+}
