@@ -118,8 +118,16 @@ impl ToolError {
         Self::coded("AbortError", codes::ABORTED, "tool call aborted")
     }
 
-    /// `tool call timed out after <ms>ms` (`ToolTimeoutError` / `TOOL_TIMEOUT`).
-    pub fn timeout(ms: u128) -> Self {
+    /// `tool call timed out after <ms>ms` (`ToolTimeoutError` / `TOOL_TIMEOUT`); fractional
+    /// milliseconds are written as decimals (`0.5ms`).
+    pub fn timeout(after: std::time::Duration) -> Self {
+        let nanos = after.as_nanos();
+        let ms = if nanos % 1_000_000 == 0 {
+            (nanos / 1_000_000).to_string()
+        } else {
+            let text = format!("{:.6}", nanos as f64 / 1e6);
+            text.trim_end_matches('0').to_owned()
+        };
         Self::coded(
             "ToolTimeoutError",
             codes::TOOL_TIMEOUT,

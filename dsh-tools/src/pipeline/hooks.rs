@@ -118,7 +118,9 @@ pub struct ExecuteCall {
 }
 
 /// The rest of the around-dispatch chain; the innermost step is the core dispatch, which
-/// never fails (its failures are results).
+/// never fails (its failures are results). Cloning it lets a wrapper run the rest more than
+/// once (retries).
+#[derive(Clone)]
 pub struct ExecuteNext {
     pub(crate) wrappers: Arc<[Arc<dyn ExecuteWrapper>]>,
     pub(crate) index: usize,
