@@ -36,6 +36,7 @@ pub mod pipeline;
 pub mod present;
 pub mod registry;
 pub mod schema;
+pub mod wrappers;
 
 pub use content::{ContentBlock, UserMessage, text_content};
 pub use definition::{OutputDecl, ToolDefinition};

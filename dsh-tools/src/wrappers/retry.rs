@@ -1,0 +1,111 @@
+//! Retries transient failures.
+
+use crate::error::codes;
+use crate::pipeline::{
+    BoxFuture, ExecuteCall, ExecuteNext, ExecuteWrapper, HookResult, ToolExecutionResult,
+};
+use std::sync::Arc;
+use std::time::Duration;
+
+type Predicate = Arc<dyn Fn(&ToolExecutionResult) -> bool + Send + Sync>;
+
+/// The retry wrapper: see [`retry`].
+#[derive(Clone)]
+pub struct Retry {
+    attempts: u32,
+    backoff: Duration,
+    when: Predicate,
+}
+
+/// Whether a failure is worth another attempt by default: any failure except the ones a retry
+/// cannot change (unknown tool, invalid arguments or output, cancellation, timeout).
+pub fn is_transient(result: &ToolExecutionResult) -> bool {
+    const FINAL: [&str; 6] = [
+        codes::UNKNOWN_TOOL,
+        codes::INVALID_ARGS,
+        codes::INVALID_TOOL_OUTPUT,
+        codes::ABORTED,
+        codes::ABORTED_BEFORE_DISPATCH,
+        codes::TOOL_TIMEOUT,
+    ];
+    result.is_error() && !result.code().is_some_and(|c| FINAL.contains(&c))
+}
+
+/// A wrapper that runs the rest of the chain up to `attempts` times while the result is a
+/// transient failure ([`is_transient`], or [`Retry::when`]), sleeping `backoff` between
+/// attempts. It stops as soon as the caller cancels, returning the last result.
+///
+/// ```
+/// use dsh_tools::{OutputDecl, Registry, ToolDefinition, ToolError, ToolExecutionInput, wrappers};
+/// use serde_json::json;
+/// use std::sync::atomic::{AtomicU32, Ordering};
+/// use std::sync::Arc;
+/// use tokio_util::sync::CancellationToken;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let registry = Registry::new();
+/// registry.on_execute(wrappers::retry(3)).keep();
+/// let tries = Arc::new(AtomicU32::new(0));
+/// let t = tries.clone();
+/// registry.register(ToolDefinition::new("flaky", "fails twice", json!({}), OutputDecl::text(), move |_, _| {
+///     let n = t.fetch_add(1, Ordering::SeqCst);
+///     async move { if n < 2 { Err(ToolError::new("busy")) } else { Ok(json!("done")) } }
+/// })).unwrap().keep();
+/// let result = registry.execute(ToolExecutionInput::new("c1", "flaky", json!({}), CancellationToken::new())).await;
+/// assert_eq!(result.text(), "done");
+/// assert_eq!(tries.load(Ordering::SeqCst), 3);
+/// # });
+/// ```
+pub fn retry(attempts: u32) -> Retry {
+    Retry {
+        attempts: attempts.max(1),
+        backoff: Duration::ZERO,
+        when: Arc::new(is_transient),
+    }
+}
+
+impl Retry {
+    /// Sleeps `backoff` between attempts (doubling each time).
+    pub fn backoff(mut self, backoff: Duration) -> Self {
+        self.backoff = backoff;
+        self
+    }
+
+    /// Retries when `predicate` says so instead of [`is_transient`].
+    pub fn when(
+        mut self,
+        predicate: impl Fn(&ToolExecutionResult) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.when = Arc::new(predicate);
+        self
+    }
+}
+
+impl ExecuteWrapper for Retry {
+    fn execute(
+        &self,
+        call: ExecuteCall,
+        next: ExecuteNext,
+    ) -> BoxFuture<HookResult<ToolExecutionResult>> {
+        let policy = self.clone();
+        Box::pin(async move {
+            let mut delay = policy.backoff;
+            let mut attempt = 1;
+            loop {
+                let result = next.clone().run().await?;
+                let caller = call.execution.signal();
+                if attempt >= policy.attempts || caller.is_cancelled() || !(policy.when)(&result) {
+                    return Ok(result);
+                }
+                if !delay.is_zero() {
+                    tokio::select! {
+                        _ = tokio::time::sleep(delay) => {}
+                        _ = caller.cancelled() => return Ok(result),
+                    }
+                    delay = delay.saturating_mul(2);
+                }
+                attempt += 1;
+            }
+        })
+    }
+}
