@@ -35,6 +35,7 @@ pub mod json;
 pub mod pipeline;
 pub mod present;
 pub mod registry;
+pub mod schedule;
 pub mod schema;
 pub mod wrappers;
 
