@@ -45,13 +45,13 @@ pub(crate) async fn core_dispatch(
 ) -> ToolExecutionResult {
     let exec = &ctx.execution;
     let tag = |r: ToolExecutionResult| r.tagged(exec.token);
-    // (a) The body's signal: the caller's, fused with a wrapper's replacement.
-    let body_signal = if replaced {
-        installed.child_token()
-    } else {
-        installed
-    };
-    if body_signal.is_cancelled() || exec.signal.is_cancelled() {
+    // (a) The body's signal: a child of the installed one (the caller's, or a wrapper's
+    // replacement that `relay` fuses with the caller's). A child, so that the body observes
+    // cancellation but can never cancel the caller's or the wrapper's token (spec §8.1).
+    let body_signal = installed.child_token();
+    // The fused signal: the caller's or the wrapper's fired (not the body's own child).
+    let fused_aborted = || installed.is_cancelled() || exec.signal.is_cancelled();
+    if fused_aborted() {
         return tag(ToolExecutionResult::failure(
             ToolError::aborted_before_dispatch(),
         ));
@@ -91,7 +91,9 @@ pub(crate) async fn core_dispatch(
     // (e)/(f) Build the success, or the failure.
     let result = match outcome {
         Ok(value) => match build_success(&tool, exec, &ctx.state, value, None) {
-            Ok(success) if body_signal.is_cancelled() => {
+            // Checked on the sources too: a body that settles in the same poll as the
+            // caller's abort never let `relay` cancel `body_signal` (spec §6.5 1e).
+            Ok(success) if fused_aborted() => {
                 ToolExecutionResult::failure(ToolError::aborted()).with_contexts_of(&success)
             }
             Ok(success) => success,

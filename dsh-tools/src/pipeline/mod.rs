@@ -135,7 +135,9 @@ impl Registry {
             agent: input.agent,
             parent: input.parent,
             token,
-            signal: input.signal,
+            // Derived from the caller's: it fires when the caller's fires, but a hook that
+            // cancels the signal it sees cannot abort the caller (read-only, spec §8.1).
+            signal: input.signal.child_token(),
         });
         let mut call = Call {
             finalizer: visible.and_then(|t| t.definition.finalize_content.clone()),
