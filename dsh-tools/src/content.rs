@@ -15,9 +15,15 @@ use serde_json::{Map, Value};
 /// assert_eq!(block.as_text(), Some("hi"));
 /// assert_eq!(serde_json::to_string(&block).unwrap(), r#"{"type":"text","text":"hi"}"#);
 /// ```
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(transparent)]
-pub struct ContentBlock(Value);
+#[derive(Clone, Debug, PartialEq)]
+pub struct ContentBlock(Repr);
+
+/// Text blocks, by far the most common, are stored without building a JSON object.
+#[derive(Clone, Debug, PartialEq)]
+enum Repr {
+    Text(String),
+    Other(Value),
+}
 
 /// Why a JSON value is not a content block.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -27,44 +33,68 @@ pub struct InvalidContentBlock;
 impl ContentBlock {
     /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
-        let mut map = Map::with_capacity(2);
-        map.insert("type".to_owned(), Value::String("text".to_owned()));
-        map.insert("text".to_owned(), Value::String(text.into()));
-        Self(Value::Object(map))
+        Self(Repr::Text(text.into()))
     }
 
     /// Any block: a lossless JSON object with a string `type`.
     pub fn new(value: Value) -> Result<Self, InvalidContentBlock> {
-        match &value {
-            Value::Object(map)
-                if map.get("type").is_some_and(Value::is_string) && is_lossless(&value) =>
-            {
-                Ok(Self(value))
-            }
-            _ => Err(InvalidContentBlock),
+        let Value::Object(map) = &value else {
+            return Err(InvalidContentBlock);
+        };
+        if !map.get("type").is_some_and(Value::is_string) || !is_lossless(&value) {
+            return Err(InvalidContentBlock);
         }
+        if map.len() == 2 && map.get("type").and_then(Value::as_str) == Some("text") {
+            if let Some(Value::String(text)) = map.get("text") {
+                return Ok(Self(Repr::Text(text.clone())));
+            }
+        }
+        Ok(Self(Repr::Other(value)))
     }
 
     /// The block's `type`.
     pub fn kind(&self) -> &str {
-        self.0
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
+        match &self.0 {
+            Repr::Text(_) => "text",
+            Repr::Other(v) => v.get("type").and_then(Value::as_str).unwrap_or_default(),
+        }
     }
 
     /// The text of a text block.
     pub fn as_text(&self) -> Option<&str> {
-        if self.kind() == "text" {
-            self.0.get("text").and_then(Value::as_str)
-        } else {
-            None
+        match &self.0 {
+            Repr::Text(t) => Some(t),
+            Repr::Other(v) if self.kind() == "text" => v.get("text").and_then(Value::as_str),
+            Repr::Other(_) => None,
         }
     }
 
     /// The block as JSON.
-    pub fn as_json(&self) -> &Value {
-        &self.0
+    pub fn to_json(&self) -> Value {
+        match &self.0 {
+            Repr::Text(t) => {
+                let mut map = Map::with_capacity(2);
+                map.insert("type".to_owned(), Value::String("text".to_owned()));
+                map.insert("text".to_owned(), Value::String(t.clone()));
+                Value::Object(map)
+            }
+            Repr::Other(v) => v.clone(),
+        }
+    }
+}
+
+impl Serialize for ContentBlock {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match &self.0 {
+            Repr::Text(t) => {
+                let mut map = serializer.serialize_map(Some(2))?;
+                map.serialize_entry("type", "text")?;
+                map.serialize_entry("text", t)?;
+                map.end()
+            }
+            Repr::Other(v) => v.serialize(serializer),
+        }
     }
 }
 

@@ -39,9 +39,17 @@ pub fn is_integer(n: &Number) -> bool {
 }
 
 /// Whether a whole value is lossless JSON (no negative zero anywhere inside it).
+///
+/// Recursive for the first levels (no allocation for ordinary values), iterative below.
 pub fn is_lossless(value: &Value) -> bool {
+    lossless_within(value, 32)
+}
+
+fn lossless_within(value: &Value, depth: u32) -> bool {
     match value {
         Value::Number(n) => is_lossless_number(n),
+        Value::Array(items) if depth > 0 => items.iter().all(|v| lossless_within(v, depth - 1)),
+        Value::Object(map) if depth > 0 => map.values().all(|v| lossless_within(v, depth - 1)),
         Value::Array(_) | Value::Object(_) => {
             let mut stack: Vec<&Value> = vec![value];
             while let Some(v) = stack.pop() {

@@ -41,7 +41,7 @@ impl Registry {
     ) -> ExecutionMode {
         let probe = ToolExecution {
             call_id: String::new(),
-            root_call_id: String::new(),
+            root_call_id: None,
             name: name.to_owned(),
             arguments: None,
             agent: agent.cloned(),

@@ -22,6 +22,9 @@ pub(crate) struct DispatchCtx {
     pub(crate) registry: Registry,
     pub(crate) execution: Arc<ToolExecution>,
     pub(crate) state: Arc<RunState>,
+    /// What the call resolved at creation, valid while the registry's generation is unchanged.
+    pub(crate) executable: Option<Arc<RegisteredTool>>,
+    pub(crate) generation: u64,
 }
 
 /// Resolves the tool the way execution does: scope, restrictions and the Code Mode collapse.
@@ -56,8 +59,13 @@ pub(crate) async fn core_dispatch(
             ToolError::aborted_before_dispatch(),
         ));
     }
-    // (c) Resolve now.
-    let Some(tool) = resolve_executable(&ctx.registry, exec) else {
+    // (c) Resolve now (what creation resolved, unless the registry changed since).
+    let tool = if ctx.registry.generation() == ctx.generation {
+        ctx.executable.clone()
+    } else {
+        resolve_executable(&ctx.registry, exec)
+    };
+    let Some(tool) = tool else {
         return tag(ToolExecutionResult::failure(ToolError::unknown_tool(
             &exec.name,
         )));

@@ -134,7 +134,8 @@ impl ToolExecutionInput {
 #[derive(Debug)]
 pub struct ToolExecution {
     pub(crate) call_id: String,
-    pub(crate) root_call_id: String,
+    /// `None` when it is the call id itself.
+    pub(crate) root_call_id: Option<String>,
     pub(crate) name: String,
     pub(crate) arguments: Option<Arc<Value>>,
     pub(crate) agent: Option<AgentId>,
@@ -151,7 +152,7 @@ impl ToolExecution {
 
     /// The top-level call id.
     pub fn root_call_id(&self) -> &str {
-        &self.root_call_id
+        self.root_call_id.as_deref().unwrap_or(&self.call_id)
     }
 
     /// The tool's name.

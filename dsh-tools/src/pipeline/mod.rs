@@ -26,7 +26,7 @@ use crate::content::{ContentBlock, UserMessage};
 use crate::definition::FinalizeFn;
 use crate::error::ToolError;
 use crate::json::is_lossless;
-use crate::registry::{Admitted, PresentationMode, RUN_CODE, Registry};
+use crate::registry::{Admitted, PresentationMode, RUN_CODE, RegisteredTool, Registry};
 use dispatch::{DispatchCtx, build_success, core_dispatch, resolve_executable};
 use execution::RunState;
 use std::panic::AssertUnwindSafe;
@@ -38,6 +38,10 @@ pub(crate) struct Call {
     finalizer: Option<FinalizeFn>,
     state: Arc<RunState>,
     admitted: Admitted,
+    /// Snapshots taken at creation, valid while the registry's generation is unchanged.
+    generation: u64,
+    executable: Option<Arc<RegisteredTool>>,
+    guards: Vec<Arc<dyn Guard>>,
 }
 
 /// Where a call goes after a stage.
@@ -117,9 +121,11 @@ impl Registry {
     fn create(&self, input: ToolExecutionInput) -> Stage {
         let token = ExecutionToken::mint();
         let state = self.read();
+        let generation = self.generation();
         let visible = state.resolve(&input.name, input.agent.as_ref()).cloned();
         let chain = state.chain(input.agent.as_ref());
         let admitted = state.admitted(&chain);
+        let guards = state.guards(&chain);
         let collapsed = visible.is_some()
             && input.parent.is_none()
             && input.name != RUN_CODE
@@ -128,7 +134,7 @@ impl Registry {
         let arguments = is_lossless(&input.arguments).then(|| Arc::new(input.arguments));
         let args_ok = arguments.is_some();
         let exec = Arc::new(ToolExecution {
-            root_call_id: input.root_call_id.unwrap_or_else(|| input.call_id.clone()),
+            root_call_id: input.root_call_id,
             call_id: input.call_id,
             name: input.name,
             arguments,
@@ -140,10 +146,13 @@ impl Registry {
             signal: input.signal.child_token(),
         });
         let mut call = Call {
-            finalizer: visible.and_then(|t| t.definition.finalize_content.clone()),
+            finalizer: visible.as_ref().and_then(|t| t.definition.finalize_content.clone()),
+            executable: if collapsed { None } else { visible },
             exec,
             state: Arc::default(),
             admitted,
+            generation,
+            guards,
         };
         if !args_ok {
             let e = ToolError::new("tool execution arguments must be losslessly JSON-serializable");
@@ -169,7 +178,7 @@ impl Registry {
 
     /// Stages 0–1 (spec §6.2–6.4): creation, pre-execute, approval, guards.
     pub(crate) async fn prepare(&self, input: ToolExecutionInput) -> Stage {
-        let call = match self.create(input) {
+        let mut call = match self.create(input) {
             Stage::Dispatch(call) => call,
             done => return done,
         };
@@ -214,16 +223,13 @@ impl Registry {
             }
             PreToolDecision::Allow => {}
         }
-        let chain = {
+        let guards = if self.generation() == call.generation {
+            std::mem::take(&mut call.guards)
+        } else {
             let state = self.read();
-            let chain = if call.exec.agent.is_some() {
-                state.chain(call.exec.agent.as_ref())
-            } else {
-                Vec::new()
-            };
-            state.guards(&chain)
+            state.guards(&state.chain(call.exec.agent.as_ref()))
         };
-        for guard in chain {
+        for guard in guards {
             match std::panic::catch_unwind(AssertUnwindSafe(|| guard.check(&call.exec))) {
                 Ok(None) => {}
                 Ok(Some(reason)) => return Stage::Post(call, failure(ToolError::new(reason))),
@@ -286,6 +292,8 @@ impl Registry {
             registry: self.clone(),
             execution: Arc::clone(&call.exec),
             state: Arc::clone(&call.state),
+            executable: call.executable.clone(),
+            generation: call.generation,
         });
         let returned = if call.admitted.execute.is_empty() {
             Ok(core_dispatch(ctx, call.exec.signal.clone(), false).await)

@@ -123,6 +123,16 @@ impl Restriction {
 pub(crate) struct Inner {
     pub(crate) state: RwLock<State>,
     next_id: AtomicU64,
+    /// Bumped by every change: a call compares it to reuse what it resolved at creation.
+    generation: AtomicU64,
+}
+
+impl Inner {
+    fn write(&self) -> RwLockWriteGuard<'_, State> {
+        let guard = self.state.write().unwrap_or_else(|e| e.into_inner());
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        guard
+    }
 }
 
 /// The tool registry: a cheap `Clone` handle over shared state.
@@ -214,7 +224,7 @@ impl Drop for Registration {
         let Some(inner) = self.registry.upgrade() else {
             return;
         };
-        let mut state = inner.state.write().unwrap_or_else(|e| e.into_inner());
+        let mut state = inner.write();
         match target {
             Target::Tool { scope, name, id } => {
                 if let Some(layer) = state.layer_mut(scope.as_ref())
@@ -246,6 +256,7 @@ impl Registry {
             inner: Arc::new(Inner {
                 state: RwLock::new(State::default()),
                 next_id: AtomicU64::new(1),
+                generation: AtomicU64::new(0),
             }),
         }
     }
@@ -255,7 +266,12 @@ impl Registry {
     }
 
     fn write(&self) -> RwLockWriteGuard<'_, State> {
-        self.inner.state.write().unwrap_or_else(|e| e.into_inner())
+        self.inner.write()
+    }
+
+    /// The current generation (see `Inner::generation`).
+    pub(crate) fn generation(&self) -> u64 {
+        self.inner.generation.load(Ordering::Acquire)
     }
 
     fn id(&self) -> u64 {

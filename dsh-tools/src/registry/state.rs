@@ -31,7 +31,7 @@ impl RestrictionEntry {
 /// One layer: the global one or an agent's.
 #[derive(Default)]
 pub(crate) struct Layer {
-    pub(crate) tools: IndexMap<String, Entry>,
+    pub(crate) tools: IndexMap<String, Entry, rustc_hash::FxBuildHasher>,
     pub(crate) restrictions: Vec<RestrictionEntry>,
     pub(crate) guards: Vec<(u64, Arc<dyn Guard>)>,
     pub(crate) mode: Option<PresentationMode>,
