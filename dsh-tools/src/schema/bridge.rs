@@ -83,11 +83,12 @@
 //!
 //! # Gaps between a bridged schema and serde
 //!
-//! A value the schema accepts decodes into the type, and a serialized value validates, except
-//! (the corpus test lists these in its `EXCEPTIONS` table):
+//! A value the schema accepts decodes into the type (with [`json::decode`](crate::json::decode)),
+//! and a serialized value validates, except (the corpus test lists these in its `EXCEPTIONS`
+//! table):
 //!
 //! * `1.0`, `1e2` are integers to the validator (spec §0.4), but serde's integer types reject
-//!   JSON floats: such arguments decode once written as integers.
+//!   JSON floats, so `serde_json::from_value` fails where `json::decode` succeeds.
 //! * An adjacently tagged unit variant's object stays open, so `{"t": "Off", "c": 5}` validates
 //!   while serde accepts only a missing or `null` content.
 //! * `f32`/`f64` NaN and ±infinity serialize as `null`, and `-0.0` as `-0`, which the schema
