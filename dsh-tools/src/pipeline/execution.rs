@@ -191,6 +191,32 @@ impl ToolExecution {
     }
 }
 
+impl Drop for ToolExecution {
+    /// Frees the arguments without recursion when they are nested deeply: they come from the
+    /// model, and serde_json's own `Drop` recurses once per level.
+    fn drop(&mut self) {
+        if let Some(arguments) = self.arguments.take().and_then(Arc::into_inner) {
+            free(arguments);
+        }
+    }
+}
+
+/// Drops a value of any depth on any stack: ordinary values as usual, deep ones iteratively.
+pub(crate) fn free(value: Value) {
+    if deeper_than(&value, 64) {
+        crate::json::drop_deep(value);
+    }
+}
+
+/// Whether `value` nests more than `limit` levels (a walk that recurses at most `limit` deep).
+fn deeper_than(value: &Value, limit: u32) -> bool {
+    match value {
+        Value::Array(items) => limit == 0 || items.iter().any(|v| deeper_than(v, limit - 1)),
+        Value::Object(map) => limit == 0 || map.values().any(|v| deeper_than(v, limit - 1)),
+        _ => false,
+    }
+}
+
 /// Per-execution state the body writes: deferred contexts and the turn-conclusion mark.
 #[derive(Debug, Default)]
 pub(crate) struct RunState {

@@ -131,7 +131,12 @@ impl Registry {
             && input.name != RUN_CODE
             && state.effective_mode(input.agent.as_ref()) == PresentationMode::Code;
         drop(state);
-        let arguments = is_lossless(&input.arguments).then(|| Arc::new(input.arguments));
+        let arguments = if is_lossless(&input.arguments) {
+            Some(Arc::new(input.arguments))
+        } else {
+            execution::free(input.arguments);
+            None
+        };
         let args_ok = arguments.is_some();
         let exec = Arc::new(ToolExecution {
             root_call_id: input.root_call_id,
