@@ -287,3 +287,37 @@ async fn scenario_099_execution_view_during_the_pipeline() {
     exec(&registry, call("t", json!({})).root_call_id("root-7")).await;
     assert_eq!(pre.all()[1].1, "root-7");
 }
+
+/// Spec §0 / §11 (recursive `Drop`): arguments come from the model and may be nested
+/// arbitrarily deep (the workspace parses with `unbounded_depth`); the registry checks and
+/// frees them without recursion, so a call cannot overflow the stack.
+#[test]
+fn spec_0_deep_arguments_do_not_overflow_the_stack() {
+    let deep = |leaf: Value| {
+        let mut v = leaf;
+        for _ in 0..100_000 {
+            v = Value::Array(vec![v]);
+        }
+        // Not `json!({"deep": v})`: the macro copies an interpolated value recursively.
+        let mut map = serde_json::Map::new();
+        map.insert("deep".to_owned(), v);
+        Value::Object(map)
+    };
+    let run = move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let registry = Registry::new();
+        keep(&registry, raw("t"));
+        let r = runtime.block_on(registry.execute(call("t", deep(json!(1)))));
+        assert_eq!(r.text(), "ran:t");
+        let r = runtime.block_on(registry.execute(call("t", deep(negative_zero()))));
+        assert!(r.text().contains("losslessly JSON-serializable"));
+    };
+    std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(run)
+        .unwrap()
+        .join()
+        .expect("the call ran out of stack");
+}
