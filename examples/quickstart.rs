@@ -1,107 +1,271 @@
-//! The schema core, end to end: a Rust argument type becomes the model-facing JSON Schema, a
-//! model's arguments are validated against it (every violation, with its path), and a tool
-//! defined at run time from a config file gets the same treatment through the author DSL.
+//! One scripted model turn through the registry and the scheduler: parallel reads, an
+//! exclusive write that needs approval, a shell command a policy denies, a call with invalid
+//! arguments, a guard, and a timeout. Each result is printed with its card.
 //!
 //! Run it with `cargo run --example quickstart`.
 
-use dsh_tools::json::to_compact_string;
-use dsh_tools::schema::dsl::ParameterSchemaSpec;
-use dsh_tools::schema::{CompiledSchema, OutputSchema, Root, ToolArgsError, bridge};
+use dsh_tools::present::{FileDiff, ReadFileLine, ResultSummary, ToolCallView, ToolResultView};
+use dsh_tools::schedule::TurnScheduler;
+use dsh_tools::*;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
 
-/// Arguments of a `read_file` tool, as an author writes them.
-#[derive(Debug, Deserialize, JsonSchema)]
+/// Arguments of `read_file`.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[allow(dead_code)] // printed with Debug only
 struct ReadFileArgs {
     /// Absolute file path
     path: String,
     /// First line to read, 1-based
     offset: Option<u32>,
-    /// How many lines to read
-    limit: Option<u16>,
 }
 
-/// What `read_file` returns.
 #[derive(Serialize, JsonSchema)]
 struct ReadFileOutput {
+    path: String,
+    offset: u32,
     lines: Vec<String>,
-    total_lines: u32,
 }
 
-/// A model's tool call, checked and decoded the way the registry will do it.
-fn call_read_file(params: &CompiledSchema, args: &Value) -> Result<ReadFileArgs, ToolArgsError> {
-    let violations = params.validate_at(args, Root::Parameters);
-    if !violations.is_empty() {
-        return Err(ToolArgsError::new(violations));
+/// Arguments of `write_file`.
+#[derive(Deserialize, JsonSchema)]
+struct WriteFileArgs {
+    /// Absolute file path
+    path: String,
+    /// The new contents
+    content: String,
+}
+
+/// Arguments of `bash`.
+#[derive(Deserialize, JsonSchema)]
+struct BashArgs {
+    /// The command line
+    command: String,
+}
+
+fn fake_file(path: &str) -> Vec<String> {
+    match path {
+        "/etc/hosts" => vec!["127.0.0.1 localhost".into(), "::1 localhost".into()],
+        _ => vec![format!("// {path}"), "fn main() {}".into()],
     }
-    // A value that validates always decodes (the bridge's contract, property-tested).
-    // `json::decode` reads `2.0` as the integer the schema accepted.
-    Ok(dsh_tools::json::decode(args).expect("validated arguments decode"))
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    println!("== 1. The model-facing schema of a Rust type (schemars, through the bridge)");
-    let parameters = bridge::schema_for::<ReadFileArgs>()?;
-    println!("{}\n", serde_json::to_string_pretty(&parameters)?);
-    let params = CompiledSchema::compile(&parameters)?;
-
-    println!("== 2. Arguments from the model");
-    let calls = [
-        json!({"path": "/etc/hosts", "offset": 1, "limit": 20}),
-        json!({"path": "/etc/hosts", "offset": 2.0}),
-        json!({"offset": -1, "limit": 70000, "follow": true}),
-        json!("read /etc/hosts please"),
-    ];
-    for args in &calls {
-        match call_read_file(&params, args) {
-            Ok(decoded) => println!(
-                "ok      {}\n        -> {decoded:?}",
-                to_compact_string(args)
-            ),
-            Err(e) => println!(
-                "{:<7} {}\n        -> {e}",
-                e.code(),
-                to_compact_string(args)
-            ),
+fn read_file() -> ToolDefinition {
+    ToolDefinition::typed(
+        "read_file",
+        "Read a file from disk.",
+        |args: ReadFileArgs, _ctx| async move {
+            let offset = args.offset.unwrap_or(1);
+            let lines = fake_file(&args.path)
+                .into_iter()
+                .skip(offset as usize - 1)
+                .collect();
+            Ok(ReadFileOutput {
+                path: args.path,
+                offset,
+                lines,
+            })
+        },
+    )
+    .expect("ReadFileArgs bridges")
+    .concurrency_safe(|_| true)
+    .present_call(Arc::new(|args: &Value| {
+        Some(ToolCallView::Generic {
+            title: format!("Read {}", args.get("path")?.as_str()?),
+            kind: Some(present::ToolCallKind::Read),
+            raw_input: None,
+            content: None,
+            locations: None,
+        })
+    }))
+    .present_result(Arc::new(|args: &Value, result: &ResultSummary| {
+        if result.is_error {
+            return None;
         }
+        let text = result.content.first()?.as_text()?;
+        let out: Value = serde_json::from_str(text).ok()?;
+        let offset = out["offset"].as_u64()?;
+        let lines: Vec<ReadFileLine> = out["lines"]
+            .as_array()?
+            .iter()
+            .zip(offset..)
+            .map(|(l, number)| ReadFileLine {
+                number,
+                text: l.as_str().unwrap_or("").to_owned(),
+            })
+            .collect();
+        Some(ToolResultView::Read {
+            title: None,
+            path: args.get("path")?.as_str()?.to_owned(),
+            offset,
+            total_lines: lines.len() as u64 + offset - 1,
+            lines,
+            lang: None,
+            content: None,
+        })
+    }))
+}
+
+fn write_file() -> ToolDefinition {
+    ToolDefinition::typed(
+        "write_file",
+        "Write a file.",
+        |args: WriteFileArgs, _ctx| async move {
+            Ok(format!(
+                "wrote {} bytes to {}",
+                args.content.len(),
+                args.path
+            ))
+        },
+    )
+    .expect("WriteFileArgs bridges")
+    .present_result(Arc::new(|args: &Value, result: &ResultSummary| {
+        (!result.is_error).then(|| ToolResultView::Diff {
+            title: None,
+            diffs: vec![FileDiff {
+                path: args["path"].as_str().unwrap_or("?").to_owned(),
+                old_text: None,
+                new_text: args["content"].as_str().unwrap_or("").to_owned(),
+            }],
+        })
+    }))
+}
+
+fn bash() -> ToolDefinition {
+    ToolDefinition::typed(
+        "bash",
+        "Run a shell command.",
+        |args: BashArgs, ctx| async move {
+            // A long-running command that honours cancellation.
+            if args.command.starts_with("sleep") {
+                ctx.signal().cancelled().await;
+                return Ok("interrupted".to_owned());
+            }
+            Ok(format!("ran `{}`", args.command))
+        },
+    )
+    .expect("BashArgs bridges")
+    .timeout(Duration::from_millis(100))
+    .present_call(Arc::new(|args: &Value| {
+        Some(ToolCallView::Terminal {
+            title: args.get("command")?.as_str()?.to_owned(),
+            description: None,
+            cwd: None,
+        })
+    }))
+}
+
+fn main() {
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    runtime.block_on(turn());
+}
+
+async fn turn() {
+    let registry = Registry::new();
+    for tool in [read_file(), write_file(), bash()] {
+        registry.register(tool).expect("valid definition").keep();
+    }
+    // Around dispatch: timeouts (each tool's declared limit).
+    registry.on_execute(wrappers::timeout(&registry)).keep();
+    // Policy: writes need a human; destructive shell commands are denied outright.
+    registry
+        .on_pre_execute(|exec: Arc<ToolExecution>, next: PreNext| async move {
+            let command = exec
+                .arguments()
+                .and_then(|a| a.get("command"))
+                .and_then(Value::as_str);
+            match (exec.name(), command) {
+                ("write_file", _) => Ok(PreToolDecision::ask(Some("writes need approval"))),
+                ("bash", Some(c)) if c.contains("rm -rf") => {
+                    Ok(PreToolDecision::deny("refusing a recursive delete"))
+                }
+                _ => next.run().await,
+            }
+        })
+        .keep();
+    // A guard can only deny: nothing outside /etc and /src is readable.
+    registry
+        .guard(|exec: &ToolExecution| {
+            let path = exec.arguments()?.get("path")?.as_str()?;
+            (!path.starts_with("/etc") && !path.starts_with("/src"))
+                .then(|| format!("{path} is outside the workspace"))
+        })
+        .keep();
+    // The approval service: here, a user who approves every write.
+    registry.set_approval_service(|request: ApprovalRequest| async move {
+        println!(
+            "  [approval] {} asks to run {} ({:?}): approved",
+            request.agent, request.tool_name, request.reason
+        );
+        Ok(ApprovalOutcome::AllowedOnce)
+    });
+
+    println!(
+        "The model sees {} tools:",
+        registry.schemas(None).map(|s| s.len()).unwrap_or(0)
+    );
+    for schema in registry.schemas(None).unwrap_or_default() {
+        println!("  {}: {}", schema.name, schema.description);
     }
 
-    println!("\n== 3. Output validation");
-    let output = OutputSchema::new(&bridge::schema_for::<ReadFileOutput>()?)?;
-    let good = serde_json::to_value(ReadFileOutput {
-        lines: vec!["127.0.0.1 localhost".into()],
-        total_lines: 1,
-    })?;
-    println!("valid output: {}", output.check("read_file", &good).is_ok());
-    let bad = json!({"lines": ["a", 2], "total_lines": -1});
-    if let Err(e) = output.check("read_file", &bad) {
-        println!("{}: {e}", e.code());
+    let signal = CancellationToken::new();
+    let script: Vec<(&str, Value)> = vec![
+        ("read_file", json!({"path": "/etc/hosts"})),
+        ("read_file", json!({"path": "/src/main.rs", "offset": 2})),
+        ("read_file", json!({"path": "/home/me/.ssh/id_rsa"})),
+        (
+            "write_file",
+            json!({"path": "/src/lib.rs", "content": "pub fn answer() -> u32 { 42 }\n"}),
+        ),
+        ("bash", json!({"command": "rm -rf /"})),
+        ("read_file", json!({"offset": 0, "verbose": true})),
+        ("bash", json!({"command": "sleep 60"})),
+    ];
+    let calls: Vec<ToolExecutionInput> = script
+        .iter()
+        .enumerate()
+        .map(|(i, (name, args))| {
+            ToolExecutionInput::new(format!("call_{i}"), *name, args.clone(), signal.clone())
+                .agent("main")
+        })
+        .collect();
+    for (i, (name, args)) in script.iter().enumerate() {
+        let mode = registry.execution_mode(name, args, Some(&AgentId::new("main")), None);
+        println!("call_{i} {name} ({mode:?})");
     }
+    println!("\nRunning the turn (pool of 4)...\n");
+    let results = TurnScheduler::new(registry.clone())
+        .width(4)
+        .run(calls, &signal)
+        .await;
 
-    println!("\n== 4. A tool defined at run time (a plugin's config file, in the author DSL)");
-    let config = r#"{
-        "query": {"type": "string", "required": true, "description": "What to search for"},
-        "max_results": {"type": "integer", "enum": [10, 20, 50]},
-        "scope": {"type": "object", "additionalProperties": false,
-                  "properties": {"repo": {"type": "string", "required": true}}}
-    }"#;
-    let spec: ParameterSchemaSpec = serde_json::from_str(config)?;
-    let schema = spec.to_json_schema()?;
-    println!("{}", to_compact_string(&schema));
-    let search = CompiledSchema::compile(&schema)?;
-    let args = json!({"max_results": 15, "scope": {"repository": "x"}});
-    for violation in search.validate_at(&args, Root::Parameters) {
-        println!("  {violation}");
+    let agent = AgentId::new("main");
+    for (i, ((name, args), result)) in script.iter().zip(&results).enumerate() {
+        println!("── call_{i}: {name} {args}");
+        println!(
+            "   card:   {}",
+            indent(&registry.present_call(name, args, Some(&agent)).to_string())
+        );
+        let status = match result.code() {
+            Some(code) => format!("error {code}"),
+            None if result.is_error() => "error".to_owned(),
+            None => "ok".to_owned(),
+        };
+        println!("   {status}: {}", result.text());
+        println!(
+            "   result: {}\n",
+            indent(
+                &registry
+                    .present_result(name, args, result, Some(&agent))
+                    .to_string()
+            )
+        );
     }
+}
 
-    println!("\n== 5. A config mistake is reported, not ignored");
-    let broken = r#"{"query": {"type": "string", "required": "yes"}}"#;
-    match serde_json::from_str::<ParameterSchemaSpec>(broken) {
-        Ok(_) => println!("unexpectedly accepted"),
-        Err(e) => println!("{e}"),
-    }
-    Ok(())
+fn indent(text: &str) -> String {
+    text.replace('\n', "\n           ")
 }

@@ -61,14 +61,14 @@ fn call(c: &mut Criterion) {
         b.iter(|| {
             // The same inputs the registry gets (arguments built per call), awaited directly.
             let args = Arc::new(json!({"path": "/tmp/a"}));
-            rt.block_on(noop(black_box(args), ctx.clone()))
+            run_now(&rt, noop(black_box(args), ctx.clone()))
         })
     });
     group.bench_function("bare", |b| {
-        b.iter(|| rt.block_on(bare.execute(black_box(input()))))
+        b.iter(|| run_now(&rt, bare.execute(black_box(input()))))
     });
     group.bench_function("hooked", |b| {
-        b.iter(|| rt.block_on(hooked.execute(black_box(input()))))
+        b.iter(|| run_now(&rt, hooked.execute(black_box(input()))))
     });
     group.finish();
 }
@@ -111,8 +111,7 @@ fn capture_ctx() -> ToolRunContext {
         json!({}),
         CancellationToken::new(),
     )));
-    let ctx = slot.lock().unwrap().take().unwrap();
-    ctx
+    slot.lock().unwrap().take().unwrap()
 }
 
 fn turn(c: &mut Criterion) {

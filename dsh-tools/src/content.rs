@@ -44,10 +44,11 @@ impl ContentBlock {
         if !map.get("type").is_some_and(Value::is_string) || !is_lossless(&value) {
             return Err(InvalidContentBlock);
         }
-        if map.len() == 2 && map.get("type").and_then(Value::as_str) == Some("text") {
-            if let Some(Value::String(text)) = map.get("text") {
-                return Ok(Self(Repr::Text(text.clone())));
-            }
+        if map.len() == 2
+            && map.get("type").and_then(Value::as_str) == Some("text")
+            && let Some(Value::String(text)) = map.get("text")
+        {
+            return Ok(Self(Repr::Text(text.clone())));
         }
         Ok(Self(Repr::Other(value)))
     }

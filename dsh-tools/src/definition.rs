@@ -50,6 +50,13 @@ pub fn render_default(value: &Value) -> Vec<ContentBlock> {
     }
 }
 
+impl Drop for OutputDecl {
+    /// Schemas may be nested deeply; serde_json's own `Drop` recurses once per level.
+    fn drop(&mut self) {
+        crate::pipeline::free(std::mem::take(&mut self.schema));
+    }
+}
+
 impl OutputDecl {
     /// An output `schema` (asserted at registration) rendered by `render(arguments, value)`.
     pub fn new(
@@ -131,6 +138,16 @@ impl fmt::Debug for ToolDefinition {
             .field("output", &self.output)
             .field("timeout", &self.timeout)
             .finish_non_exhaustive()
+    }
+}
+
+impl Drop for ToolDefinition {
+    /// Parameters may be nested deeply (spec §5.5.2: 5000-deep parameters work); serde_json's
+    /// own `Drop` recurses once per level. The last clone frees them iteratively.
+    fn drop(&mut self) {
+        if let Some(parameters) = Arc::get_mut(&mut self.parameters) {
+            crate::pipeline::free(std::mem::take(parameters));
+        }
     }
 }
 
@@ -239,5 +256,78 @@ impl ToolDefinition {
     /// The result presenter.
     pub fn result_presenter(&self) -> Option<&ResultPresenter> {
         self.present_result.as_ref()
+    }
+}
+
+impl ToolDefinition {
+    /// A typed tool (spec §1.4, the runtime half of `#[tool]`): the parameters are the bridged
+    /// schema of `A`, every call's arguments are validated against it before the body (every
+    /// violation reported as one `INVALID_ARGS` failure with paths), then decoded into `A`; the
+    /// body's `O` is serialized and checked against `O`'s bridged schema.
+    ///
+    /// ```
+    /// use dsh_tools::{ToolDefinition, ToolError};
+    /// use schemars::JsonSchema;
+    /// use serde::Deserialize;
+    ///
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct AddArgs {
+    ///     /// first term
+    ///     a: i64,
+    ///     /// second term
+    ///     b: i64,
+    /// }
+    ///
+    /// let add = ToolDefinition::typed("add", "Add two numbers.", |args: AddArgs, _ctx| async move {
+    ///     Ok::<_, ToolError>(args.a + args.b)
+    /// })?;
+    /// assert_eq!(add.parameters()["required"], serde_json::json!(["a", "b"]));
+    /// # Ok::<(), dsh_tools::schema::bridge::BridgeError>(())
+    /// ```
+    pub fn typed<A, O, F, Fut>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        body: F,
+    ) -> Result<Self, crate::schema::bridge::BridgeError>
+    where
+        A: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static,
+        O: serde::Serialize + schemars::JsonSchema + 'static,
+        F: Fn(A, ToolRunContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
+    {
+        use crate::schema::{CompiledSchema, Root, ToolArgsError, bridge};
+        let parameters = bridge::schema_for::<A>()?;
+        let output = bridge::schema_for::<O>()?;
+        // The bridge guarantees a supported schema; compile cannot fail on its output.
+        let compiled = Arc::new(CompiledSchema::compile(&parameters).map_err(|e| {
+            crate::schema::bridge::BridgeError::internal(format!(
+                "bridged parameters do not compile: {e}"
+            ))
+        })?);
+        let body = Arc::new(body);
+        Ok(Self::new(
+            name,
+            description,
+            parameters,
+            OutputDecl::json(output),
+            move |args, ctx| {
+                let compiled = Arc::clone(&compiled);
+                let body = Arc::clone(&body);
+                async move {
+                    let violations = compiled.validate_at(&args, Root::Parameters);
+                    if !violations.is_empty() {
+                        return Err(ToolArgsError::new(violations).into());
+                    }
+                    let decoded: A = crate::json::decode(&args).map_err(|e| {
+                        ToolError::new(format!(
+                            "validated arguments did not decode (a dsh-tools bug): {e}"
+                        ))
+                    })?;
+                    let out = body(decoded, ctx).await?;
+                    serde_json::to_value(out)
+                        .map_err(|e| ToolError::new(format!("tool output is not JSON: {e}")))
+                }
+            },
+        ))
     }
 }

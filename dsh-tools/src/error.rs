@@ -122,7 +122,7 @@ impl ToolError {
     /// milliseconds are written as decimals (`0.5ms`).
     pub fn timeout(after: std::time::Duration) -> Self {
         let nanos = after.as_nanos();
-        let ms = if nanos % 1_000_000 == 0 {
+        let ms = if nanos.is_multiple_of(1_000_000) {
             (nanos / 1_000_000).to_string()
         } else {
             let text = format!("{:.6}", nanos as f64 / 1e6);

@@ -6,6 +6,7 @@
 //! [`keep`](Registration::keep) to keep it for the registry's lifetime.
 
 mod errors;
+mod present;
 mod state;
 
 pub use errors::{RegistrationError, RestrictError};

@@ -238,6 +238,17 @@ pub struct BridgeError {
 }
 
 impl BridgeError {
+    /// An error with one problem at the root (for failures past the bridge itself).
+    pub(crate) fn internal(message: String) -> Self {
+        Self {
+            problems: vec![BridgeProblem {
+                path: "#".to_owned(),
+                message,
+            }],
+            unlisted: 0,
+        }
+    }
+
     /// Every problem, in schema order (at most
     /// [`MAX_LISTED_VIOLATIONS`]; the rest are only counted).
     pub fn problems(&self) -> &[BridgeProblem] {
