@@ -1,30 +1,74 @@
 //! # dsh-tools
 //!
-//! The tool layer for LLM agents: typed tool definitions whose model-facing JSON Schema,
-//! argument validator and typed decode can never disagree, and (in later releases) the registry
-//! and execution pipeline every call runs through.
+//! The tool layer for LLM agents. A tool is a [`ToolDefinition`]: what the model sees (name,
+//! description, JSON Schema parameters) and what only the host sees (a validated output
+//! declaration, the body, a timeout, a concurrency classifier, presenters). A [`Registry`] holds
+//! tools for a deployment and its agents, and runs every call through one pipeline:
 //!
-//! This release holds the schema core:
+//! pre-execute policy (allow / deny / ask → approval) → guards (can only deny) → around-dispatch
+//! wrappers (timeouts, retries, tracing) → the body → output validation and rendering →
+//! post-execute (accept, replace, block) → `finalize_content` → result observers.
 //!
-//! * [`json`]: the lossless JSON value model (no `-0`; numbers compared numerically, exactly).
-//! * [`schema`]: the enforced JSON Schema subset ([`schema::assert_supported`]), the compiled
-//!   validator ([`schema::CompiledSchema`]) that lists every violation with its path, output
-//!   schemas, the author DSL ([`schema::dsl`]) and the bridge from `schemars`
-//!   ([`schema::bridge`]).
+//! Every failure — unknown tool, invalid arguments, a panicking body or hook, a timeout, a
+//! cancellation — becomes a structured result the model reads as `Error: <message>`, and the
+//! turn goes on.
 //!
 //! ```
-//! use dsh_tools::schema::{CompiledSchema, Root};
+//! use dsh_tools::{
+//!     CancellationToken, PreNext, PreToolDecision, Registry, ToolDefinition, ToolError,
+//!     ToolExecution, ToolExecutionInput, wrappers,
+//! };
+//! use schemars::JsonSchema;
+//! use serde::Deserialize;
 //! use serde_json::json;
+//! use std::sync::Arc;
+//! use std::time::Duration;
 //!
-//! let params = CompiledSchema::compile(&json!({
-//!     "type": "object",
-//!     "properties": {"path": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}},
-//!     "required": ["path"]
-//! }))?;
-//! let violations = params.validate_at(&json!({"tags": ["a", 2]}), Root::Parameters);
-//! assert_eq!(violations, [r#"missing required property "path""#, r#""tags[1]" must be a string"#]);
-//! # Ok::<(), dsh_tools::schema::JsonSchemaError>(())
+//! #[derive(Deserialize, JsonSchema)]
+//! struct ReadArgs {
+//!     /// Absolute file path
+//!     path: String,
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let registry = Registry::new();
+//! // A typed tool: its parameters are ReadArgs' schema; arguments are validated, then decoded.
+//! let read = ToolDefinition::typed("read_file", "Read a file.", |args: ReadArgs, _ctx| async move {
+//!     Ok::<_, ToolError>(format!("contents of {}", args.path))
+//! })?
+//! .timeout(Duration::from_secs(30));
+//! registry.register(read)?.keep();
+//!
+//! // A policy, a guard and a wrapper.
+//! registry.on_pre_execute(|exec: Arc<ToolExecution>, next: PreNext| async move {
+//!     if exec.arguments().is_some_and(|a| a["path"] == "/etc/shadow") {
+//!         return Ok(PreToolDecision::deny("that file is off limits"));
+//!     }
+//!     next.run().await
+//! }).keep();
+//! registry.guard(|exec: &ToolExecution| {
+//!     let path = exec.arguments()?.get("path")?.as_str()?;
+//!     (!path.starts_with('/')).then(|| format!("{path} is not absolute"))
+//! }).keep();
+//! registry.on_execute(wrappers::timeout(&registry)).keep();
+//!
+//! let call = |args| ToolExecutionInput::new("call_1", "read_file", args, CancellationToken::new());
+//! let ok = registry.execute(call(json!({"path": "/etc/hosts"}))).await;
+//! assert_eq!(ok.text(), "contents of /etc/hosts");
+//! let denied = registry.execute(call(json!({"path": "/etc/shadow"}))).await;
+//! assert_eq!(denied.text(), "Error: that file is off limits");
+//! let invalid = registry.execute(call(json!({"file": "/etc/hosts"}))).await;
+//! assert_eq!(invalid.code(), Some("INVALID_ARGS"));
+//! assert_eq!(invalid.text(), r#"Error: invalid arguments: missing required property "path""#);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
 //! ```
+//!
+//! Modules: [`schema`] (the enforced JSON Schema subset, the compiled validator, output schemas,
+//! the author DSL and the `schemars` bridge), [`json`] (the lossless JSON model), [`registry`]
+//! (layers, scopes, restrictions, `schemas()`), [`pipeline`] (the call stages, hooks, results),
+//! [`wrappers`] (timeout, retry, tracing), [`schedule`] (parallel / exclusive scheduling of a
+//! model turn), [`present`] (presentation cards).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
