@@ -15,6 +15,7 @@ mod result;
 pub use decision::{
     ApprovalOutcome, ApprovalRequest, ApprovalService, PostToolDecision, PreToolDecision,
 };
+pub(crate) use execution::free;
 pub use execution::{AgentId, ExecutionToken, ToolExecution, ToolExecutionInput, ToolRunContext};
 pub use hooks::{
     BoxFuture, ExecuteCall, ExecuteNext, ExecuteWrapper, Guard, HookResult, PostExecuteHook,
