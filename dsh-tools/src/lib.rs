@@ -94,6 +94,11 @@ pub use pipeline::{
 pub use registry::{PresentationMode, Registration, Registry, Restriction, Scope, ToolSchema};
 pub use tokio_util::sync::CancellationToken;
 
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 /// Re-exported so tool authors need no direct dependency on these crates.
 pub use schemars;
 pub use serde_json;
