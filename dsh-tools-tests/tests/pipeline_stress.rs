@@ -200,7 +200,7 @@ fn ten_thousand_calls_one_result_each() {
             Ok(())
         })
         .keep();
-    let returned = runtime.block_on(async {
+    let run = async {
         let stop = CancellationToken::new();
         let churner = tokio::spawn(churn(registry.clone(), stop.clone()));
         let mut tasks = Vec::new();
@@ -259,7 +259,10 @@ fn ten_thousand_calls_one_result_each() {
         stop.cancel();
         churner.await.unwrap();
         returned
-    });
+    };
+    let returned = runtime
+        .block_on(async { tokio::time::timeout(HANG, run).await })
+        .expect("the calls settled");
     let total = TASKS * CALLS_PER_TASK;
     assert_eq!(returned.len(), total);
     let seen = seen.lock().unwrap();
