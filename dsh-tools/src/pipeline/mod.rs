@@ -152,7 +152,9 @@ impl Registry {
             signal: input.signal.child_token(),
         });
         let mut call = Call {
-            finalizer: visible.as_ref().and_then(|t| t.definition.finalize_content.clone()),
+            finalizer: visible
+                .as_ref()
+                .and_then(|t| t.definition.finalize_content.clone()),
             executable: if collapsed { None } else { visible },
             exec,
             state: Arc::default(),
