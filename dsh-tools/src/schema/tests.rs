@@ -211,3 +211,23 @@ fn violation_listing_is_bounded() {
         "... and 4000 more violations (not listed)"
     );
 }
+
+#[test]
+fn listing_agrees_with_the_fast_path_on_deep_overlapping_one_of() {
+    // Found by the `validate` fuzz target's invariant (fuzz/regressions/validate): the item
+    // matches both branches, the first only 16 levels down, past the collector's probe budget.
+    let mut deep_schema = json!({"type": "integer"});
+    let mut deep_value = json!(0);
+    for _ in 0..16 {
+        deep_schema = json!({"type": "array", "items": deep_schema});
+        deep_value = json!([deep_value]);
+    }
+    let schema = json!({"type": "array", "items": {"oneOf": [deep_schema, {"type": "array"}]}});
+    let value = json!([deep_value]);
+    let compiled = CompiledSchema::compile(&schema).unwrap();
+    assert!(!compiled.is_valid(&value));
+    assert_eq!(
+        compiled.validate(&value),
+        [r#""value[0]" must match exactly one oneOf branch (matched 2)"#]
+    );
+}

@@ -113,6 +113,9 @@ impl CompiledSchema {
             return !PROBE && self.fits_silently(id, v);
         }
         match node {
+            // A probe cannot count matches: a branch past its budget is "don't know", and
+            // miscounting it as a miss could turn two matches into one. Let the collector decide.
+            Node::OneOf(_) if PROBE => false,
             Node::OneOf(branches) => {
                 let mut matched = 0;
                 for b in branches.iter() {
