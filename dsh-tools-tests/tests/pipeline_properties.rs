@@ -269,12 +269,7 @@ struct BodyFlags {
 }
 
 /// Cancels `reached` and waits for the caller's abort when `here` is the scenario's point.
-async fn checkpoint(
-    point: Point,
-    here: Point,
-    reached: &CancellationToken,
-    caller: &CancellationToken,
-) {
+async fn checkpoint(point: Point, here: Point, reached: &CancellationToken, caller: &Signal) {
     if point == here {
         reached.cancel();
         caller.cancelled().await;

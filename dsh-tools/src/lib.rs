@@ -88,7 +88,7 @@ pub use definition::{OutputDecl, ToolDefinition};
 pub use error::{ErrorInfo, ToolError};
 pub use pipeline::{
     AgentId, ApprovalOutcome, ApprovalRequest, ApprovalService, ExecuteCall, ExecuteNext,
-    ExecutionToken, PostNext, PostToolDecision, PreNext, PreToolDecision, ToolExecution,
+    ExecutionToken, PostNext, PostToolDecision, PreNext, PreToolDecision, Signal, ToolExecution,
     ToolExecutionInput, ToolExecutionResult, ToolRunContext,
 };
 pub use registry::{PresentationMode, Registration, Registry, Restriction, Scope, ToolSchema};

@@ -47,7 +47,7 @@ impl Registry {
             agent: agent.cloned(),
             parent,
             token: ExecutionToken::mint(),
-            signal: CancellationToken::new(),
+            signal: crate::pipeline::Signal::new(CancellationToken::new()),
         };
         let Some(tool) = resolve_executable(self, &probe) else {
             return ExecutionMode::Exclusive;

@@ -321,7 +321,7 @@ async fn scenario_087_failures_after_cancel_keep_their_codes() {
 }
 
 /// A body that waits for its signal, records it, and then returns `stopped`.
-fn stops_on_abort(reached: &CancellationToken, seen: &Seen<CancellationToken>) -> ToolDefinition {
+fn stops_on_abort(reached: &CancellationToken, seen: &Seen<Signal>) -> ToolDefinition {
     let (rc, s) = (reached.clone(), seen.clone());
     ToolDefinition::new(
         "t",
@@ -531,9 +531,11 @@ async fn scenario_092_argument_failure_beats_pre_abort() {
 async fn spec_8_1_bodies_and_hooks_cannot_cancel_the_caller() {
     let cancel_in = |stage: &'static str| {
         let registry = Registry::new();
-        let hit = move |here: &str, token: &CancellationToken| {
+        // A read-only `Signal` has no `cancel`: the most a hook can do is cancel a child token,
+        // which must not reach the caller.
+        let hit = move |here: &str, signal: &Signal| {
             if here == stage {
-                token.cancel();
+                signal.child_token().cancel();
             }
         };
         keep(

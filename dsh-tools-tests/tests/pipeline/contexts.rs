@@ -190,9 +190,13 @@ fn composite() -> ToolDefinition {
         json!({"type": "object"}),
         OutputDecl::text(),
         |_, ctx: ToolRunContext| async move {
-            let input =
-                ToolExecutionInput::new("c1.1", "terminal-nested", json!({}), ctx.signal().clone())
-                    .parent(ctx.execution().token());
+            let input = ToolExecutionInput::new(
+                "c1.1",
+                "terminal-nested",
+                json!({}),
+                ctx.signal().child_token(),
+            )
+            .parent(ctx.execution().token());
             let nested = ctx.registry().execute(input).await;
             if nested.concludes_turn() {
                 ctx.conclude_turn();

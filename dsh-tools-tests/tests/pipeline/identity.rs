@@ -96,7 +96,7 @@ async fn scenario_094_non_lossless_arguments() {
             next.run()
         })
         .keep();
-    type Observation = (Option<Value>, Option<ExecutionToken>, CancellationToken);
+    type Observation = (Option<Value>, Option<ExecutionToken>, Signal);
     let scoped: Seen<Observation> = Seen::new();
     let s = scoped.clone();
     registry

@@ -301,19 +301,19 @@ impl<T: Clone> Default for Seen<T> {
 
 /// Whether `a` and `b` are clones of one token (cancelling a clone cancels every clone; a child
 /// token does not cancel its parent). Cancels both.
-pub fn same_token(a: &CancellationToken, b: &CancellationToken) -> bool {
+pub fn same_token(a: &Signal, b: &CancellationToken) -> bool {
     assert!(
         !a.is_cancelled() && !b.is_cancelled(),
         "compare live tokens"
     );
-    a.cancel();
-    b.is_cancelled()
+    b.cancel();
+    a.is_cancelled()
 }
 
 /// Whether `observed` is the caller's signal as hooks see it (spec §8.1): live, and fired by
-/// the caller's abort. (It is derived from the caller's, so a hook cannot cancel the caller's.)
+/// the caller's abort. (A read-only `Signal`: a hook cannot cancel the caller's.)
 /// Cancels `caller`.
-pub fn fires_with(observed: &CancellationToken, caller: &CancellationToken) -> bool {
+pub fn fires_with(observed: &Signal, caller: &CancellationToken) -> bool {
     assert!(
         !observed.is_cancelled() && !caller.is_cancelled(),
         "compare live tokens"

@@ -5,7 +5,6 @@ use crate::error::ToolError;
 use crate::pipeline::execution::AgentId;
 use crate::pipeline::hooks::BoxFuture;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
 /// What a `pre-execute` hook decides (spec §6.1).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -170,8 +169,8 @@ pub struct ApprovalRequest {
     pub call_id: String,
     /// The `ask` decision's reason, when it had one.
     pub reason: Option<String>,
-    /// The caller's cancellation signal.
-    pub signal: CancellationToken,
+    /// The caller's cancellation signal (read-only).
+    pub signal: crate::pipeline::Signal,
 }
 
 /// Resolves `ask` decisions (a UI prompt, a policy server, …).

@@ -1,6 +1,6 @@
 //! Stage 2's innermost step (spec §6.5 1a–g) and success construction (§6.6).
 
-use super::execution::{RunState, ToolExecution, ToolRunContext};
+use super::execution::{RunState, Signal, ToolExecution, ToolRunContext};
 use super::result::{Outcome, ResultData, ToolExecutionResult};
 use crate::content::UserMessage;
 use crate::error::ToolError;
@@ -48,12 +48,15 @@ pub(crate) async fn core_dispatch(
 ) -> ToolExecutionResult {
     let exec = &ctx.execution;
     let tag = |r: ToolExecutionResult| r.tagged(exec.token);
-    // (a) The body's signal: a child of the installed one (the caller's, or a wrapper's
-    // replacement that `relay` fuses with the caller's). A child, so that the body observes
-    // cancellation but can never cancel the caller's or the wrapper's token (spec §8.1).
-    let body_signal = installed.child_token();
-    // The fused signal: the caller's or the wrapper's fired (not the body's own child).
-    let fused_aborted = || installed.is_cancelled() || exec.signal.is_cancelled();
+    // (a) The body's signal, read-only: the caller's own, or, when a wrapper replaced it, a
+    // child of the wrapper's token that `relay` also cancels when the caller's fires.
+    let body_signal = if replaced {
+        installed.child_token()
+    } else {
+        installed.clone()
+    };
+    // The fused signal fired: the caller's or the wrapper's.
+    let fused_aborted = || installed.is_cancelled() || (replaced && exec.signal.is_cancelled());
     if fused_aborted() {
         return tag(ToolExecutionResult::failure(
             ToolError::aborted_before_dispatch(),
@@ -79,7 +82,7 @@ pub(crate) async fn core_dispatch(
     ctx.state.body_invoked.store(true, Ordering::Release);
     let run = ToolRunContext {
         execution: Arc::clone(exec),
-        signal: body_signal.clone(),
+        signal: Signal::new(body_signal.clone()),
         state: Arc::clone(&ctx.state),
         registry: ctx.registry.clone(),
     };
@@ -88,7 +91,7 @@ pub(crate) async fn core_dispatch(
         Ok(fut) => {
             let fut = AssertUnwindSafe(fut).catch_unwind();
             let settled = if replaced {
-                relay(fut, &exec.signal, &body_signal).await
+                relay(fut, exec.signal.token(), &body_signal).await
             } else {
                 fut.await
             };

@@ -128,6 +128,51 @@ impl ToolExecutionInput {
     }
 }
 
+/// A read-only cancellation signal (spec §8.1): observe it, wait for it, or derive a child
+/// token from it; it can never cancel the caller's call or turn.
+#[derive(Clone)]
+pub struct Signal(CancellationToken);
+
+impl Signal {
+    pub(crate) fn new(token: CancellationToken) -> Self {
+        Self(token)
+    }
+
+    /// The token itself (the pipeline's own use only: never handed out).
+    pub(crate) fn token(&self) -> &CancellationToken {
+        &self.0
+    }
+
+    /// Whether it fired.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.is_cancelled()
+    }
+
+    /// Completes when it fires.
+    pub fn cancelled(&self) -> tokio_util::sync::WaitForCancellationFuture<'_> {
+        self.0.cancelled()
+    }
+
+    /// Completes when it fires (owning the signal).
+    pub fn cancelled_owned(self) -> tokio_util::sync::WaitForCancellationFutureOwned {
+        self.0.cancelled_owned()
+    }
+
+    /// A token that fires when this signal fires; cancelling it affects only itself and its
+    /// children (hand it to nested calls and to APIs that take a `CancellationToken`).
+    pub fn child_token(&self) -> CancellationToken {
+        self.0.child_token()
+    }
+}
+
+impl fmt::Debug for Signal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Signal")
+            .field("cancelled", &self.is_cancelled())
+            .finish()
+    }
+}
+
 /// The pipeline's immutable view of a call (spec §6.1): the input with the arguments
 /// snapshotted (absent when they were not lossless JSON), `root_call_id` defaulted, and a fresh
 /// [`ExecutionToken`].
@@ -141,7 +186,7 @@ pub struct ToolExecution {
     pub(crate) agent: Option<AgentId>,
     pub(crate) parent: Option<ExecutionToken>,
     pub(crate) token: ExecutionToken,
-    pub(crate) signal: CancellationToken,
+    pub(crate) signal: Signal,
 }
 
 impl ToolExecution {
@@ -185,8 +230,8 @@ impl ToolExecution {
         self.token
     }
 
-    /// The caller's cancellation signal.
-    pub fn signal(&self) -> &CancellationToken {
+    /// The caller's cancellation signal (read-only).
+    pub fn signal(&self) -> &Signal {
         &self.signal
     }
 }
@@ -244,7 +289,7 @@ impl RunState {
 #[derive(Clone)]
 pub struct ToolRunContext {
     pub(crate) execution: Arc<ToolExecution>,
-    pub(crate) signal: CancellationToken,
+    pub(crate) signal: Signal,
     pub(crate) state: Arc<RunState>,
     pub(crate) registry: Registry,
 }
@@ -265,7 +310,7 @@ impl ToolRunContext {
     }
 
     /// The body's cancellation signal: honour it, then return (the registry awaits the body).
-    pub fn signal(&self) -> &CancellationToken {
+    pub fn signal(&self) -> &Signal {
         &self.signal
     }
 

@@ -7,7 +7,7 @@
 
 use super::decision::{PostToolDecision, PreToolDecision};
 use super::dispatch::{DispatchCtx, core_dispatch};
-use super::execution::ToolExecution;
+use super::execution::{Signal, ToolExecution};
 use super::result::ToolExecutionResult;
 use crate::error::ToolError;
 use futures_util::FutureExt;
@@ -113,8 +113,9 @@ pub struct ExecuteCall {
     /// The execution (immutable).
     pub execution: Arc<ToolExecution>,
     /// The signal the body will get, fused with the caller's (the caller's unless an outer
-    /// wrapper replaced it).
-    pub signal: CancellationToken,
+    /// wrapper replaced it). Read-only: install a replacement with
+    /// [`ExecuteNext::run_with_signal`].
+    pub signal: Signal,
 }
 
 /// The rest of the around-dispatch chain; the innermost step is the core dispatch, which
@@ -156,7 +157,7 @@ impl ExecuteNext {
             Some(wrapper) => {
                 let call = ExecuteCall {
                     execution: Arc::clone(&self.ctx.execution),
-                    signal: signal.clone(),
+                    signal: Signal::new(signal.clone()),
                 };
                 let next = ExecuteNext {
                     wrappers: self.wrappers,
@@ -170,9 +171,9 @@ impl ExecuteNext {
         }
     }
 
-    /// The signal currently installed.
-    pub fn signal(&self) -> &CancellationToken {
-        &self.signal
+    /// The signal currently installed (read-only).
+    pub fn signal(&self) -> Signal {
+        Signal::new(self.signal.clone())
     }
 }
 

@@ -16,7 +16,9 @@ pub use decision::{
     ApprovalOutcome, ApprovalRequest, ApprovalService, PostToolDecision, PreToolDecision,
 };
 pub(crate) use execution::free;
-pub use execution::{AgentId, ExecutionToken, ToolExecution, ToolExecutionInput, ToolRunContext};
+pub use execution::{
+    AgentId, ExecutionToken, Signal, ToolExecution, ToolExecutionInput, ToolRunContext,
+};
 pub use hooks::{
     BoxFuture, ExecuteCall, ExecuteNext, ExecuteWrapper, Guard, HookResult, PostExecuteHook,
     PostNext, PreExecuteHook, PreNext, ResultObserver,
@@ -149,7 +151,7 @@ impl Registry {
             token,
             // Derived from the caller's: it fires when the caller's fires, but a hook that
             // cancels the signal it sees cannot abort the caller (read-only, spec §8.1).
-            signal: input.signal.child_token(),
+            signal: Signal::new(input.signal),
         });
         let mut call = Call {
             finalizer: visible
@@ -304,13 +306,13 @@ impl Registry {
             generation: call.generation,
         });
         let returned = if call.admitted.execute.is_empty() {
-            Ok(core_dispatch(ctx, call.exec.signal.clone(), false).await)
+            Ok(core_dispatch(ctx, call.exec.signal.token().clone(), false).await)
         } else {
             ExecuteNext {
                 wrappers: Arc::clone(&call.admitted.execute),
                 index: 0,
                 ctx,
-                signal: call.exec.signal.clone(),
+                signal: call.exec.signal.token().clone(),
                 replaced: false,
             }
             .run()
