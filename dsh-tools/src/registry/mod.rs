@@ -591,11 +591,25 @@ impl Scope {
             .add_hook(HookKind::Execute, Some(self.agent.clone()), false, hook)
     }
 
+    /// Adds an around-dispatch wrapper for this agent's calls as the outermost one.
+    pub fn on_execute_first(&self, wrapper: impl ExecuteWrapper) -> Registration {
+        let hook = state::AnyHook::Execute(Arc::new(wrapper));
+        self.registry
+            .add_hook(HookKind::Execute, Some(self.agent.clone()), true, hook)
+    }
+
     /// Adds a `post-execute` hook for this agent's calls.
     pub fn on_post_execute(&self, hook: impl PostExecuteHook) -> Registration {
         let hook = state::AnyHook::Post(Arc::new(hook));
         self.registry
             .add_hook(HookKind::Post, Some(self.agent.clone()), false, hook)
+    }
+
+    /// Adds a `post-execute` hook for this agent's calls as the outermost one.
+    pub fn on_post_execute_first(&self, hook: impl PostExecuteHook) -> Registration {
+        let hook = state::AnyHook::Post(Arc::new(hook));
+        self.registry
+            .add_hook(HookKind::Post, Some(self.agent.clone()), true, hook)
     }
 
     /// Adds a result observer for this agent's calls.

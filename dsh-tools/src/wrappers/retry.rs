@@ -35,6 +35,9 @@ pub fn is_transient(result: &ToolExecutionResult) -> bool {
 /// transient failure ([`is_transient`], or [`Retry::when`]), sleeping `backoff` between
 /// attempts. It stops as soon as the caller cancels, returning the last result.
 ///
+/// Attempts belong to one execution: contexts a failed attempt deferred and a turn conclusion
+/// it marked stay with the call.
+///
 /// ```
 /// use dsh_tools::{OutputDecl, Registry, ToolDefinition, ToolError, ToolExecutionInput, wrappers};
 /// use serde_json::json;
