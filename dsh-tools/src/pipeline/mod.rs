@@ -149,8 +149,8 @@ impl Registry {
             agent: input.agent,
             parent: input.parent,
             token,
-            // Derived from the caller's: it fires when the caller's fires, but a hook that
-            // cancels the signal it sees cannot abort the caller (read-only, spec §8.1).
+            // Read-only: hooks and bodies observe the caller's signal but cannot cancel it
+            // (spec §8.1).
             signal: Signal::new(input.signal),
         });
         let mut call = Call {
@@ -225,6 +225,7 @@ impl Registry {
             PreToolDecision::Deny { reason } => {
                 return Stage::Post(call, failure(ToolError::new(reason)));
             }
+            // `approve` resolves every ask; kept as a denial so no path can skip policy.
             PreToolDecision::Ask { .. } => {
                 let e = ToolError::new(format!(
                     "tool \"{name}\" requires approval (not yet supported)"
