@@ -1,6 +1,6 @@
 //! Stage 2's innermost step (spec §6.5 1a–g) and success construction (§6.6).
 
-use super::execution::{RunState, Signal, ToolExecution, ToolRunContext};
+use super::execution::{Signal, ToolExecution, ToolRunContext};
 use super::result::{Outcome, ResultData, ToolExecutionResult};
 use crate::content::UserMessage;
 use crate::error::ToolError;
@@ -21,7 +21,6 @@ use tokio_util::sync::CancellationToken;
 pub(crate) struct DispatchCtx {
     pub(crate) registry: Registry,
     pub(crate) execution: Arc<ToolExecution>,
-    pub(crate) state: Arc<RunState>,
     /// What the call resolved at creation, valid while the registry's generation is unchanged.
     pub(crate) executable: Option<Arc<RegisteredTool>>,
     pub(crate) generation: u64,
@@ -42,7 +41,7 @@ pub(crate) fn resolve_executable(
 
 /// The core dispatch: never fails, returns a canonical (tagged) result.
 pub(crate) async fn core_dispatch(
-    ctx: Arc<DispatchCtx>,
+    ctx: &DispatchCtx,
     installed: CancellationToken,
     replaced: bool,
 ) -> ToolExecutionResult {
@@ -79,11 +78,10 @@ pub(crate) async fn core_dispatch(
         )));
     };
     // (d) Invoke and await to settlement (never dropped).
-    ctx.state.body_invoked.store(true, Ordering::Release);
+    exec.run.body_invoked.store(true, Ordering::Release);
     let run = ToolRunContext {
         execution: Arc::clone(exec),
         signal: Signal::new(body_signal.clone()),
-        state: Arc::clone(&ctx.state),
         registry: ctx.registry.clone(),
     };
     let body = tool.definition.execute.clone();
@@ -101,7 +99,7 @@ pub(crate) async fn core_dispatch(
     };
     // (e)/(f) Build the success, or the failure.
     let result = match outcome {
-        Ok(value) => match build_success(&tool, exec, &ctx.state, value, None) {
+        Ok(value) => match build_success(&tool, exec, value, None) {
             // Checked on the sources too: a body that settles in the same poll as the
             // caller's abort never let `relay` cancel `body_signal` (spec §6.5 1e).
             Ok(success) if fused_aborted() => {
@@ -154,7 +152,6 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 pub(crate) fn build_success(
     tool: &RegisteredTool,
     exec: &ToolExecution,
-    state: &RunState,
     value: Value,
     contexts: Option<Vec<UserMessage>>,
 ) -> Result<ToolExecutionResult, ToolError> {
@@ -191,7 +188,7 @@ pub(crate) fn build_success(
         ResultData {
             outcome: Outcome::Success {
                 value: Arc::new(value),
-                concludes_turn: state.concluded(),
+                concludes_turn: exec.run.concluded(),
             },
             content,
             meta,

@@ -187,6 +187,8 @@ pub struct ToolExecution {
     pub(crate) parent: Option<ExecutionToken>,
     pub(crate) token: ExecutionToken,
     pub(crate) signal: Signal,
+    /// What the body writes (deferred contexts, the turn mark) and whether it was invoked.
+    pub(crate) run: RunState,
 }
 
 impl ToolExecution {
@@ -290,7 +292,6 @@ impl RunState {
 pub struct ToolRunContext {
     pub(crate) execution: Arc<ToolExecution>,
     pub(crate) signal: Signal,
-    pub(crate) state: Arc<RunState>,
     pub(crate) registry: Registry,
 }
 
@@ -321,7 +322,8 @@ impl ToolRunContext {
 
     /// Attaches a user message to this call's result (spec §6.12), after the tool result.
     pub fn defer_context(&self, message: UserMessage) {
-        self.state
+        self.execution
+            .run
             .deferred
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -330,7 +332,7 @@ impl ToolRunContext {
 
     /// Marks the turn as concluded once this call succeeds (spec §6.12.3).
     pub fn conclude_turn(&self) {
-        self.state.concluded.store(true, Ordering::Release);
+        self.execution.run.concluded.store(true, Ordering::Release);
     }
 
     /// The registry, for nested calls (pass [`ToolExecution::token`] as their `parent`).

@@ -153,7 +153,10 @@ impl ExecuteNext {
         replaced: bool,
     ) -> BoxFuture<HookResult<ToolExecutionResult>> {
         match self.wrappers.get(self.index).cloned() {
-            None => Box::pin(core_dispatch(self.ctx, signal, replaced).map(Ok)),
+            None => {
+                let ctx = self.ctx;
+                Box::pin(async move { Ok(core_dispatch(&ctx, signal, replaced).await) })
+            }
             Some(wrapper) => {
                 let call = ExecuteCall {
                     execution: Arc::clone(&self.ctx.execution),

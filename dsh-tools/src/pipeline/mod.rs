@@ -39,7 +39,6 @@ use std::sync::Arc;
 pub(crate) struct Call {
     pub(crate) exec: Arc<ToolExecution>,
     finalizer: Option<FinalizeFn>,
-    state: Arc<RunState>,
     admitted: Admitted,
     /// Snapshots taken at creation, valid while the registry's generation is unchanged.
     generation: u64,
@@ -67,7 +66,7 @@ fn cancelled(call: &Call, result: ToolExecutionResult) -> ToolExecutionResult {
     if result.is_error() || !call.exec.signal.is_cancelled() {
         return result;
     }
-    let error = if call.state.body_invoked() {
+    let error = if call.exec.run.body_invoked() {
         ToolError::aborted()
     } else {
         ToolError::aborted_before_dispatch()
@@ -152,6 +151,7 @@ impl Registry {
             // Read-only: hooks and bodies observe the caller's signal but cannot cancel it
             // (spec §8.1).
             signal: Signal::new(input.signal),
+            run: RunState::default(),
         });
         let mut call = Call {
             finalizer: visible
@@ -159,7 +159,6 @@ impl Registry {
                 .and_then(|t| t.definition.finalize_content.clone()),
             executable: if collapsed { None } else { visible },
             exec,
-            state: Arc::default(),
             admitted,
             generation,
             guards,
@@ -299,20 +298,19 @@ impl Registry {
 
     /// Stage 2 (spec §6.5): wrappers around the core dispatch, then normalization.
     pub(crate) async fn dispatch(&self, call: Call) -> Stage {
-        let ctx = Arc::new(DispatchCtx {
+        let ctx = DispatchCtx {
             registry: self.clone(),
             execution: Arc::clone(&call.exec),
-            state: Arc::clone(&call.state),
             executable: call.executable.clone(),
             generation: call.generation,
-        });
+        };
         let returned = if call.admitted.execute.is_empty() {
-            Ok(core_dispatch(ctx, call.exec.signal.token().clone(), false).await)
+            Ok(core_dispatch(&ctx, call.exec.signal.token().clone(), false).await)
         } else {
             ExecuteNext {
                 wrappers: Arc::clone(&call.admitted.execute),
                 index: 0,
-                ctx,
+                ctx: Arc::new(ctx),
                 signal: call.exec.signal.token().clone(),
                 replaced: false,
             }
@@ -333,12 +331,12 @@ impl Registry {
             };
             let value = result.value().cloned().unwrap_or_default();
             let contexts = result.additional_contexts().map(<[UserMessage]>::to_vec);
-            match build_success(&tool, &call.exec, &call.state, value, contexts) {
+            match build_success(&tool, &call.exec, value, contexts) {
                 Ok(r) => r,
                 Err(e) => return Stage::Final(call, failure(e)),
             }
         };
-        let deferred = call.state.take_deferred();
+        let deferred = call.exec.run.take_deferred();
         let result = if deferred.is_empty() {
             result
         } else {
@@ -410,7 +408,7 @@ impl Registry {
                             let mut contexts = result.contexts_vec();
                             contexts.extend(additional_contexts);
                             let contexts = (!contexts.is_empty()).then_some(contexts);
-                            build_success(&tool, &call.exec, &call.state, value, contexts)
+                            build_success(&tool, &call.exec, value, contexts)
                                 .unwrap_or_else(failure)
                         }
                     }
