@@ -39,7 +39,7 @@ use std::sync::Arc;
 pub(crate) struct Call {
     pub(crate) exec: Arc<ToolExecution>,
     finalizer: Option<FinalizeFn>,
-    admitted: Admitted,
+    admitted: Arc<Admitted>,
     /// Snapshots taken at creation, valid while the registry's generation is unchanged.
     generation: u64,
     executable: Option<Arc<RegisteredTool>>,

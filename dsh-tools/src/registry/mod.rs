@@ -244,7 +244,10 @@ impl Drop for Registration {
                     layer.guards.retain(|g| g.0 != id);
                 }
             }
-            Target::Hook { kind, id } => state.hooks.remove(kind, id),
+            Target::Hook { kind, id } => {
+                state.hooks.remove(kind, id);
+                state.hooks_changed();
+            }
             Target::Nothing => {}
         }
     }
@@ -344,6 +347,7 @@ impl Registry {
         state.scopes.remove(agent);
         state.parents.remove(agent);
         state.hooks.remove_scope(agent);
+        state.hooks_changed();
     }
 
     /// Sets the registry-wide presentation mode (default `native`).
@@ -353,7 +357,9 @@ impl Registry {
 
     /// Mounts the approval service that resolves `ask` decisions.
     pub fn set_approval_service(&self, service: impl ApprovalService) {
-        self.write().approval = Some(Arc::new(service));
+        let mut state = self.write();
+        state.approval = Some(Arc::new(service));
+        state.hooks_changed();
     }
 
     /// The definition `agent`'s scope resolves for `name` (shadowing and restrictions applied).
@@ -405,7 +411,10 @@ impl Registry {
         hook: state::AnyHook,
     ) -> Registration {
         let id = self.id();
-        self.write().hooks.add(kind, id, scope, first, hook);
+        let mut state = self.write();
+        state.hooks.add(kind, id, scope, first, hook);
+        state.hooks_changed();
+        drop(state);
         self.registration(Target::Hook { kind, id })
     }
 

@@ -129,6 +129,13 @@ pub(crate) struct Hooks {
 }
 
 impl Hooks {
+    fn any_scoped(&self) -> bool {
+        self.pre.any_scoped
+            || self.execute.any_scoped
+            || self.post.any_scoped
+            || self.result.any_scoped
+    }
+
     pub(crate) fn add(
         &mut self,
         kind: HookKind,
@@ -164,6 +171,7 @@ impl Hooks {
 }
 
 /// Everything one call needs from the registry, taken under one read lock.
+#[derive(Default)]
 pub(crate) struct Admitted {
     pub(crate) pre: Arc<[Arc<dyn PreExecuteHook>]>,
     pub(crate) execute: Arc<[Arc<dyn ExecuteWrapper>]>,
@@ -180,6 +188,9 @@ pub(crate) struct State {
     pub(crate) mode: PresentationMode,
     pub(crate) approval: Option<Arc<dyn ApprovalService>>,
     pub(crate) hooks: Hooks,
+    /// What a call without scoped hooks admits, rebuilt on every hook or approval change so
+    /// such a call takes one `Arc` instead of five.
+    unscoped: Arc<Admitted>,
 }
 
 impl State {
@@ -311,7 +322,14 @@ impl State {
         out
     }
 
-    pub(crate) fn admitted(&self, chain: &[AgentId]) -> Admitted {
+    pub(crate) fn admitted(&self, chain: &[AgentId]) -> Arc<Admitted> {
+        if chain.is_empty() || !self.hooks.any_scoped() {
+            return Arc::clone(&self.unscoped);
+        }
+        Arc::new(self.build_admitted(chain))
+    }
+
+    fn build_admitted(&self, chain: &[AgentId]) -> Admitted {
         Admitted {
             pre: self.hooks.pre.admitted(chain),
             execute: self.hooks.execute.admitted(chain),
@@ -319,6 +337,11 @@ impl State {
             result: self.hooks.result.admitted(chain),
             approval: self.approval.clone(),
         }
+    }
+
+    /// Call after changing hooks or the approval service.
+    pub(crate) fn hooks_changed(&mut self) {
+        self.unscoped = Arc::new(self.build_admitted(&[]));
     }
 }
 
