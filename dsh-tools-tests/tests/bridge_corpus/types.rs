@@ -384,6 +384,26 @@ pub(crate) struct FlattenExternal {
     #[serde(flatten)]
     action: ExtAction,
 }
+impl FlattenExternal {
+    pub(crate) fn go(id: u8, n: u8) -> Self {
+        Self {
+            id,
+            action: ExtAction::Go(n),
+        }
+    }
+    pub(crate) fn halt(id: u8) -> Self {
+        Self {
+            id,
+            action: ExtAction::Halt,
+        }
+    }
+    pub(crate) fn turn(id: u8, deg: i16) -> Self {
+        Self {
+            id,
+            action: ExtAction::Turn { deg },
+        }
+    }
+}
 case!(FlattenExternal => (any::<u8>(), prop_oneof![
     any::<u8>().prop_map(ExtAction::Go),
     Just(ExtAction::Halt),

@@ -43,7 +43,7 @@ pub(crate) struct Call {
     /// Snapshots taken at creation, valid while the registry's generation is unchanged.
     generation: u64,
     executable: Option<Arc<RegisteredTool>>,
-    guards: Vec<Arc<dyn Guard>>,
+    guards: Arc<[Arc<dyn Guard>]>,
 }
 
 /// Where a call goes after a stage.
@@ -187,7 +187,7 @@ impl Registry {
 
     /// Stages 0–1 (spec §6.2–6.4): creation, pre-execute, approval, guards.
     pub(crate) async fn prepare(&self, input: ToolExecutionInput) -> Stage {
-        let mut call = match self.create(input) {
+        let call = match self.create(input) {
             Stage::Dispatch(call) => call,
             done => return done,
         };
@@ -234,12 +234,12 @@ impl Registry {
             PreToolDecision::Allow => {}
         }
         let guards = if self.generation() == call.generation {
-            std::mem::take(&mut call.guards)
+            Arc::clone(&call.guards)
         } else {
             let state = self.read();
             state.guards(&state.chain(call.exec.agent.as_ref()))
         };
-        for guard in guards {
+        for guard in guards.iter() {
             match std::panic::catch_unwind(AssertUnwindSafe(|| guard.check(&call.exec))) {
                 Ok(None) => {}
                 Ok(Some(reason)) => return Stage::Post(call, failure(ToolError::new(reason))),

@@ -243,6 +243,7 @@ impl Drop for Registration {
                 if let Some(layer) = state.layer_mut(scope.as_ref()) {
                     layer.guards.retain(|g| g.0 != id);
                 }
+                state.guards_changed();
             }
             Target::Hook { kind, id } => {
                 state.hooks.remove(kind, id);
@@ -396,10 +397,13 @@ impl Registry {
 
     fn add_guard(&self, scope: Option<AgentId>, guard: Arc<dyn Guard>) -> Registration {
         let id = self.id();
-        self.write()
+        let mut state = self.write();
+        state
             .layer_or_create(scope.as_ref())
             .guards
             .push((id, guard));
+        state.guards_changed();
+        drop(state);
         self.registration(Target::Guard { scope, id })
     }
 

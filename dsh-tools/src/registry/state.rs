@@ -180,7 +180,6 @@ pub(crate) struct Admitted {
     pub(crate) approval: Option<Arc<dyn ApprovalService>>,
 }
 
-#[derive(Default)]
 pub(crate) struct State {
     pub(crate) global: Layer,
     pub(crate) scopes: HashMap<AgentId, Layer>,
@@ -191,6 +190,23 @@ pub(crate) struct State {
     /// What a call without scoped hooks admits, rebuilt on every hook or approval change so
     /// such a call takes one `Arc` instead of five.
     unscoped: Arc<Admitted>,
+    /// The global layer's guards, shared by every call (rebuilt when they change).
+    global_guards: Arc<[Arc<dyn Guard>]>,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        Self {
+            global: Layer::default(),
+            scopes: HashMap::new(),
+            parents: HashMap::new(),
+            mode: PresentationMode::default(),
+            approval: None,
+            hooks: Hooks::default(),
+            unscoped: Arc::default(),
+            global_guards: Arc::from(Vec::new()),
+        }
+    }
 }
 
 impl State {
@@ -307,19 +323,31 @@ impl State {
     }
 
     /// Guards in evaluation order: global ones, then each chain layer's, farthest first.
-    pub(crate) fn guards(&self, chain: &[AgentId]) -> Vec<Arc<dyn Guard>> {
-        let mut out: Vec<Arc<dyn Guard>> = self
-            .global
-            .guards
+    pub(crate) fn guards(&self, chain: &[AgentId]) -> Arc<[Arc<dyn Guard>]> {
+        let scoped = chain
             .iter()
-            .map(|g| Arc::clone(&g.1))
-            .collect();
+            .filter_map(|a| self.scopes.get(a))
+            .any(|l| !l.guards.is_empty());
+        if !scoped {
+            return Arc::clone(&self.global_guards);
+        }
+        let mut out: Vec<Arc<dyn Guard>> = self.global_guards.to_vec();
         for a in chain {
             if let Some(layer) = self.scopes.get(a) {
                 out.extend(layer.guards.iter().map(|g| Arc::clone(&g.1)));
             }
         }
-        out
+        out.into()
+    }
+
+    /// Call after changing the global layer's guards.
+    pub(crate) fn guards_changed(&mut self) {
+        self.global_guards = self
+            .global
+            .guards
+            .iter()
+            .map(|g| Arc::clone(&g.1))
+            .collect();
     }
 
     pub(crate) fn admitted(&self, chain: &[AgentId]) -> Arc<Admitted> {
