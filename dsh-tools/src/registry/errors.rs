@@ -1,5 +1,6 @@
 //! Registration and restriction errors, with the spec's exact messages.
 
+use crate::error::ToolError;
 use crate::schema::JsonSchemaError;
 use std::fmt;
 
@@ -27,6 +28,8 @@ pub enum RegistrationError {
         /// The tool.
         name: String,
     },
+    /// A `tools/change` listener failed; the registration was rolled back.
+    ChangeListener(ToolError),
 }
 
 impl fmt::Display for RegistrationError {
@@ -45,6 +48,7 @@ impl fmt::Display for RegistrationError {
             Self::NotLossless { name } => {
                 write!(f, "tool \"{name}\" parameters must be lossless JSON before schema projection")
             }
+            Self::ChangeListener(e) => e.fmt(f),
         }
     }
 }
@@ -65,6 +69,8 @@ pub enum RestrictError {
         /// The names the scope inherits, sorted.
         known: Vec<String>,
     },
+    /// A `tools/change` listener failed; the restriction was rolled back.
+    ChangeListener(ToolError),
     /// A second presentation mode for one scope.
     ModeConflict {
         /// The new mode.
@@ -93,6 +99,7 @@ impl fmt::Display for RestrictError {
                     quoted.join(", ")
                 )
             }
+            Self::ChangeListener(e) => e.fmt(f),
             Self::ModeConflict { mode, existing } => write!(
                 f,
                 "tools.presentAs(\"{mode}\") conflicts with \"{existing}\" already declared for this scope; one composition selects one presentation"

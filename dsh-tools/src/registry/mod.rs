@@ -5,14 +5,19 @@
 //! a [`Registration`] whose drop (or [`dispose`](Registration::dispose)) undoes it; call
 //! [`keep`](Registration::keep) to keep it for the registry's lifetime.
 
+mod change;
 mod errors;
 mod present;
+mod scope;
 mod state;
 
+pub use change::{ChangeEvent, ChangeListener};
 pub use errors::{RegistrationError, RestrictError};
+pub use scope::Scope;
 pub(crate) use state::{Admitted, State};
 
 use crate::definition::ToolDefinition;
+use crate::error::ToolError;
 use crate::pipeline::{
     AgentId, ApprovalService, ExecuteWrapper, Guard, PostExecuteHook, PreExecuteHook,
     ResultObserver,
@@ -21,7 +26,6 @@ use crate::schema::OutputSchema;
 use serde::Serialize;
 use serde_json::Value;
 use state::{HookKind, Layer};
-use std::collections::HashSet;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
@@ -200,6 +204,9 @@ enum Target {
         kind: HookKind,
         id: u64,
     },
+    ChangeListener {
+        id: u64,
+    },
     Nothing,
 }
 
@@ -225,32 +232,51 @@ impl Drop for Registration {
         let Some(inner) = self.registry.upgrade() else {
             return;
         };
-        let mut state = inner.write();
-        match target {
-            Target::Tool { scope, name, id } => {
-                if let Some(layer) = state.layer_mut(scope.as_ref())
-                    && layer.tools.get(&name).is_some_and(|e| e.id == id)
-                {
-                    layer.tools.shift_remove(&name);
-                }
+        let event = remove(&mut inner.write(), target);
+        if let Some(event) = event {
+            let registry = Registry { inner };
+            if let Err(e) = registry.notify(&event) {
+                tracing::warn!("tools/change listener failed on {event:?}: {e}");
             }
-            Target::Restriction { scope, id } => {
-                if let Some(layer) = state.scopes.get_mut(&scope) {
-                    layer.restrictions.retain(|r| r.id != id);
-                }
-            }
-            Target::Guard { scope, id } => {
-                if let Some(layer) = state.layer_mut(scope.as_ref()) {
-                    layer.guards.retain(|g| g.0 != id);
-                }
-                state.guards_changed();
-            }
-            Target::Hook { kind, id } => {
-                state.hooks.remove(kind, id);
-                state.hooks_changed();
-            }
-            Target::Nothing => {}
         }
+    }
+}
+
+/// Undoes one registration; the change to announce, if any.
+fn remove(state: &mut State, target: Target) -> Option<ChangeEvent> {
+    match target {
+        Target::Tool { scope, name, id } => {
+            let layer = state.layer_mut(scope.as_ref())?;
+            if layer.tools.get(&name).is_none_or(|e| e.id != id) {
+                return None;
+            }
+            layer.tools.shift_remove(&name);
+            Some(ChangeEvent::ToolRemoved { name, agent: scope })
+        }
+        Target::Restriction { scope, id } => {
+            let layer = state.scopes.get_mut(&scope)?;
+            let before = layer.restrictions.len();
+            layer.restrictions.retain(|r| r.id != id);
+            (layer.restrictions.len() < before)
+                .then_some(ChangeEvent::RestrictionRemoved { agent: scope })
+        }
+        Target::Guard { scope, id } => {
+            if let Some(layer) = state.layer_mut(scope.as_ref()) {
+                layer.guards.retain(|g| g.0 != id);
+            }
+            state.guards_changed();
+            None
+        }
+        Target::Hook { kind, id } => {
+            state.hooks.remove(kind, id);
+            state.hooks_changed();
+            None
+        }
+        Target::ChangeListener { id } => {
+            state.change_listeners.retain(|l| l.0 != id);
+            None
+        }
+        Target::Nothing => None,
     }
 }
 
@@ -321,7 +347,33 @@ impl Registry {
         let tool = Arc::new(RegisteredTool { definition, output });
         layer.tools.insert(name.clone(), state::Entry { id, tool });
         drop(state);
-        Ok(self.registration(Target::Tool { scope, name, id }))
+        let registration = self.registration(Target::Tool {
+            scope: scope.clone(),
+            name: name.clone(),
+            id,
+        });
+        self.announce(
+            registration,
+            ChangeEvent::ToolRegistered { name, agent: scope },
+        )
+        .map_err(RegistrationError::ChangeListener)
+    }
+
+    /// Tells the listeners of an addition; if one fails, undoes it (silently) and fails.
+    pub(crate) fn announce(
+        &self,
+        registration: Registration,
+        event: ChangeEvent,
+    ) -> Result<Registration, ToolError> {
+        match self.notify(&event) {
+            Ok(()) => Ok(registration),
+            Err(e) => {
+                let mut registration = registration;
+                let target = std::mem::replace(&mut registration.target, Target::Nothing);
+                remove(&mut self.write(), target);
+                Err(e)
+            }
+        }
     }
 
     /// The scope of `agent` (created on first use).
@@ -349,6 +401,13 @@ impl Registry {
         state.parents.remove(agent);
         state.hooks.remove_scope(agent);
         state.hooks_changed();
+        drop(state);
+        let event = ChangeEvent::ScopeDisposed {
+            agent: agent.clone(),
+        };
+        if let Err(e) = self.notify(&event) {
+            tracing::warn!("tools/change listener failed on {event:?}: {e}");
+        }
     }
 
     /// Sets the registry-wide presentation mode (default `native`).
@@ -490,151 +549,6 @@ impl Registry {
             false,
             state::AnyHook::Result(Arc::new(observer)),
         )
-    }
-}
-
-/// An agent's scope: registrations made here shadow inherited ones and apply only to calls
-/// routed through this agent (and its descendants).
-#[derive(Clone, Debug)]
-pub struct Scope {
-    registry: Registry,
-    agent: AgentId,
-}
-
-impl Scope {
-    /// The agent.
-    pub fn agent(&self) -> &AgentId {
-        &self.agent
-    }
-
-    /// Registers a tool in this scope (may shadow an inherited name).
-    pub fn register(&self, definition: ToolDefinition) -> Result<Registration, RegistrationError> {
-        self.registry
-            .register_in(Some(self.agent.clone()), definition)
-    }
-
-    /// Restricts the tools this scope inherits (spec §5.3). Own tools are exempt.
-    pub fn restrict(&self, restriction: Restriction) -> Result<Registration, RestrictError> {
-        if restriction.allow.is_none() && restriction.deny.is_none() {
-            return Err(RestrictError::NoOp);
-        }
-        let names: Vec<&String> = restriction
-            .allow
-            .iter()
-            .chain(restriction.deny.iter())
-            .flatten()
-            .collect();
-        if names.iter().any(|n| n.as_str() == RUN_CODE) {
-            return Err(RestrictError::Reserved);
-        }
-        let id = self.registry.id();
-        let mut state = self.registry.write();
-        let known = state.restrictable_names(&self.agent);
-        let mut unknown: Vec<String> = Vec::new();
-        for n in names {
-            if !known.contains(n.as_str()) && !unknown.contains(n) {
-                unknown.push(n.clone());
-            }
-        }
-        if !unknown.is_empty() {
-            let mut known: Vec<String> = known.into_iter().map(str::to_owned).collect();
-            known.sort();
-            return Err(RestrictError::Unknown { unknown, known });
-        }
-        let to_set = |v: &Option<Vec<String>>| {
-            v.as_ref()
-                .map(|v| v.iter().cloned().collect::<HashSet<_>>())
-        };
-        let entry = state::RestrictionEntry {
-            id,
-            allow: to_set(&restriction.allow),
-            deny: to_set(&restriction.deny),
-        };
-        state
-            .layer_or_create(Some(&self.agent))
-            .restrictions
-            .push(entry);
-        drop(state);
-        Ok(self.registry.registration(Target::Restriction {
-            scope: self.agent.clone(),
-            id,
-        }))
-    }
-
-    /// Adds a guard for this agent's calls (and its descendants').
-    pub fn guard(&self, guard: impl Guard) -> Registration {
-        self.registry
-            .add_guard(Some(self.agent.clone()), Arc::new(guard))
-    }
-
-    /// Declares this scope's presentation mode (once per scope).
-    pub fn present_as(&self, mode: PresentationMode) -> Result<(), RestrictError> {
-        let mut state = self.registry.write();
-        let layer = state.layer_or_create(Some(&self.agent));
-        match layer.mode {
-            Some(existing) => Err(RestrictError::ModeConflict {
-                mode: mode.as_str(),
-                existing: existing.as_str(),
-            }),
-            None => {
-                layer.mode = Some(mode);
-                Ok(())
-            }
-        }
-    }
-
-    /// Adds a `pre-execute` hook that sees only this agent's calls (and its descendants').
-    pub fn on_pre_execute(&self, hook: impl PreExecuteHook) -> Registration {
-        let hook = state::AnyHook::Pre(Arc::new(hook));
-        self.registry
-            .add_hook(HookKind::Pre, Some(self.agent.clone()), false, hook)
-    }
-
-    /// Adds a `pre-execute` hook for this agent as the outermost one.
-    pub fn on_pre_execute_first(&self, hook: impl PreExecuteHook) -> Registration {
-        let hook = state::AnyHook::Pre(Arc::new(hook));
-        self.registry
-            .add_hook(HookKind::Pre, Some(self.agent.clone()), true, hook)
-    }
-
-    /// Adds an around-dispatch wrapper for this agent's calls.
-    pub fn on_execute(&self, wrapper: impl ExecuteWrapper) -> Registration {
-        let hook = state::AnyHook::Execute(Arc::new(wrapper));
-        self.registry
-            .add_hook(HookKind::Execute, Some(self.agent.clone()), false, hook)
-    }
-
-    /// Adds an around-dispatch wrapper for this agent's calls as the outermost one.
-    pub fn on_execute_first(&self, wrapper: impl ExecuteWrapper) -> Registration {
-        let hook = state::AnyHook::Execute(Arc::new(wrapper));
-        self.registry
-            .add_hook(HookKind::Execute, Some(self.agent.clone()), true, hook)
-    }
-
-    /// Adds a `post-execute` hook for this agent's calls.
-    pub fn on_post_execute(&self, hook: impl PostExecuteHook) -> Registration {
-        let hook = state::AnyHook::Post(Arc::new(hook));
-        self.registry
-            .add_hook(HookKind::Post, Some(self.agent.clone()), false, hook)
-    }
-
-    /// Adds a `post-execute` hook for this agent's calls as the outermost one.
-    pub fn on_post_execute_first(&self, hook: impl PostExecuteHook) -> Registration {
-        let hook = state::AnyHook::Post(Arc::new(hook));
-        self.registry
-            .add_hook(HookKind::Post, Some(self.agent.clone()), true, hook)
-    }
-
-    /// Adds a result observer for this agent's calls.
-    pub fn on_result(&self, observer: impl ResultObserver) -> Registration {
-        let hook = state::AnyHook::Result(Arc::new(observer));
-        self.registry
-            .add_hook(HookKind::Result, Some(self.agent.clone()), false, hook)
-    }
-
-    /// Removes this scope's layer and hooks.
-    pub fn dispose(&self) {
-        self.registry.dispose_scope(&self.agent);
     }
 }
 

@@ -192,6 +192,7 @@ pub(crate) struct State {
     unscoped: Arc<Admitted>,
     /// The global layer's guards, shared by every call (rebuilt when they change).
     global_guards: Arc<[Arc<dyn Guard>]>,
+    pub(crate) change_listeners: Vec<(u64, super::ChangeListener)>,
 }
 
 impl Default for State {
@@ -205,6 +206,7 @@ impl Default for State {
             hooks: Hooks::default(),
             unscoped: Arc::default(),
             global_guards: Arc::from(Vec::new()),
+            change_listeners: Vec::new(),
         }
     }
 }
