@@ -81,7 +81,11 @@ pub mod present;
 pub mod registry;
 pub mod schedule;
 pub mod schema;
+pub mod tool;
 pub mod wrappers;
+
+#[doc(hidden)]
+pub mod __private;
 
 pub use content::{ContentBlock, UserMessage, text_content};
 pub use definition::{OutputDecl, ToolDefinition};
@@ -93,6 +97,10 @@ pub use pipeline::{
 };
 pub use registry::{PresentationMode, Registration, Registry, Restriction, Scope, ToolSchema};
 pub use tokio_util::sync::CancellationToken;
+pub use tool::{Concurrency, NoArgs, Tool, ToolReturn};
+
+/// Makes an `async fn` a typed tool: see [`tool`](macro@tool)'s docs.
+pub use dsh_tools_derive::tool;
 
 /// The README's examples, compiled and run as doctests.
 #[doc = include_str!("../../README.md")]

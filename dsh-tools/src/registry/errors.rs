@@ -27,6 +27,14 @@ pub enum RegistrationError {
         /// The tool.
         name: String,
     },
+    /// A typed tool's argument or output type has a schema the bridge cannot turn into the
+    /// subset (see [`Tool::definition`](crate::Tool::definition)).
+    Schema {
+        /// The tool.
+        name: String,
+        /// Why.
+        error: crate::schema::bridge::BridgeError,
+    },
 }
 
 impl fmt::Display for RegistrationError {
@@ -45,6 +53,7 @@ impl fmt::Display for RegistrationError {
             Self::NotLossless { name } => {
                 write!(f, "tool \"{name}\" parameters must be lossless JSON before schema projection")
             }
+            Self::Schema { name, error } => write!(f, "tool \"{name}\": {error}"),
         }
     }
 }
