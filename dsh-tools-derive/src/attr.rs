@@ -69,7 +69,10 @@ fn parse_key(attrs: &mut Attrs, meta: ParseNestedMeta<'_>, cx: &mut Ctxt) -> syn
     let key_span = syn::spanned::Spanned::span(&meta.path);
     let path = &meta.path;
     let key = quote::quote!(#path).to_string().replace(' ', "");
-    let value = value(&meta, &key, cx)?;
+    // `None`: a `key(...)` list, already reported.
+    let Some(value) = value(&meta, &key, cx)? else {
+        return Ok(());
+    };
     match key.as_str() {
         NAME => {
             let v = string(NAME, value, key_span, "\"read_file\"", cx);
@@ -126,10 +129,15 @@ fn parse_key(attrs: &mut Attrs, meta: ParseNestedMeta<'_>, cx: &mut Ctxt) -> syn
     Ok(())
 }
 
-/// `= <expr>` when present; a `key(...)` list is reported and skipped.
-fn value(meta: &ParseNestedMeta<'_>, key: &str, cx: &mut Ctxt) -> syn::Result<Option<Expr>> {
+/// `Some(Some(expr))` for `= <expr>`, `Some(None)` for a bare key; a `key(...)` list is
+/// reported and skipped (`None`).
+fn value(
+    meta: &ParseNestedMeta<'_>,
+    key: &str,
+    cx: &mut Ctxt,
+) -> syn::Result<Option<Option<Expr>>> {
     if meta.input.peek(syn::Token![=]) {
-        return Ok(Some(meta.value()?.parse()?));
+        return Ok(Some(Some(meta.value()?.parse()?)));
     }
     if meta.input.peek(syn::token::Paren) {
         let content;
@@ -141,7 +149,7 @@ fn value(meta: &ParseNestedMeta<'_>, key: &str, cx: &mut Ctxt) -> syn::Result<Op
         );
         return Ok(None);
     }
-    Ok(None)
+    Ok(Some(None))
 }
 
 fn store<T>(slot: &mut Option<Set<T>>, key: &str, span: Span, value: Option<T>, cx: &mut Ctxt) {

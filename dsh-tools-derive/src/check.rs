@@ -42,8 +42,8 @@ pub(crate) fn check(attrs: &Attrs, tool: &ToolFn, cx: &mut Ctxt) -> Checked {
                 cx.error_spanned(
                     &tool.item.sig.ident,
                     format!(
-                        "the function's name {name:?} is not a valid tool name (it {NAME_RULE}): \
-                         set one with `#[tool(name = \"...\")]`"
+                        "the function's name {name:?} is not a valid tool name: set one with \
+                         `#[tool(name = \"...\")]`; a tool name {NAME_RULE}"
                     ),
                 );
             }

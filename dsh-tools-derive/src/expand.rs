@@ -20,7 +20,10 @@ pub(crate) fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     let item_fn: ItemFn = match syn::parse2(item.clone()) {
         Ok(item_fn) => item_fn,
         Err(error) => {
-            cx.push(error);
+            cx.error(
+                error.span(),
+                format!("`#[tool]` applies to an `async fn`: {error}"),
+            );
             let errors = cx.finish().expect_err("an error was pushed");
             return fallback::emit(item, errors);
         }
@@ -121,15 +124,34 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
     let output_assoc = quote_spanned! {output_ty.span()=>
         <#output_ty as #private::ToolReturn>::Output
     };
-    let args_check = match &tool.form {
-        Form::Struct(ty) => quote_spanned!(ty.span()=> #private::assert_args::<#ty>();),
-        Form::Inline(_) => TokenStream::new(),
+    // The spanned assertions on the author's types are the impl's associated types themselves:
+    // their tokens carry the author's spans, so an unsatisfied `Tool::Args` / `Tool::Output`
+    // bound is reported at the parameter's or the return type (a separate assertion function
+    // would only repeat each error).
+    let into_result = quote_spanned! {output_ty.span()=>
+        #private::ToolReturn::into_tool_result(__dsh_tools_future.await)
     };
-    let output_check =
-        quote_spanned!(output_ty.span()=> #private::assert_output::<#output_assoc>(););
+    let result_ty = quote_spanned! {output_ty.span()=>
+        ::core::result::Result<Self::Output, #krate::ToolError>
+    };
     let send_span = fn_ident.span();
     let future = quote_spanned! {send_span=>
         #private::assert_send(#fn_ident(#(#call_args),*))
+    };
+
+    // Spanned at the return type: a return type that is not `Result<O, E: Into<ToolError>>`
+    // fails here too, and the same error at the same span is reported once.
+    let call = quote_spanned! {output_ty.span()=>
+        fn call(
+            &self,
+            #args_ident: Self::Args,
+            #ctx_ident: #krate::ToolRunContext,
+        ) -> impl ::core::future::Future<Output = #result_ty> + ::core::marker::Send {
+            #ignore_ctx
+            #destructure
+            let __dsh_tools_future = #future;
+            async move { #into_result }
+        }
     };
 
     let timeout = attrs.timeout_ms.as_ref().map(|set| {
@@ -221,20 +243,7 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
             #present_result
             #finalize
 
-            fn call(
-                &self,
-                #args_ident: Self::Args,
-                #ctx_ident: #krate::ToolRunContext,
-            ) -> impl ::core::future::Future<
-                Output = ::core::result::Result<Self::Output, #krate::ToolError>,
-            > + ::core::marker::Send {
-                #ignore_ctx
-                #destructure
-                let __dsh_tools_future = #future;
-                async move {
-                    #private::ToolReturn::into_tool_result(__dsh_tools_future.await)
-                }
-            }
+            #call
         }
 
         #[automatically_derived]
@@ -243,14 +252,6 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
                 #krate::Tool::definition(tool)
             }
         }
-
-        const _: () = {
-            #[allow(dead_code)]
-            fn __dsh_tools_assertions() {
-                #args_check
-                #output_check
-            }
-        };
     }
 }
 

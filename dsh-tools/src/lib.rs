@@ -97,9 +97,9 @@ pub use pipeline::{
 };
 pub use registry::{PresentationMode, Registration, Registry, Restriction, Scope, ToolSchema};
 pub use tokio_util::sync::CancellationToken;
-pub use tool::{Concurrency, NoArgs, Tool, ToolReturn};
+pub use tool::{Concurrency, NoArgs, Tool, ToolArgs, ToolOutput, ToolReturn};
 
-/// Makes an `async fn` a typed tool: see [`tool`](macro@tool)'s docs.
+#[doc = include_str!("tool_macro.md")]
 pub use dsh_tools_derive::tool;
 
 /// The README's examples, compiled and run as doctests.

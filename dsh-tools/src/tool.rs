@@ -134,9 +134,9 @@ impl<A> std::fmt::Debug for Concurrency<A> {
 )]
 pub trait Tool: Send + Sync + Sized + 'static {
     /// The decoded arguments; their schema is the model-facing `parameters` (an object).
-    type Args: DeserializeOwned + JsonSchema + Send + 'static;
+    type Args: ToolArgs + Send + 'static;
     /// The value; its schema is the output declaration.
-    type Output: Serialize + JsonSchema + 'static;
+    type Output: ToolOutput + 'static;
 
     /// The model-facing name.
     fn name(&self) -> &str;
@@ -162,7 +162,7 @@ pub trait Tool: Send + Sync + Sized + 'static {
     }
 
     /// Renders the value: `(arguments, value) -> blocks`; `None` is
-    /// [`render_default`](crate::definition::render_default).
+    /// [`crate::definition::render_default`].
     fn render(&self) -> Option<RenderFn> {
         None
     }
@@ -316,6 +316,26 @@ fn build<T: Tool>(tool: T, schemas: Arc<TypedSchemas>) -> ToolDefinition {
     }
     definition
 }
+
+/// A tool's arguments: `Deserialize + JsonSchema` (implemented for every such type).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's arguments: it must implement `Deserialize` and `JsonSchema`",
+    label = "not `Deserialize + JsonSchema`",
+    note = "derive both: `#[derive(serde::Deserialize, schemars::JsonSchema)]` (dsh_tools re-exports schemars)"
+)]
+pub trait ToolArgs: DeserializeOwned + JsonSchema {}
+
+impl<T: DeserializeOwned + JsonSchema> ToolArgs for T {}
+
+/// A tool's output: `Serialize + JsonSchema` (implemented for every such type).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's output: it must implement `Serialize` and `JsonSchema`",
+    label = "not `Serialize + JsonSchema`",
+    note = "derive both: `#[derive(serde::Serialize, schemars::JsonSchema)]` (dsh_tools re-exports schemars)"
+)]
+pub trait ToolOutput: Serialize + JsonSchema {}
+
+impl<T: Serialize + JsonSchema> ToolOutput for T {}
 
 /// What a `#[tool]` function returns: `Result<O, E>` with `E: Into<ToolError>`.
 #[diagnostic::on_unimplemented(
