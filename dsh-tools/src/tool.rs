@@ -377,6 +377,17 @@ impl ToolContext for ToolRunContext {
 
 /// An empty object: the arguments of a tool that takes none but wants its context in the
 /// struct form (`async fn now(_: NoArgs, ctx: ToolRunContext)`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NoArgs {}
+
+/// By hand, so that these docs do not become the model-facing description.
+impl JsonSchema for NoArgs {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "NoArgs".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "object", "properties": {}, "additionalProperties": false})
+    }
+}
