@@ -118,13 +118,18 @@ fn parse_key(attrs: &mut Attrs, meta: ParseNestedMeta<'_>, cx: &mut Ctxt) -> syn
             cx,
         ),
         CRATE => path_key(&mut attrs.krate, CRATE, value, key_span, cx),
-        _ => cx.error(
-            key_span,
-            format!(
-                "unknown `#[tool]` key `{key}`; the keys are: {}",
-                KEYS.join(", ")
-            ),
-        ),
+        _ => {
+            let hint = closest(&key)
+                .map(|k| format!(" (did you mean `{k}`?)"))
+                .unwrap_or_default();
+            cx.error(
+                key_span,
+                format!(
+                    "unknown `#[tool]` key `{key}`{hint}; the keys are: {}",
+                    KEYS.join(", ")
+                ),
+            );
+        }
     }
     Ok(())
 }
@@ -248,4 +253,51 @@ fn path_key(
         }
     };
     store(slot, key, key_span, v, cx);
+}
+
+/// The valid key nearest to `key`: one that extends it (`timeout` → `timeout_ms`) or is at most
+/// two edits away.
+fn closest(key: &str) -> Option<&'static str> {
+    if let Some(k) = KEYS.iter().find(|k| key.len() >= 3 && k.starts_with(key)) {
+        return Some(k);
+    }
+    KEYS.iter()
+        .map(|k| (edits(key, k), *k))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance.
+fn edits(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let current = row[j + 1];
+            row[j + 1] = if ca == *cb {
+                previous
+            } else {
+                1 + previous.min(row[j]).min(current)
+            };
+            previous = current;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::closest;
+
+    #[test]
+    fn suggestions() {
+        assert_eq!(closest("timeout"), Some("timeout_ms"));
+        assert_eq!(closest("nmae"), Some("name"));
+        assert_eq!(closest("concurrency"), Some("concurrency_safe"));
+        assert_eq!(closest("descripton"), Some("description"));
+        assert_eq!(closest("zzz"), None);
+    }
 }

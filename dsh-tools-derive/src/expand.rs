@@ -209,20 +209,9 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
         quote!(#krate::definition::FinalizeFn),
     );
 
-    quote! {
-        #item
-
-        #[doc = #description]
-        #[derive(
-            ::core::clone::Clone,
-            ::core::marker::Copy,
-            ::core::fmt::Debug,
-            ::core::default::Default
-        )]
-        #vis struct #struct_ident;
-
-        #args_struct
-
+    // The impl's header is spanned at the return type too: an unsatisfied `Tool::Output` is
+    // then reported there once, not also at `#[tool]`.
+    let tool_impl = quote_spanned! {output_ty.span()=>
         #[automatically_derived]
         impl #krate::Tool for #struct_ident {
             type Args = #args_ty;
@@ -245,13 +234,34 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
 
             #call
         }
+    };
 
+    let from_impl = quote_spanned! {output_ty.span()=>
         #[automatically_derived]
         impl ::core::convert::From<#struct_ident> for #krate::ToolDefinition {
             fn from(tool: #struct_ident) -> Self {
                 #krate::Tool::definition(tool)
             }
         }
+    };
+
+    quote! {
+        #item
+
+        #[doc = #description]
+        #[derive(
+            ::core::clone::Clone,
+            ::core::marker::Copy,
+            ::core::fmt::Debug,
+            ::core::default::Default
+        )]
+        #vis struct #struct_ident;
+
+        #args_struct
+
+        #tool_impl
+
+        #from_impl
     }
 }
 
