@@ -21,6 +21,9 @@ pub(crate) struct ToolFn {
     pub(crate) item: ItemFn,
     /// The function's doc comment, lines joined.
     pub(crate) docs: Option<String>,
+    /// A `#[doc = ...]` whose value is not a string literal (`include_str!(...)`): its text is
+    /// unknown when the macro runs.
+    pub(crate) opaque_doc: Option<proc_macro2::TokenStream>,
     pub(crate) form: Form,
     /// The context parameter's type.
     pub(crate) context: Option<Type>,
@@ -182,9 +185,16 @@ impl ToolFn {
             }
         }
         let docs = doc_text(&item.attrs);
+        let opaque_doc = item.attrs.iter().find_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) if is_doc(a) && !matches!(&nv.value, syn::Expr::Lit(_)) => {
+                Some(quote::ToTokens::to_token_stream(&nv.value))
+            }
+            _ => None,
+        });
         Self {
             item,
             docs,
+            opaque_doc,
             form,
             context,
             output,

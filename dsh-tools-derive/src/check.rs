@@ -64,11 +64,19 @@ pub(crate) fn check(attrs: &Attrs, tool: &ToolFn, cx: &mut Ctxt) -> Checked {
         None => match &tool.docs {
             Some(docs) => docs.clone(),
             None => {
-                cx.error_spanned(
-                    &tool.item.sig.ident,
-                    "a tool needs a description for the model: add a `///` doc comment to the \
-                     function, or `#[tool(description = \"...\")]`",
-                );
+                match &tool.opaque_doc {
+                    Some(doc) => cx.error_spanned(
+                        doc,
+                        "`#[tool]` reads the description from the doc comment when it expands, \
+                         and this `#[doc = ...]` is not a string literal: set \
+                         `#[tool(description = \"...\")]`",
+                    ),
+                    None => cx.error_spanned(
+                        &tool.item.sig.ident,
+                        "a tool needs a description for the model: add a `///` doc comment to \
+                         the function, or `#[tool(description = \"...\")]`",
+                    ),
+                }
                 String::new()
             }
         },
