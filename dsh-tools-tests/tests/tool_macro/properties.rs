@@ -3,7 +3,7 @@
 //! accepted.
 
 use super::tools::*;
-use dsh_tools::{CancellationToken, Registry, ToolExecutionInput};
+use dsh_tools::{CancellationToken, Registry, Tool, ToolExecutionInput};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -110,4 +110,36 @@ proptest! {
             Some(other) => prop_assert!(false, "{tool} {args}: unexpected {other}: {}", result.text()),
         }
     }
+}
+
+/// The strategy reaches both outcomes, so the property above is not vacuous.
+#[test]
+fn generated_calls_both_validate_and_fail() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let registry = Registry::new();
+    for tool in [ReadFile.definition(), Add.definition(), Search.definition()] {
+        registry.register(tool).unwrap().keep();
+    }
+    registry.register_tool(Write).unwrap().keep();
+    registry.register_tool(Measure).unwrap().keep();
+    registry.register_tool(Cancelled).unwrap().keep();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut runner = TestRunner::deterministic();
+    let (mut valid, mut invalid) = (0, 0);
+    for _ in 0..500 {
+        let (tool, args) = call().new_tree(&mut runner).unwrap().current();
+        let input = ToolExecutionInput::new("c", tool, args, CancellationToken::new());
+        match runtime.block_on(registry.execute(input)).code() {
+            Some("INVALID_ARGS") => invalid += 1,
+            _ => valid += 1,
+        }
+    }
+    assert!(
+        valid >= 25 && invalid >= 25,
+        "{valid} valid, {invalid} invalid"
+    );
 }
