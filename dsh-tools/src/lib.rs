@@ -64,6 +64,9 @@
 //! # }).unwrap();
 //! ```
 //!
+//! [`#[tool]`](macro@tool) makes an ordinary `async fn` a typed tool (the [`Tool`] trait, with
+//! its schemas, validation and decode derived from the Rust types; see [`mod@tool`]).
+//!
 //! Modules: [`schema`] (the enforced JSON Schema subset, the compiled validator, output schemas,
 //! the author DSL and the `schemars` bridge), [`json`] (the lossless JSON model), [`registry`]
 //! (layers, scopes, restrictions, `schemas()`), [`pipeline`] (the call stages, hooks, results),
