@@ -1,4 +1,22 @@
 //! Procedural macros for `dsh-tools`. Use them through the `dsh-tools` crate, which re-exports
 //! them; this crate is an implementation detail and pinned by an exact version.
 //!
-//! The `#[tool]` attribute is tracked by issue #3; until it lands this crate exports nothing.
+//! The stages of `#[tool]`: `attr` parses `#[tool(...)]`, `ast` models the annotated function,
+//! `check` applies the rules that span several parts, `expand` writes the code, and `fallback`
+//! is what is emitted on error (the user's function unchanged plus every error at once).
+
+mod ast;
+mod attr;
+mod check;
+mod ctxt;
+mod expand;
+mod fallback;
+
+use proc_macro::TokenStream;
+
+/// Makes an `async fn` a typed tool. Documented, with every key and examples, at
+/// `dsh_tools::tool` (the re-export that users name).
+#[proc_macro_attribute]
+pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::tool(args.into(), item.into()).into()
+}

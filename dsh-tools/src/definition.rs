@@ -127,6 +127,8 @@ pub struct ToolDefinition {
     pub(crate) finalize_content: Option<FinalizeFn>,
     pub(crate) present_call: Option<CallPresenter>,
     pub(crate) present_result: Option<ResultPresenter>,
+    /// Why a typed tool's schemas could not be bridged: registration fails with it.
+    pub(crate) invalid: Option<Arc<crate::schema::bridge::BridgeError>>,
 }
 
 impl fmt::Debug for ToolDefinition {
@@ -165,10 +167,31 @@ impl ToolDefinition {
         F: Fn(Arc<Value>, ToolRunContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
     {
+        Self::from_parts(
+            name.into(),
+            description.into(),
+            Arc::new(parameters),
+            output,
+            execute,
+        )
+    }
+
+    /// [`new`](Self::new) with shared parameters (typed tools share their bridged schema).
+    pub(crate) fn from_parts<F, Fut>(
+        name: String,
+        description: String,
+        parameters: Arc<Value>,
+        output: OutputDecl,
+        execute: F,
+    ) -> Self
+    where
+        F: Fn(Arc<Value>, ToolRunContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+    {
         Self {
-            name: name.into(),
-            description: description.into(),
-            parameters: Arc::new(parameters),
+            name,
+            description,
+            parameters,
             output,
             execute: Arc::new(move |args, ctx| Box::pin(execute(args, ctx))),
             timeout: None,
@@ -176,7 +199,33 @@ impl ToolDefinition {
             finalize_content: None,
             present_call: None,
             present_result: None,
+            invalid: None,
         }
+    }
+
+    /// A typed definition whose schemas could not be bridged: registering it fails with
+    /// `error`, and its body (never reachable through a registry) fails with it too.
+    pub(crate) fn invalid(
+        name: String,
+        description: String,
+        error: crate::schema::bridge::BridgeError,
+    ) -> Self {
+        let message = error.to_string();
+        let mut definition = Self::new(
+            name,
+            description,
+            json!({"type": "object"}),
+            OutputDecl::json(json!({})),
+            move |_, _| std::future::ready(Err(ToolError::new(message.clone()))),
+        );
+        definition.invalid = Some(Arc::new(error));
+        definition
+    }
+
+    /// Why this typed definition cannot be registered: its types' schemas could not be bridged
+    /// into the subset (see [`Tool::definition`](crate::Tool::definition)).
+    pub fn schema_error(&self) -> Option<&crate::schema::bridge::BridgeError> {
+        self.invalid.as_deref()
     }
 
     /// A declarative timeout, enforced by the [`timeout`](crate::wrappers::timeout) wrapper.
@@ -295,37 +344,21 @@ impl ToolDefinition {
         F: Fn(A, ToolRunContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
     {
-        use crate::schema::{CompiledSchema, Root, ToolArgsError, bridge};
-        let parameters = bridge::schema_for::<A>()?;
-        let output = bridge::schema_for::<O>()?;
-        // The bridge guarantees a supported schema; compile cannot fail on its output.
-        let compiled = Arc::new(CompiledSchema::compile(&parameters).map_err(|e| {
-            crate::schema::bridge::BridgeError::internal(format!(
-                "bridged parameters do not compile: {e}"
-            ))
-        })?);
+        let schemas = crate::tool::schemas::<A, O>()?;
+        let compiled = Arc::clone(&schemas.compiled);
         let body = Arc::new(body);
-        Ok(Self::new(
-            name,
-            description,
-            parameters,
-            OutputDecl::json(output),
+        Ok(Self::from_parts(
+            name.into(),
+            description.into(),
+            Arc::clone(&schemas.parameters),
+            OutputDecl::json(schemas.output.clone()),
             move |args, ctx| {
                 let compiled = Arc::clone(&compiled);
                 let body = Arc::clone(&body);
                 async move {
-                    let violations = compiled.validate_at(&args, Root::Parameters);
-                    if !violations.is_empty() {
-                        return Err(ToolArgsError::new(violations).into());
-                    }
-                    let decoded: A = crate::json::decode(&args).map_err(|e| {
-                        ToolError::new(format!(
-                            "validated arguments did not decode (a dsh-tools bug): {e}"
-                        ))
-                    })?;
-                    let out = body(decoded, ctx).await?;
-                    serde_json::to_value(out)
-                        .map_err(|e| ToolError::new(format!("tool output is not JSON: {e}")))
+                    let decoded: A = crate::tool::validate_and_decode(&compiled, &args)?;
+                    drop(args);
+                    crate::tool::encode(body(decoded, ctx).await?)
                 }
             },
         ))

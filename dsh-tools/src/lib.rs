@@ -64,6 +64,9 @@
 //! # }).unwrap();
 //! ```
 //!
+//! [`#[tool]`](macro@tool) makes an ordinary `async fn` a typed tool (the [`Tool`] trait, with
+//! its schemas, validation and decode derived from the Rust types; see [`mod@tool`]).
+//!
 //! Modules: [`schema`] (the enforced JSON Schema subset, the compiled validator, output schemas,
 //! the author DSL and the `schemars` bridge), [`json`] (the lossless JSON model), [`registry`]
 //! (layers, scopes, restrictions, `schemas()`), [`pipeline`] (the call stages, hooks, results),
@@ -81,7 +84,11 @@ pub mod present;
 pub mod registry;
 pub mod schedule;
 pub mod schema;
+pub mod tool;
 pub mod wrappers;
+
+#[doc(hidden)]
+pub mod __private;
 
 pub use content::{ContentBlock, UserMessage, text_content};
 pub use definition::{OutputDecl, ToolDefinition};
@@ -93,6 +100,10 @@ pub use pipeline::{
 };
 pub use registry::{PresentationMode, Registration, Registry, Restriction, Scope, ToolSchema};
 pub use tokio_util::sync::CancellationToken;
+pub use tool::{Concurrency, NoArgs, Tool, ToolArgs, ToolOutput, ToolReturn};
+
+#[doc = include_str!("tool_macro.md")]
+pub use dsh_tools_derive::tool;
 
 /// The README's examples, compiled and run as doctests.
 #[doc = include_str!("../../README.md")]

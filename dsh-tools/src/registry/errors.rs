@@ -30,6 +30,14 @@ pub enum RegistrationError {
     },
     /// A `tools/change` listener failed; the registration was rolled back.
     ChangeListener(ToolError),
+    /// A typed tool's argument or output type has a schema the bridge cannot turn into the
+    /// subset (see [`Tool::definition`](crate::Tool::definition)).
+    Schema {
+        /// The tool.
+        name: String,
+        /// Why.
+        error: crate::schema::bridge::BridgeError,
+    },
 }
 
 impl fmt::Display for RegistrationError {
@@ -49,6 +57,7 @@ impl fmt::Display for RegistrationError {
                 write!(f, "tool \"{name}\" parameters must be lossless JSON before schema projection")
             }
             Self::ChangeListener(e) => e.fmt(f),
+            Self::Schema { name, error } => write!(f, "tool \"{name}\": {error}"),
         }
     }
 }

@@ -321,12 +321,23 @@ impl Registry {
         self.register_in(None, definition)
     }
 
+    /// Registers a typed tool (a `#[tool]` function's struct): `register(tool.definition())`.
+    pub fn register_tool(&self, tool: impl crate::Tool) -> Result<Registration, RegistrationError> {
+        self.register(tool.definition())
+    }
+
     fn register_in(
         &self,
         scope: Option<AgentId>,
         definition: ToolDefinition,
     ) -> Result<Registration, RegistrationError> {
         let name = definition.name.clone();
+        if let Some(error) = &definition.invalid {
+            return Err(RegistrationError::Schema {
+                name,
+                error: (**error).clone(),
+            });
+        }
         let output = OutputSchema::new(&definition.output.schema)
             .map_err(RegistrationError::OutputSchema)?;
         if definition.timeout.is_some_and(|t| t.is_zero()) {

@@ -32,6 +32,11 @@ impl Scope {
             .register_in(Some(self.agent.clone()), definition)
     }
 
+    /// Registers a typed tool in this scope: `register(tool.definition())`.
+    pub fn register_tool(&self, tool: impl crate::Tool) -> Result<Registration, RegistrationError> {
+        self.register(tool.definition())
+    }
+
     /// Restricts the tools this scope inherits (spec §5.3). Own tools are exempt.
     pub fn restrict(&self, restriction: Restriction) -> Result<Registration, RestrictError> {
         if restriction.allow.is_none() && restriction.deny.is_none() {

@@ -1,0 +1,303 @@
+//! `#[tool(...)]`: every key parsed with `syn::meta`, unknown and duplicate keys reported and
+//! skipped so that parsing goes on.
+
+use crate::ctxt::Ctxt;
+use proc_macro2::{Span, TokenStream};
+use syn::meta::ParseNestedMeta;
+use syn::parse::Parser;
+use syn::{Expr, Lit, LitInt, LitStr, Path};
+
+pub(crate) const NAME: &str = "name";
+pub(crate) const DESCRIPTION: &str = "description";
+pub(crate) const TIMEOUT_MS: &str = "timeout_ms";
+pub(crate) const CONCURRENCY_SAFE: &str = "concurrency_safe";
+pub(crate) const RENDER: &str = "render";
+pub(crate) const PRESENT_CALL: &str = "present_call";
+pub(crate) const PRESENT_RESULT: &str = "present_result";
+pub(crate) const FINALIZE_CONTENT: &str = "finalize_content";
+pub(crate) const CRATE: &str = "crate";
+
+/// Every key, in the order the docs list them.
+pub(crate) const KEYS: &[&str] = &[
+    NAME,
+    DESCRIPTION,
+    TIMEOUT_MS,
+    CONCURRENCY_SAFE,
+    RENDER,
+    PRESENT_CALL,
+    PRESENT_RESULT,
+    FINALIZE_CONTENT,
+    CRATE,
+];
+
+/// A key's value and the span of the key, to report a duplicate on both.
+pub(crate) struct Set<T> {
+    pub(crate) key: Span,
+    pub(crate) value: T,
+}
+
+/// `concurrency_safe` alone, or naming a classifier.
+pub(crate) enum Concurrency {
+    Parallel,
+    Classified(Path),
+}
+
+#[derive(Default)]
+pub(crate) struct Attrs {
+    pub(crate) name: Option<Set<LitStr>>,
+    pub(crate) description: Option<Set<LitStr>>,
+    pub(crate) timeout_ms: Option<Set<(LitInt, u64)>>,
+    pub(crate) concurrency: Option<Set<Concurrency>>,
+    pub(crate) render: Option<Set<Path>>,
+    pub(crate) present_call: Option<Set<Path>>,
+    pub(crate) present_result: Option<Set<Path>>,
+    pub(crate) finalize_content: Option<Set<Path>>,
+    pub(crate) krate: Option<Set<Path>>,
+}
+
+/// Parses the attribute's arguments; every problem goes to `cx`.
+pub(crate) fn parse(args: TokenStream, cx: &mut Ctxt) -> Attrs {
+    let mut attrs = Attrs::default();
+    let parser = syn::meta::parser(|meta| parse_key(&mut attrs, meta, cx));
+    if let Err(error) = parser.parse2(args) {
+        cx.push(error);
+    }
+    attrs
+}
+
+fn parse_key(attrs: &mut Attrs, meta: ParseNestedMeta<'_>, cx: &mut Ctxt) -> syn::Result<()> {
+    let key_span = syn::spanned::Spanned::span(&meta.path);
+    let path = &meta.path;
+    let key = quote::quote!(#path).to_string().replace(' ', "");
+    // `None`: a `key(...)` list, already reported.
+    let Some(value) = value(&meta, &key, cx)? else {
+        return Ok(());
+    };
+    match key.as_str() {
+        NAME => {
+            let v = string(NAME, value, key_span, "\"read_file\"", cx);
+            store(&mut attrs.name, NAME, key_span, v, cx);
+        }
+        DESCRIPTION => {
+            let v = string(DESCRIPTION, value, key_span, "\"Read a file.\"", cx);
+            store(&mut attrs.description, DESCRIPTION, key_span, v, cx);
+        }
+        TIMEOUT_MS => {
+            let v = timeout(value, key_span, cx);
+            store(&mut attrs.timeout_ms, TIMEOUT_MS, key_span, v, cx);
+        }
+        CONCURRENCY_SAFE => {
+            let v = match value {
+                None => Some(Concurrency::Parallel),
+                Some(Expr::Path(p)) if p.qself.is_none() => Some(Concurrency::Classified(p.path)),
+                Some(other) => {
+                    cx.error_spanned(
+                        other,
+                        "`concurrency_safe` is a flag (always parallel), or names a classifier \
+                         `fn(&Args) -> bool`: `concurrency_safe = path::to::classifier`",
+                    );
+                    None
+                }
+            };
+            store(&mut attrs.concurrency, CONCURRENCY_SAFE, key_span, v, cx);
+        }
+        RENDER => path_key(&mut attrs.render, RENDER, value, key_span, cx),
+        PRESENT_CALL => path_key(&mut attrs.present_call, PRESENT_CALL, value, key_span, cx),
+        PRESENT_RESULT => path_key(
+            &mut attrs.present_result,
+            PRESENT_RESULT,
+            value,
+            key_span,
+            cx,
+        ),
+        FINALIZE_CONTENT => path_key(
+            &mut attrs.finalize_content,
+            FINALIZE_CONTENT,
+            value,
+            key_span,
+            cx,
+        ),
+        CRATE => path_key(&mut attrs.krate, CRATE, value, key_span, cx),
+        _ => {
+            let hint = closest(&key)
+                .map(|k| format!(" (did you mean `{k}`?)"))
+                .unwrap_or_default();
+            cx.error(
+                key_span,
+                format!(
+                    "unknown `#[tool]` key `{key}`{hint}; the keys are: {}",
+                    KEYS.join(", ")
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `Some(Some(expr))` for `= <expr>`, `Some(None)` for a bare key; a `key(...)` list is
+/// reported and skipped (`None`).
+fn value(
+    meta: &ParseNestedMeta<'_>,
+    key: &str,
+    cx: &mut Ctxt,
+) -> syn::Result<Option<Option<Expr>>> {
+    if meta.input.peek(syn::Token![=]) {
+        return Ok(Some(Some(meta.value()?.parse()?)));
+    }
+    if meta.input.peek(syn::token::Paren) {
+        let content;
+        let paren = syn::parenthesized!(content in meta.input);
+        let _: TokenStream = content.parse()?;
+        cx.error(
+            paren.span.join(),
+            format!("`#[tool]` keys take `=`, not a list: write `{key} = ...`"),
+        );
+        return Ok(None);
+    }
+    Ok(Some(None))
+}
+
+fn store<T>(slot: &mut Option<Set<T>>, key: &str, span: Span, value: Option<T>, cx: &mut Ctxt) {
+    if let Some(first) = slot {
+        let message = format!("duplicate `#[tool]` key `{key}`: set it once");
+        cx.error(first.key, &message);
+        cx.error(span, message);
+        return;
+    }
+    if let Some(value) = value {
+        *slot = Some(Set { key: span, value });
+    }
+}
+
+fn string(
+    key: &str,
+    value: Option<Expr>,
+    key_span: Span,
+    example: &str,
+    cx: &mut Ctxt,
+) -> Option<LitStr> {
+    match value {
+        Some(Expr::Lit(syn::ExprLit {
+            lit: Lit::Str(s), ..
+        })) => Some(s),
+        Some(other) => {
+            cx.error_spanned(
+                other,
+                format!("`{key}` takes a string literal: `{key} = {example}`"),
+            );
+            None
+        }
+        None => {
+            cx.error(
+                key_span,
+                format!("`{key}` needs a value: `{key} = {example}`"),
+            );
+            None
+        }
+    }
+}
+
+fn timeout(value: Option<Expr>, key_span: Span, cx: &mut Ctxt) -> Option<(LitInt, u64)> {
+    const HELP: &str = "`timeout_ms` takes a positive integer literal (milliseconds): \
+                        `timeout_ms = 30_000`";
+    match value {
+        Some(Expr::Lit(syn::ExprLit {
+            lit: Lit::Int(lit), ..
+        })) => match lit.base10_parse::<u64>() {
+            Ok(0) => {
+                cx.error(
+                    lit.span(),
+                    "`timeout_ms` must be positive: a zero timeout would fail every call",
+                );
+                None
+            }
+            Ok(ms) => Some((lit, ms)),
+            Err(_) => {
+                cx.error(lit.span(), format!("{HELP}, at most {}", u64::MAX));
+                None
+            }
+        },
+        Some(other) => {
+            cx.error_spanned(other, HELP);
+            None
+        }
+        None => {
+            cx.error(key_span, HELP);
+            None
+        }
+    }
+}
+
+fn path_key(
+    slot: &mut Option<Set<Path>>,
+    key: &str,
+    value: Option<Expr>,
+    key_span: Span,
+    cx: &mut Ctxt,
+) {
+    let help = if key == CRATE {
+        "`crate` names the path of the re-exported `dsh_tools`: `crate = my_crate::dsh_tools`"
+            .to_owned()
+    } else {
+        format!("`{key}` names a function: `{key} = path::to::function`")
+    };
+    let v = match value {
+        Some(Expr::Path(p)) if p.qself.is_none() => Some(p.path),
+        Some(other) => {
+            cx.error_spanned(other, &help);
+            None
+        }
+        None => {
+            cx.error(key_span, &help);
+            None
+        }
+    };
+    store(slot, key, key_span, v, cx);
+}
+
+/// The valid key nearest to `key`: one that extends it (`timeout` → `timeout_ms`) or is at most
+/// two edits away.
+fn closest(key: &str) -> Option<&'static str> {
+    if let Some(k) = KEYS.iter().find(|k| key.len() >= 3 && k.starts_with(key)) {
+        return Some(k);
+    }
+    KEYS.iter()
+        .map(|k| (edits(key, k), *k))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance.
+fn edits(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let current = row[j + 1];
+            row[j + 1] = if ca == *cb {
+                previous
+            } else {
+                1 + previous.min(row[j]).min(current)
+            };
+            previous = current;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::closest;
+
+    #[test]
+    fn suggestions() {
+        assert_eq!(closest("timeout"), Some("timeout_ms"));
+        assert_eq!(closest("nmae"), Some("name"));
+        assert_eq!(closest("concurrency"), Some("concurrency_safe"));
+        assert_eq!(closest("descripton"), Some("description"));
+        assert_eq!(closest("zzz"), None);
+    }
+}

@@ -1,0 +1,103 @@
+//! Rules that span the attribute and the function: the tool's name (from `name = ...` or the
+//! function's) and its description (from `description = ...` or the doc comment).
+
+use crate::ast::ToolFn;
+use crate::attr::Attrs;
+use crate::ctxt::Ctxt;
+
+/// The model-facing name and description, once checked.
+pub(crate) struct Checked {
+    pub(crate) name: String,
+    pub(crate) description: String,
+}
+
+/// `^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$`.
+fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.len() <= 64
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+const NAME_RULE: &str = "must match `^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$` (an ASCII letter or `_`, \
+                         then at most 63 ASCII letters, digits, `_` or `-`)";
+
+pub(crate) fn check(attrs: &Attrs, tool: &ToolFn, cx: &mut Ctxt) -> Checked {
+    let name = match &attrs.name {
+        Some(set) => {
+            let name = set.value.value();
+            if !valid_name(&name) {
+                cx.error(
+                    set.value.span(),
+                    format!("invalid tool name {name:?}: a tool name {NAME_RULE}"),
+                );
+            }
+            name
+        }
+        None => {
+            let name = tool.name();
+            if !valid_name(&name) {
+                cx.error_spanned(
+                    &tool.item.sig.ident,
+                    format!(
+                        "the function's name {name:?} is not a valid tool name: set one with \
+                         `#[tool(name = \"...\")]`; a tool name {NAME_RULE}"
+                    ),
+                );
+            }
+            name
+        }
+    };
+    let description = match &attrs.description {
+        Some(set) => {
+            let text = set.value.value().trim().to_owned();
+            if text.is_empty() {
+                cx.error(
+                    set.value.span(),
+                    "the tool's description is empty: the model reads it to choose the tool",
+                );
+            }
+            text
+        }
+        None => match &tool.docs {
+            Some(docs) => docs.clone(),
+            None => {
+                match &tool.opaque_doc {
+                    Some(doc) => cx.error_spanned(
+                        doc,
+                        "`#[tool]` reads the description from the doc comment when it expands, \
+                         and this `#[doc = ...]` is not a string literal: set \
+                         `#[tool(description = \"...\")]`",
+                    ),
+                    None => cx.error_spanned(
+                        &tool.item.sig.ident,
+                        "a tool needs a description for the model: add a `///` doc comment to \
+                         the function, or `#[tool(description = \"...\")]`",
+                    ),
+                }
+                String::new()
+            }
+        },
+    };
+    Checked { name, description }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::valid_name;
+
+    #[test]
+    fn names() {
+        assert!(valid_name("read_file"));
+        assert!(valid_name("_x-1"));
+        assert!(valid_name(&"a".repeat(64)));
+        assert!(!valid_name(&"a".repeat(65)));
+        assert!(!valid_name(""));
+        assert!(!valid_name("1abc"));
+        assert!(!valid_name("-abc"));
+        assert!(!valid_name("read file"));
+        assert!(!valid_name("lé"));
+    }
+}

@@ -1,0 +1,280 @@
+//! Code generation: a unit struct named after the function, an `impl Tool` for it, an
+//! `impl From<_> for ToolDefinition`, and for the inline form the arguments struct. Generated
+//! items use absolute paths through `<crate>::__private`, `__dsh_tools_` identifiers, and spans
+//! of the author's code where a type check can fail.
+
+use crate::ast::{Form, ToolFn};
+use crate::attr::{Attrs, Concurrency};
+use crate::check::{self, Checked};
+use crate::ctxt::Ctxt;
+use crate::{attr, fallback};
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Ident, ItemFn};
+
+/// The whole macro: parse, model, check, then generate or fall back.
+pub(crate) fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut cx = Ctxt::default();
+    let attrs = attr::parse(args, &mut cx);
+    let item_fn: ItemFn = match syn::parse2(item.clone()) {
+        Ok(item_fn) => item_fn,
+        Err(error) => {
+            cx.error(
+                error.span(),
+                format!("`#[tool]` applies to an `async fn`: {error}"),
+            );
+            let errors = cx.finish().expect_err("an error was pushed");
+            return fallback::emit(item, errors);
+        }
+    };
+    let tool = ToolFn::from_item(item_fn, &mut cx);
+    let checked = check::check(&attrs, &tool, &mut cx);
+    match cx.finish() {
+        Ok(()) => generate(&attrs, &tool, &checked),
+        Err(errors) => fallback::emit(&tool.item, errors),
+    }
+}
+
+/// `read_file` → `ReadFile`.
+fn upper_camel(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut upper = true;
+    for c in name.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    if out.is_empty() {
+        "Tool".to_owned()
+    } else {
+        out
+    }
+}
+
+fn path_string(tokens: &TokenStream) -> String {
+    tokens.to_string().replace(' ', "")
+}
+
+fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
+    let item = &tool.item;
+    let vis = &item.vis;
+    let fn_ident = &item.sig.ident;
+    let krate = match &attrs.krate {
+        Some(set) => {
+            let path = &set.value;
+            quote!(#path)
+        }
+        None => quote!(::dsh_tools),
+    };
+    let private = quote!(#krate::__private);
+    let struct_ident = Ident::new(&upper_camel(&tool.name()), fn_ident.span());
+    let name = &checked.name;
+    let description = &checked.description;
+
+    // The arguments: the author's struct, or one built from the parameters.
+    let ctx_ident = format_ident!("__dsh_tools_ctx");
+    let args_ident = format_ident!("__dsh_tools_args");
+    let (args_ty, args_struct, mut call_args, destructure) = match &tool.form {
+        Form::Struct(ty) => (
+            quote!(#ty),
+            TokenStream::new(),
+            vec![quote!(#args_ident)],
+            TokenStream::new(),
+        ),
+        Form::Inline(args) => {
+            let ident = format_ident!("__dsh_tools_{}Args", struct_ident);
+            let serde = format!("{}::serde", path_string(&private));
+            let schemars = format!("{}::schemars", path_string(&private));
+            let fields = args.iter().map(|arg| {
+                let (attrs, ident, ty) = (&arg.attrs, &arg.ident, &arg.ty);
+                quote!(#(#attrs)* #ident: #ty)
+            });
+            let names: Vec<&Ident> = args.iter().map(|a| &a.ident).collect();
+            (
+                quote!(#ident),
+                quote! {
+                    #[doc(hidden)]
+                    #[allow(non_camel_case_types)]
+                    #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
+                    #[serde(crate = #serde, deny_unknown_fields)]
+                    #[schemars(crate = #schemars)]
+                    #vis struct #ident {
+                        #(#fields,)*
+                    }
+                },
+                names.iter().map(|n| quote!(#n)).collect(),
+                quote!(let #ident { #(#names),* } = #args_ident;),
+            )
+        }
+    };
+    if let Some(ty) = &tool.context {
+        call_args.push(quote_spanned! {ty.span()=>
+            <#ty as #private::ToolContext>::from_context(#ctx_ident)
+        });
+    }
+    let ignore_ctx = tool.context.is_none().then(|| quote!(let _ = #ctx_ident;));
+
+    let output_ty = tool.output.as_ref().expect("checked: a return type");
+    let output_assoc = quote_spanned! {output_ty.span()=>
+        <#output_ty as #private::ToolReturn>::Output
+    };
+    // The spanned assertions on the author's types are the impl's associated types themselves:
+    // their tokens carry the author's spans, so an unsatisfied `Tool::Args` / `Tool::Output`
+    // bound is reported at the parameter's or the return type (a separate assertion function
+    // would only repeat each error).
+    let into_result = quote_spanned! {output_ty.span()=>
+        #private::ToolReturn::into_tool_result(__dsh_tools_future.await)
+    };
+    let result_ty = quote_spanned! {output_ty.span()=>
+        ::core::result::Result<Self::Output, #krate::ToolError>
+    };
+    let send_span = fn_ident.span();
+    let future = quote_spanned! {send_span=>
+        #private::assert_send(#fn_ident(#(#call_args),*))
+    };
+
+    // Spanned at the return type: a return type that is not `Result<O, E: Into<ToolError>>`
+    // fails here too, and the same error at the same span is reported once.
+    let call = quote_spanned! {output_ty.span()=>
+        fn call(
+            &self,
+            #args_ident: Self::Args,
+            #ctx_ident: #krate::ToolRunContext,
+        ) -> impl ::core::future::Future<Output = #result_ty> + ::core::marker::Send {
+            #ignore_ctx
+            #destructure
+            let __dsh_tools_future = #future;
+            async move { #into_result }
+        }
+    };
+
+    let timeout = attrs.timeout_ms.as_ref().map(|set| {
+        let ms = set.value.1;
+        quote! {
+            fn timeout(&self) -> ::core::option::Option<::core::time::Duration> {
+                ::core::option::Option::Some(::core::time::Duration::from_millis(#ms))
+            }
+        }
+    });
+    let concurrency = attrs.concurrency.as_ref().map(|set| {
+        let value = match &set.value {
+            Concurrency::Parallel => quote!(#krate::Concurrency::Parallel),
+            Concurrency::Classified(path) => {
+                quote_spanned!(path.span()=> #krate::Concurrency::Classified(#path))
+            }
+        };
+        quote! {
+            fn concurrency(&self) -> #krate::Concurrency<Self::Args> {
+                #value
+            }
+        }
+    });
+    let hook = |set: &Option<attr::Set<syn::Path>>, method: &str, ty: TokenStream| {
+        set.as_ref().map(|set| {
+            let method = Ident::new(method, Span::call_site());
+            let path = &set.value;
+            let value = quote_spanned!(path.span()=> ::std::sync::Arc::new(#path));
+            quote! {
+                fn #method(&self) -> ::core::option::Option<#ty> {
+                    let hook: #ty = #value;
+                    ::core::option::Option::Some(hook)
+                }
+            }
+        })
+    };
+    let render = hook(
+        &attrs.render,
+        "render",
+        quote!(#krate::definition::RenderFn),
+    );
+    let present_call = hook(
+        &attrs.present_call,
+        "present_call",
+        quote!(#krate::present::CallPresenter),
+    );
+    let present_result = hook(
+        &attrs.present_result,
+        "present_result",
+        quote!(#krate::present::ResultPresenter),
+    );
+    let finalize = hook(
+        &attrs.finalize_content,
+        "finalize_content",
+        quote!(#krate::definition::FinalizeFn),
+    );
+
+    // The impl's header is spanned at the return type too: an unsatisfied `Tool::Output` is
+    // then reported there once, not also at `#[tool]`.
+    let tool_impl = quote_spanned! {output_ty.span()=>
+        #[automatically_derived]
+        impl #krate::Tool for #struct_ident {
+            type Args = #args_ty;
+            type Output = #output_assoc;
+
+            fn name(&self) -> &str {
+                #name
+            }
+
+            fn description(&self) -> &str {
+                #description
+            }
+
+            #timeout
+            #concurrency
+            #render
+            #present_call
+            #present_result
+            #finalize
+
+            #call
+        }
+    };
+
+    let from_impl = quote_spanned! {output_ty.span()=>
+        #[automatically_derived]
+        impl ::core::convert::From<#struct_ident> for #krate::ToolDefinition {
+            fn from(tool: #struct_ident) -> Self {
+                #krate::Tool::definition(tool)
+            }
+        }
+    };
+
+    quote! {
+        #item
+
+        #[doc = #description]
+        #[derive(
+            ::core::clone::Clone,
+            ::core::marker::Copy,
+            ::core::fmt::Debug,
+            ::core::default::Default
+        )]
+        #vis struct #struct_ident;
+
+        #args_struct
+
+        #tool_impl
+
+        #from_impl
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::upper_camel;
+
+    #[test]
+    fn camel() {
+        assert_eq!(upper_camel("read_file"), "ReadFile");
+        assert_eq!(upper_camel("add"), "Add");
+        assert_eq!(upper_camel("_private_x"), "PrivateX");
+        assert_eq!(upper_camel("do_2x"), "Do2x");
+        assert_eq!(upper_camel("_"), "Tool");
+    }
+}

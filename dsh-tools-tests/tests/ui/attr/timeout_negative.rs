@@ -1,0 +1,18 @@
+// a negative `timeout_ms` is an error
+use dsh_tools::{tool, ToolError, ToolRunContext};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Deserialize, JsonSchema)]
+struct Args {
+    /// A path
+    path: String,
+}
+
+/// Reads a file.
+#[tool(timeout_ms = -1)]
+async fn read(args: Args, _ctx: ToolRunContext) -> Result<String, ToolError> {
+    Ok(args.path)
+}
+
+fn main() {}

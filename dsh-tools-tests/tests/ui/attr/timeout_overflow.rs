@@ -1,0 +1,18 @@
+// a `timeout_ms` beyond u64 is an error
+use dsh_tools::{tool, ToolError, ToolRunContext};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Deserialize, JsonSchema)]
+struct Args {
+    /// A path
+    path: String,
+}
+
+/// Reads a file.
+#[tool(timeout_ms = 100000000000000000000)]
+async fn read(args: Args, _ctx: ToolRunContext) -> Result<String, ToolError> {
+    Ok(args.path)
+}
+
+fn main() {}

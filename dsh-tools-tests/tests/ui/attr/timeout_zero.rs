@@ -1,0 +1,18 @@
+// `timeout_ms = 0` is an error: the timeout must be positive
+use dsh_tools::{tool, ToolError, ToolRunContext};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Deserialize, JsonSchema)]
+struct Args {
+    /// A path
+    path: String,
+}
+
+/// Reads a file.
+#[tool(timeout_ms = 0)]
+async fn read(args: Args, _ctx: ToolRunContext) -> Result<String, ToolError> {
+    Ok(args.path)
+}
+
+fn main() {}

@@ -1,0 +1,23 @@
+// an output type without `Serialize` is an error at the return type
+use dsh_tools::{tool, ToolError};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Deserialize, JsonSchema)]
+struct Args {
+    /// A path
+    path: String,
+}
+
+#[derive(JsonSchema)]
+struct Out {
+    text: String,
+}
+
+/// Reads.
+#[tool]
+async fn read(args: Args) -> Result<Out, ToolError> {
+    Ok(Out { text: args.path })
+}
+
+fn main() {}

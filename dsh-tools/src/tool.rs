@@ -1,0 +1,393 @@
+//! The typed path: the [`Tool`] trait, which `#[tool]` implements, and its adapter into a
+//! [`ToolDefinition`].
+//!
+//! A typed tool's parameters are the bridged schema of its `Args`, its output declaration the
+//! bridged schema of its `Output`: the schema the model sees, the validator that checks every
+//! call, the decode and the output check all come from the same Rust types, so they cannot
+//! disagree. Each call's arguments are validated first (every violation in one `INVALID_ARGS`
+//! failure, with paths), then decoded with [`json::decode`](crate::json::decode); a value that
+//! validates always decodes. The schemas of a pair of types are bridged and compiled once per
+//! process, never per call.
+//!
+//! # The code `#[tool]` writes
+//!
+//! An author can write the same impl by hand:
+//!
+//! ```
+//! use dsh_tools::{Concurrency, Tool, ToolDefinition, ToolError, ToolRunContext};
+//! use schemars::JsonSchema;
+//! use serde::Deserialize;
+//! use std::time::Duration;
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct ReadFileArgs {
+//!     /// Absolute file path
+//!     path: String,
+//! }
+//!
+//! /// Read a file from disk.
+//! async fn read_file(args: ReadFileArgs, _ctx: ToolRunContext) -> Result<String, ToolError> {
+//!     Ok(format!("contents of {}", args.path))
+//! }
+//!
+//! /// The `read_file` tool.
+//! #[derive(Clone, Copy, Debug, Default)]
+//! struct ReadFile;
+//!
+//! impl Tool for ReadFile {
+//!     type Args = ReadFileArgs;
+//!     type Output = String;
+//!
+//!     fn name(&self) -> &str {
+//!         "read_file"
+//!     }
+//!
+//!     fn description(&self) -> &str {
+//!         "Read a file from disk."
+//!     }
+//!
+//!     fn timeout(&self) -> Option<Duration> {
+//!         Some(Duration::from_millis(30_000))
+//!     }
+//!
+//!     fn concurrency(&self) -> Concurrency<ReadFileArgs> {
+//!         Concurrency::Parallel
+//!     }
+//!
+//!     fn call(
+//!         &self,
+//!         args: ReadFileArgs,
+//!         ctx: ToolRunContext,
+//!     ) -> impl Future<Output = Result<String, ToolError>> + Send {
+//!         read_file(args, ctx)
+//!     }
+//! }
+//!
+//! impl From<ReadFile> for ToolDefinition {
+//!     fn from(tool: ReadFile) -> Self {
+//!         tool.definition()
+//!     }
+//! }
+//!
+//! let registry = dsh_tools::Registry::new();
+//! registry.register(ReadFile.definition())?.keep();
+//! # Ok::<(), dsh_tools::registry::RegistrationError>(())
+//! ```
+//!
+//! (`#[tool]` also maps the body's error type into [`ToolError`] with `Into`, and for the
+//! inline form generates the arguments struct and destructures it into the parameters.)
+
+use crate::definition::{FinalizeFn, OutputDecl, RenderFn, ToolDefinition, render_default};
+use crate::error::ToolError;
+use crate::pipeline::ToolRunContext;
+use crate::present::{CallPresenter, ResultPresenter};
+use crate::schema::bridge::{self, BridgeError};
+use crate::schema::{CompiledSchema, Root, ToolArgsError};
+use rustc_hash::FxHashMap;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::any::TypeId;
+use std::future::Future;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+/// Whether a tool's calls may run in parallel with their siblings (spec §7).
+///
+/// A closed set: a tool is exclusive, always parallel, or classified per call from its decoded
+/// arguments (arguments that do not validate classify as exclusive: fail-closed).
+pub enum Concurrency<A> {
+    /// Every call runs alone (the default).
+    Exclusive,
+    /// Every call may run in parallel.
+    Parallel,
+    /// A call may run in parallel when the classifier returns `true` for its arguments.
+    Classified(fn(&A) -> bool),
+}
+
+impl<A> Clone for Concurrency<A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<A> Copy for Concurrency<A> {}
+
+impl<A> std::fmt::Debug for Concurrency<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Exclusive => "Exclusive",
+            Self::Parallel => "Parallel",
+            Self::Classified(_) => "Classified",
+        })
+    }
+}
+
+/// A typed tool: arguments decoded into `Args`, a value of type `Output`. `#[tool]` implements
+/// it for a unit struct named after the function; see the [module docs](self) for the same impl
+/// written by hand.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool",
+    label = "not a `dsh_tools::Tool`",
+    note = "annotate an `async fn` with `#[dsh_tools::tool]`, or implement `Tool` by hand"
+)]
+pub trait Tool: Send + Sync + Sized + 'static {
+    /// The decoded arguments; their schema is the model-facing `parameters` (an object).
+    type Args: ToolArgs + Send + 'static;
+    /// The value; its schema is the output declaration.
+    type Output: ToolOutput + 'static;
+
+    /// The model-facing name.
+    fn name(&self) -> &str;
+
+    /// The model-facing description.
+    fn description(&self) -> &str;
+
+    /// The body.
+    fn call(
+        &self,
+        args: Self::Args,
+        ctx: ToolRunContext,
+    ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
+
+    /// A declarative timeout, enforced by the [`timeout`](crate::wrappers::timeout) wrapper.
+    fn timeout(&self) -> Option<Duration> {
+        None
+    }
+
+    /// Whether calls may run in parallel.
+    fn concurrency(&self) -> Concurrency<Self::Args> {
+        Concurrency::Exclusive
+    }
+
+    /// Renders the value: `(arguments, value) -> blocks`; `None` is
+    /// [`crate::definition::render_default`].
+    fn render(&self) -> Option<RenderFn> {
+        None
+    }
+
+    /// A call presenter (spec §9).
+    fn present_call(&self) -> Option<CallPresenter> {
+        None
+    }
+
+    /// A result presenter (spec §9).
+    fn present_result(&self) -> Option<ResultPresenter> {
+        None
+    }
+
+    /// A final content transform, applied once to every outcome.
+    fn finalize_content(&self) -> Option<FinalizeFn> {
+        None
+    }
+
+    /// The definition, or why the types' schemas cannot be bridged into the subset.
+    fn try_definition(self) -> Result<ToolDefinition, BridgeError> {
+        let schemas = schemas::<Self::Args, Self::Output>()?;
+        Ok(build(self, schemas))
+    }
+
+    /// The definition to register. When the types' schemas cannot be bridged, the definition
+    /// carries the error and registering it fails with
+    /// [`RegistrationError::Schema`](crate::registry::RegistrationError::Schema).
+    fn definition(self) -> ToolDefinition {
+        let name = self.name().to_owned();
+        let description = self.description().to_owned();
+        match schemas::<Self::Args, Self::Output>() {
+            Ok(schemas) => build(self, schemas),
+            Err(error) => ToolDefinition::invalid(name, description, error),
+        }
+    }
+}
+
+/// The bridged and compiled schemas of one `(Args, Output)` pair.
+pub(crate) struct TypedSchemas {
+    pub(crate) parameters: Arc<Value>,
+    pub(crate) output: Value,
+    pub(crate) compiled: Arc<CompiledSchema>,
+}
+
+type Cache = Mutex<FxHashMap<(TypeId, TypeId), Arc<TypedSchemas>>>;
+
+/// The schemas of `A` and `O`, bridged and compiled once per process (a pure function of the
+/// types, so the memo is not state).
+pub(crate) fn schemas<A, O>() -> Result<Arc<TypedSchemas>, BridgeError>
+where
+    A: JsonSchema + 'static,
+    O: JsonSchema + 'static,
+{
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let key = (TypeId::of::<A>(), TypeId::of::<O>());
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(found) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(Arc::clone(found));
+    }
+    let parameters = bridge::schema_for::<A>()?;
+    if parameters.get("type").and_then(Value::as_str) != Some("object") {
+        return Err(BridgeError::internal(format!(
+            "a tool's parameters must be an object, and `{}` is not a struct with named \
+             fields (for one argument, write the inline form: document the parameter with `///`)",
+            std::any::type_name::<A>()
+        )));
+    }
+    let output = bridge::schema_for::<O>()?;
+    // The bridge guarantees a supported schema; compile cannot fail on its output.
+    let compiled = CompiledSchema::compile(&parameters)
+        .map_err(|e| BridgeError::internal(format!("bridged parameters do not compile: {e}")))?;
+    let schemas = Arc::new(TypedSchemas {
+        parameters: Arc::new(parameters),
+        output,
+        compiled: Arc::new(compiled),
+    });
+    cache
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, Arc::clone(&schemas));
+    Ok(schemas)
+}
+
+/// Validates `args` against `compiled` (every violation in one `INVALID_ARGS` error), then
+/// decodes them.
+pub(crate) fn validate_and_decode<A: DeserializeOwned>(
+    compiled: &CompiledSchema,
+    args: &Value,
+) -> Result<A, ToolError> {
+    let violations = compiled.validate_at(args, Root::Parameters);
+    if !violations.is_empty() {
+        return Err(ToolArgsError::new(violations).into());
+    }
+    crate::json::decode(args).map_err(|e| {
+        ToolError::new(format!(
+            "validated arguments did not decode (a dsh-tools bug): {e}"
+        ))
+    })
+}
+
+/// The output value as JSON.
+pub(crate) fn encode<O: Serialize>(out: O) -> Result<Value, ToolError> {
+    serde_json::to_value(out).map_err(|e| ToolError::new(format!("tool output is not JSON: {e}")))
+}
+
+fn build<T: Tool>(tool: T, schemas: Arc<TypedSchemas>) -> ToolDefinition {
+    let tool = Arc::new(tool);
+    let output = match tool.render() {
+        Some(render) => OutputDecl::new(schemas.output.clone(), move |a, v| render(a, v)),
+        None => OutputDecl::new(schemas.output.clone(), |_, v| render_default(v)),
+    };
+    let compiled = Arc::clone(&schemas.compiled);
+    let body = Arc::clone(&tool);
+    let mut definition = ToolDefinition::from_parts(
+        tool.name().to_owned(),
+        tool.description().to_owned(),
+        Arc::clone(&schemas.parameters),
+        output,
+        move |args: Arc<Value>, ctx: ToolRunContext| {
+            let compiled = Arc::clone(&compiled);
+            let body = Arc::clone(&body);
+            async move {
+                let decoded: T::Args = validate_and_decode(&compiled, &args)?;
+                drop(args);
+                encode(body.call(decoded, ctx).await?)
+            }
+        },
+    );
+    if let Some(timeout) = tool.timeout() {
+        definition = definition.timeout(timeout);
+    }
+    match tool.concurrency() {
+        Concurrency::Exclusive => {}
+        Concurrency::Parallel => definition = definition.concurrency_safe(|_| true),
+        Concurrency::Classified(classify) => {
+            let compiled = Arc::clone(&schemas.compiled);
+            definition = definition.concurrency_safe(move |args| {
+                validate_and_decode::<T::Args>(&compiled, args).is_ok_and(|a| classify(&a))
+            });
+        }
+    }
+    if let Some(presenter) = tool.present_call() {
+        definition = definition.present_call(presenter);
+    }
+    if let Some(presenter) = tool.present_result() {
+        definition = definition.present_result(presenter);
+    }
+    if let Some(finalize) = tool.finalize_content() {
+        definition.finalize_content = Some(finalize);
+    }
+    definition
+}
+
+/// A tool's arguments: `Deserialize + JsonSchema` (implemented for every such type).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's arguments: it must implement `Deserialize` and `JsonSchema`",
+    label = "not `Deserialize + JsonSchema`",
+    note = "derive both: `#[derive(serde::Deserialize, schemars::JsonSchema)]` (dsh_tools re-exports schemars)"
+)]
+pub trait ToolArgs: DeserializeOwned + JsonSchema {}
+
+impl<T: DeserializeOwned + JsonSchema> ToolArgs for T {}
+
+/// A tool's output: `Serialize + JsonSchema` (implemented for every such type).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's output: it must implement `Serialize` and `JsonSchema`",
+    label = "not `Serialize + JsonSchema`",
+    note = "derive both: `#[derive(serde::Serialize, schemars::JsonSchema)]` (dsh_tools re-exports schemars)"
+)]
+pub trait ToolOutput: Serialize + JsonSchema {}
+
+impl<T: Serialize + JsonSchema> ToolOutput for T {}
+
+/// What a `#[tool]` function returns: `Result<O, E>` with `E: Into<ToolError>`.
+#[diagnostic::on_unimplemented(
+    message = "a `#[tool]` function must return `Result<O, E>` where `E: Into<ToolError>`, not `{Self}`",
+    label = "not `Result<O, E>` with an error convertible into `ToolError`",
+    note = "return `Result<O, ToolError>`, or implement `From<YourError> for ToolError`"
+)]
+pub trait ToolReturn {
+    /// `O`.
+    type Output;
+    /// The result with the error converted.
+    fn into_tool_result(self) -> Result<Self::Output, ToolError>;
+}
+
+impl<O, E: Into<ToolError>> ToolReturn for Result<O, E> {
+    type Output = O;
+    fn into_tool_result(self) -> Result<O, ToolError> {
+        self.map_err(Into::into)
+    }
+}
+
+/// The type of a `#[tool]` function's context parameter.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not the tool context",
+    label = "the context parameter must be a `ToolRunContext`",
+    note = "a `#[tool]` fn takes `(args: Args)` or `(args: Args, ctx: ToolRunContext)`, or documented arguments (the inline form) optionally followed by an undocumented `ctx: ToolRunContext`",
+    note = "to take several arguments, document each with `///` (the inline form)"
+)]
+pub trait ToolContext: Sized {
+    /// The context as this parameter's type.
+    fn from_context(ctx: ToolRunContext) -> Self;
+}
+
+impl ToolContext for ToolRunContext {
+    fn from_context(ctx: ToolRunContext) -> Self {
+        ctx
+    }
+}
+
+/// An empty object: the arguments of a tool that takes none but wants its context in the
+/// struct form (`async fn now(_: NoArgs, ctx: ToolRunContext)`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+/// By hand, so that these docs do not become the model-facing description.
+impl JsonSchema for NoArgs {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "NoArgs".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "object", "properties": {}, "additionalProperties": false})
+    }
+}
