@@ -41,6 +41,7 @@
 //! ```
 
 pub mod bridge;
+mod checks;
 mod compile;
 pub mod dsl;
 mod error;
