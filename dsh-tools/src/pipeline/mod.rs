@@ -116,6 +116,14 @@ impl Registry {
             Stage::Dispatch(call) => self.dispatch(call).await,
             other => other,
         };
+        // Without post-execute hooks, the "after post-execute" cancellation checkpoint coincides
+        // with the one `dispatch` (or `prepare`) just passed: nothing runs in between.
+        if let Stage::Post(call, result) = stage {
+            if call.admitted.post.is_empty() {
+                return self.finish(call, result);
+            }
+            return self.complete(Stage::Post(call, result)).await;
+        }
         self.complete(stage).await
     }
 
