@@ -13,7 +13,7 @@ use std::time::Duration;
 fn registry() -> Registry {
     let registry = Registry::new();
     registry.register(ReadFile.definition()).unwrap().keep();
-    registry.register(Add.into()).unwrap().keep();
+    registry.register(Add).unwrap().keep();
     registry.register_tool(Search).unwrap().keep();
     registry.register_tool(Wait).unwrap().keep();
     registry.register_tool(NotANumber).unwrap().keep();

@@ -316,9 +316,13 @@ impl Registry {
         }
     }
 
-    /// Registers a tool in the global layer (spec §4.2).
-    pub fn register(&self, definition: ToolDefinition) -> Result<Registration, RegistrationError> {
-        self.register_in(None, definition)
+    /// Registers a tool in the global layer (spec §4.2): a [`ToolDefinition`], or a `#[tool]`
+    /// type (`registry.register(ReadFile)`).
+    pub fn register(
+        &self,
+        definition: impl Into<ToolDefinition>,
+    ) -> Result<Registration, RegistrationError> {
+        self.register_in(None, definition.into())
     }
 
     /// Registers a typed tool (a `#[tool]` function's struct): `register(tool.definition())`.

@@ -27,9 +27,12 @@ impl Scope {
     }
 
     /// Registers a tool in this scope (may shadow an inherited name).
-    pub fn register(&self, definition: ToolDefinition) -> Result<Registration, RegistrationError> {
+    pub fn register(
+        &self,
+        definition: impl Into<ToolDefinition>,
+    ) -> Result<Registration, RegistrationError> {
         self.registry
-            .register_in(Some(self.agent.clone()), definition)
+            .register_in(Some(self.agent.clone()), definition.into())
     }
 
     /// Registers a typed tool in this scope: `register(tool.definition())`.

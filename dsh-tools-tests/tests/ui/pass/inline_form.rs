@@ -14,6 +14,6 @@ async fn add(
 
 fn main() {
     let registry = Registry::new();
-    registry.register(Add.into()).unwrap().keep();
+    registry.register(Add).unwrap().keep();
     let _still_callable = add(1, 2);
 }

@@ -21,6 +21,6 @@ async fn two(
 
 fn main() {
     let registry = dsh_tools::Registry::new();
-    registry.register(One.into()).unwrap().keep();
-    registry.register(Two.into()).unwrap().keep();
+    registry.register(One).unwrap().keep();
+    registry.register(Two).unwrap().keep();
 }
