@@ -458,7 +458,7 @@ impl Registry {
                 Ok(ToolSchema {
                     name: t.definition.name.clone(),
                     description: t.definition.description.clone(),
-                    parameters: state::deep_copy(&t.definition.parameters),
+                    parameters: crate::json::clone_deep(&t.definition.parameters),
                 })
             })
             .collect()

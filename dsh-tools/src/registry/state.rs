@@ -6,7 +6,6 @@ use crate::pipeline::{
     ResultObserver,
 };
 use indexmap::IndexMap;
-use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -373,9 +372,4 @@ impl State {
     pub(crate) fn hooks_changed(&mut self) {
         self.unscoped = Arc::new(self.build_admitted(&[]));
     }
-}
-
-/// A detached deep copy for `schemas()`.
-pub(crate) fn deep_copy(value: &Value) -> Value {
-    crate::json::clone_deep(value)
 }
