@@ -95,6 +95,81 @@ impl OutputDecl {
     }
 }
 
+/// Behaviour hints about a tool, for hosts and protocol adapters (MCP's tool annotations).
+///
+/// Each hint is optional: `None` means the tool says nothing, and a consumer applies its own
+/// default (MCP's are `read_only: false`, `destructive: true`, `idempotent: false`,
+/// `open_world: true`). Hints describe; they never grant or deny anything in the pipeline.
+///
+/// ```
+/// use dsh_tools::ToolHints;
+///
+/// let hints = ToolHints::new().read_only(true).open_world(false);
+/// assert_eq!(hints.read_only, Some(true));
+/// assert_eq!(hints.destructive, None);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ToolHints {
+    /// The tool does not modify its environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
+    /// The tool may perform destructive updates (meaningful when not read-only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive: Option<bool>,
+    /// Calling it again with the same arguments has no further effect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent: Option<bool>,
+    /// The tool interacts with an open world of external entities (the web, say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world: Option<bool>,
+}
+
+impl ToolHints {
+    /// No hints.
+    pub const fn new() -> Self {
+        Self {
+            read_only: None,
+            destructive: None,
+            idempotent: None,
+            open_world: None,
+        }
+    }
+
+    /// Sets `read_only`.
+    pub const fn read_only(mut self, value: bool) -> Self {
+        self.read_only = Some(value);
+        self
+    }
+
+    /// Sets `destructive`.
+    pub const fn destructive(mut self, value: bool) -> Self {
+        self.destructive = Some(value);
+        self
+    }
+
+    /// Sets `idempotent`.
+    pub const fn idempotent(mut self, value: bool) -> Self {
+        self.idempotent = Some(value);
+        self
+    }
+
+    /// Sets `open_world`.
+    pub const fn open_world(mut self, value: bool) -> Self {
+        self.open_world = Some(value);
+        self
+    }
+
+    /// Whether no hint is set.
+    pub const fn is_empty(&self) -> bool {
+        self.read_only.is_none()
+            && self.destructive.is_none()
+            && self.idempotent.is_none()
+            && self.open_world.is_none()
+    }
+}
+
 /// A tool: what the model sees (`name`, `description`, `parameters`) and what only the host
 /// sees (output declaration, body, timeout, concurrency classifier, finalizer, presenters).
 ///
@@ -119,6 +194,8 @@ impl OutputDecl {
 pub struct ToolDefinition {
     pub(crate) name: String,
     pub(crate) description: String,
+    pub(crate) title: Option<String>,
+    pub(crate) hints: ToolHints,
     pub(crate) parameters: Arc<Value>,
     pub(crate) output: OutputDecl,
     pub(crate) execute: ExecuteFn,
@@ -136,6 +213,8 @@ impl fmt::Debug for ToolDefinition {
         f.debug_struct("ToolDefinition")
             .field("name", &self.name)
             .field("description", &self.description)
+            .field("title", &self.title)
+            .field("hints", &self.hints)
             .field("parameters", &self.parameters)
             .field("output", &self.output)
             .field("timeout", &self.timeout)
@@ -191,6 +270,8 @@ impl ToolDefinition {
         Self {
             name,
             description,
+            title: None,
+            hints: ToolHints::new(),
             parameters,
             output,
             execute: Arc::new(move |args, ctx| Box::pin(execute(args, ctx))),
@@ -226,6 +307,18 @@ impl ToolDefinition {
     /// into the subset (see [`Tool::definition`](crate::Tool::definition)).
     pub fn schema_error(&self) -> Option<&crate::schema::bridge::BridgeError> {
         self.invalid.as_deref()
+    }
+
+    /// A human-readable title for user interfaces (the model reads `name` and `description`).
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Behaviour hints ([`ToolHints`]).
+    pub fn hints(mut self, hints: ToolHints) -> Self {
+        self.hints = hints;
+        self
     }
 
     /// A declarative timeout, enforced by the [`timeout`](crate::wrappers::timeout) wrapper.
@@ -275,6 +368,16 @@ impl ToolDefinition {
     /// The model-facing description.
     pub fn description(&self) -> &str {
         &self.description
+    }
+
+    /// The human-readable title, if one was set.
+    pub fn tool_title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    /// The behaviour hints.
+    pub fn tool_hints(&self) -> ToolHints {
+        self.hints
     }
 
     /// The model-facing parameters schema.

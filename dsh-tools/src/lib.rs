@@ -91,7 +91,7 @@ pub mod wrappers;
 pub mod __private;
 
 pub use content::{ContentBlock, UserMessage, text_content};
-pub use definition::{OutputDecl, ToolDefinition};
+pub use definition::{OutputDecl, ToolDefinition, ToolHints};
 pub use error::{ErrorInfo, ToolError};
 pub use pipeline::{
     AgentId, ApprovalOutcome, ApprovalRequest, ApprovalService, ExecuteCall, ExecuteNext,

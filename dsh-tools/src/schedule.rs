@@ -48,6 +48,7 @@ impl Registry {
             parent,
             token: ExecutionToken::mint(),
             signal: crate::pipeline::Signal::new(CancellationToken::new()),
+            progress: None,
             run: Default::default(),
         };
         let Some(tool) = resolve_executable(self, &probe) else {

@@ -77,7 +77,9 @@
 //! (`#[tool]` also maps the body's error type into [`ToolError`] with `Into`, and for the
 //! inline form generates the arguments struct and destructures it into the parameters.)
 
-use crate::definition::{FinalizeFn, OutputDecl, RenderFn, ToolDefinition, render_default};
+use crate::definition::{
+    FinalizeFn, OutputDecl, RenderFn, ToolDefinition, ToolHints, render_default,
+};
 use crate::error::ToolError;
 use crate::pipeline::ToolRunContext;
 use crate::present::{CallPresenter, ResultPresenter};
@@ -150,6 +152,16 @@ pub trait Tool: Send + Sync + Sized + 'static {
         args: Self::Args,
         ctx: ToolRunContext,
     ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
+
+    /// A human-readable title for user interfaces.
+    fn title(&self) -> Option<&str> {
+        None
+    }
+
+    /// Behaviour hints (read-only, destructive, idempotent, open-world).
+    fn hints(&self) -> ToolHints {
+        ToolHints::new()
+    }
 
     /// A declarative timeout, enforced by the [`timeout`](crate::wrappers::timeout) wrapper.
     fn timeout(&self) -> Option<Duration> {
@@ -292,6 +304,10 @@ fn build<T: Tool>(tool: T, schemas: Arc<TypedSchemas>) -> ToolDefinition {
             }
         },
     );
+    if let Some(title) = tool.title() {
+        definition = definition.title(title);
+    }
+    definition = definition.hints(tool.hints());
     if let Some(timeout) = tool.timeout() {
         definition = definition.timeout(timeout);
     }

@@ -88,6 +88,9 @@ pub struct ToolExecutionInput {
     pub parent: Option<ExecutionToken>,
     /// The caller's cancellation signal.
     pub signal: CancellationToken,
+    /// Where the body's [`report_progress`](ToolRunContext::report_progress) goes (none: the
+    /// reports are dropped).
+    pub progress: Option<ProgressSink>,
 }
 
 impl ToolExecutionInput {
@@ -106,7 +109,14 @@ impl ToolExecutionInput {
             agent: None,
             parent: None,
             signal,
+            progress: None,
         }
+    }
+
+    /// Sends the body's progress reports to `sink`.
+    pub fn progress(mut self, sink: ProgressSink) -> Self {
+        self.progress = Some(sink);
+        self
     }
 
     /// Routes the call through `agent`'s scope.
@@ -125,6 +135,56 @@ impl ToolExecutionInput {
     pub fn root_call_id(mut self, id: impl Into<String>) -> Self {
         self.root_call_id = Some(id.into());
         self
+    }
+}
+
+/// One progress report of a running tool: `progress` of `total` (when known) units done.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Progress {
+    /// Units done so far (should increase with each report).
+    pub progress: f64,
+    /// Units in all, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+    /// What is happening, for a person.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// Receives a call's progress reports, in the order the body made them. It runs on the body's
+/// task, so it must be quick (send to a channel); a panic in it is logged and contained.
+///
+/// ```
+/// use dsh_tools::pipeline::{Progress, ProgressSink};
+/// use std::sync::{Arc, Mutex};
+///
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let s = seen.clone();
+/// let sink = ProgressSink::new(move |p: Progress| s.lock().unwrap().push(p.progress));
+/// sink.report(Progress { progress: 1.0, total: Some(2.0), message: None });
+/// assert_eq!(*seen.lock().unwrap(), [1.0]);
+/// ```
+#[derive(Clone)]
+pub struct ProgressSink(Arc<dyn Fn(Progress) + Send + Sync>);
+
+impl ProgressSink {
+    /// A sink calling `f` with each report.
+    pub fn new(f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        Self(Arc::new(f))
+    }
+
+    /// Delivers one report (a panicking sink is logged, never propagated).
+    pub fn report(&self, progress: Progress) {
+        let sink = &self.0;
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sink(progress))).is_err() {
+            tracing::warn!("a progress sink panicked; the report was dropped");
+        }
+    }
+}
+
+impl fmt::Debug for ProgressSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ProgressSink")
     }
 }
 
@@ -187,6 +247,7 @@ pub struct ToolExecution {
     pub(crate) parent: Option<ExecutionToken>,
     pub(crate) token: ExecutionToken,
     pub(crate) signal: Signal,
+    pub(crate) progress: Option<ProgressSink>,
     /// What the body writes (deferred contexts, the turn mark) and whether it was invoked.
     pub(crate) run: RunState,
 }
@@ -335,8 +396,67 @@ impl ToolRunContext {
         self.execution.run.concluded.store(true, Ordering::Release);
     }
 
-    /// The registry, for nested calls (pass [`ToolExecution::token`] as their `parent`).
+    /// The registry, for nested calls (build their input with [`nested`](Self::nested)).
     pub fn registry(&self) -> &Registry {
         &self.registry
+    }
+
+    /// Reports progress to the caller's sink: `progress` of `total` units (when known), with an
+    /// optional message. A no-op when the caller gave no sink.
+    ///
+    /// ```
+    /// # use dsh_tools::{ToolRunContext, ToolError};
+    /// async fn copy_files(files: Vec<String>, ctx: ToolRunContext) -> Result<(), ToolError> {
+    ///     for (i, file) in files.iter().enumerate() {
+    ///         ctx.report_progress(i as f64, Some(files.len() as f64), Some(file));
+    ///         // ... copy it ...
+    ///     }
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(sink) = &self.execution.progress {
+            sink.report(Progress {
+                progress,
+                total,
+                message: message.map(str::to_owned),
+            });
+        }
+    }
+
+    /// Whether progress reports go anywhere (skip expensive messages when not).
+    pub fn reports_progress(&self) -> bool {
+        self.execution.progress.is_some()
+    }
+
+    /// The input of a call nested in this one: its parent is this execution, its root call id,
+    /// agent and progress sink are this call's, and its signal is a child of this body's signal.
+    ///
+    /// ```
+    /// # use dsh_tools::{ToolRunContext, ToolError};
+    /// # use serde_json::json;
+    /// async fn outer(ctx: ToolRunContext) -> Result<String, ToolError> {
+    ///     let input = ctx.nested("inner_1", "read_file", json!({"path": "/tmp/a"}));
+    ///     let result = ctx.registry().execute(input).await;
+    ///     Ok(result.text())
+    /// }
+    /// ```
+    pub fn nested(
+        &self,
+        call_id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: Value,
+    ) -> ToolExecutionInput {
+        let exec = &self.execution;
+        ToolExecutionInput {
+            call_id: call_id.into(),
+            root_call_id: Some(exec.root_call_id().to_owned()),
+            name: name.into(),
+            arguments,
+            agent: exec.agent.clone(),
+            parent: Some(exec.token),
+            signal: self.signal.child_token(),
+            progress: exec.progress.clone(),
+        }
     }
 }

@@ -17,7 +17,8 @@ pub use decision::{
 };
 pub(crate) use execution::free;
 pub use execution::{
-    AgentId, ExecutionToken, Signal, ToolExecution, ToolExecutionInput, ToolRunContext,
+    AgentId, ExecutionToken, Progress, ProgressSink, Signal, ToolExecution, ToolExecutionInput,
+    ToolRunContext,
 };
 pub use hooks::{
     BoxFuture, ExecuteCall, ExecuteNext, ExecuteWrapper, Guard, HookResult, PostExecuteHook,
@@ -159,6 +160,7 @@ impl Registry {
             // Read-only: hooks and bodies observe the caller's signal but cannot cancel it
             // (spec §8.1).
             signal: Signal::new(input.signal),
+            progress: input.progress,
             run: RunState::default(),
         });
         let mut call = Call {

@@ -464,6 +464,29 @@ impl Registry {
             .collect()
     }
 
+    /// Every tool visible to `agent`, in the same order as [`schemas`](Self::schemas), with
+    /// everything a protocol adapter needs: the definition (name, description, parameters,
+    /// title, hints, presenters) and the output schema.
+    ///
+    /// ```
+    /// use dsh_tools::{OutputDecl, Registry, ToolDefinition, ToolHints};
+    /// use serde_json::json;
+    ///
+    /// let registry = Registry::new();
+    /// let ping = ToolDefinition::new("ping", "answers pong", json!({"type": "object"}),
+    ///     OutputDecl::text(), |_, _| async { Ok(json!("pong")) })
+    ///     .title("Ping")
+    ///     .hints(ToolHints::new().read_only(true));
+    /// registry.register(ping)?.keep();
+    /// let tools = registry.tools(None);
+    /// assert_eq!(tools[0].tool_title(), Some("Ping"));
+    /// assert_eq!(tools[0].output().schema(), &json!({"type": "string"}));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn tools(&self, agent: Option<&AgentId>) -> Vec<Arc<RegisteredTool>> {
+        self.read().view(agent)
+    }
+
     /// Adds a global guard (applies to every call).
     pub fn guard(&self, guard: impl Guard) -> Registration {
         self.add_guard(None, Arc::new(guard))

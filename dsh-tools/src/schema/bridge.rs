@@ -165,6 +165,119 @@ pub fn from_schemars(schema: &schemars::Schema) -> Result<Value, BridgeError> {
     Ok(out)
 }
 
+/// Bridges a schema written by someone else (an MCP server's `inputSchema`, a JSON file): first
+/// drops the keywords that only annotate (`format`, which 2020-12 treats as an annotation by
+/// default, `$comment`, `readOnly`, `writeOnly`, `deprecated`, and every `x-*` extension), then
+/// runs [`from_schemars`].
+///
+/// Only schema positions are cleaned: a *property* named `format` or `x-id` is kept. Dropping
+/// `format` loosens nothing a standard validator enforces by default; everything else keeps
+/// [`from_schemars`]' exactness. The walk is iterative, so a hostile schema of any depth is
+/// rejected (past [`MAX_DEPTH`]) rather than overflowing the stack.
+///
+/// ```
+/// use dsh_tools::schema::bridge::from_foreign;
+/// use serde_json::json;
+///
+/// // What a Pydantic model gives for `when: Optional[datetime]`.
+/// let pydantic = json!({
+///     "type": "object",
+///     "properties": {
+///         "when": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}],
+///                  "title": "When", "x-order": 1},
+///         "format": {"type": "string", "$comment": "a property may be called format"}
+///     },
+///     "required": ["when"]
+/// });
+/// assert_eq!(from_foreign(&pydantic)?, json!({
+///     "type": "object",
+///     "properties": {
+///         "when": {"oneOf": [{"type": "string"}, {"type": "null"}], "title": "When"},
+///         "format": {"type": "string"}
+///     },
+///     "required": ["when"]
+/// }));
+/// assert!(from_foreign(&json!({"not": {"type": "string"}})).is_err());
+/// # Ok::<(), dsh_tools::schema::bridge::BridgeError>(())
+/// ```
+pub fn from_foreign(schema: &Value) -> Result<Value, BridgeError> {
+    let mut cleaned = crate::json::clone_deep(schema);
+    strip_annotations(&mut cleaned);
+    match schemars::Schema::try_from(cleaned) {
+        Ok(schema) => {
+            let out = from_schemars(&schema);
+            crate::json::drop_deep(schema.to_value());
+            out
+        }
+        Err(e) => Err(BridgeError::internal(format!(
+            "a schema must be an object or a boolean: {e}"
+        ))),
+    }
+}
+
+/// Removes annotation-only keywords from every schema position of `schema`, iteratively.
+fn strip_annotations(schema: &mut Value) {
+    /// Keywords whose value is a map of schemas.
+    const SCHEMA_MAPS: &[&str] = &[
+        "properties",
+        "patternProperties",
+        "$defs",
+        "definitions",
+        "dependentSchemas",
+    ];
+    /// Keywords whose value is a schema or an array of schemas.
+    const SCHEMAS: &[&str] = &[
+        "additionalProperties",
+        "unevaluatedProperties",
+        "items",
+        "prefixItems",
+        "additionalItems",
+        "unevaluatedItems",
+        "contains",
+        "propertyNames",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "not",
+        "if",
+        "then",
+        "else",
+    ];
+    let mut stack = vec![schema];
+    while let Some(node) = stack.pop() {
+        let Value::Object(map) = node else { continue };
+        let annotations: Vec<String> = map
+            .keys()
+            .filter(|key| {
+                key.starts_with("x-")
+                    || matches!(
+                        key.as_str(),
+                        "format" | "$comment" | "readOnly" | "writeOnly" | "deprecated"
+                    )
+            })
+            .cloned()
+            .collect();
+        for key in annotations {
+            // An `x-*` value may be arbitrarily deep: freed without recursion.
+            if let Some(value) = map.shift_remove(&key) {
+                crate::json::drop_deep(value);
+            }
+        }
+        for (key, child) in map.iter_mut() {
+            if SCHEMA_MAPS.contains(&key.as_str()) {
+                if let Value::Object(children) = child {
+                    stack.extend(children.values_mut());
+                }
+            } else if SCHEMAS.contains(&key.as_str()) {
+                match child {
+                    Value::Array(items) => stack.extend(items.iter_mut()),
+                    other => stack.push(other),
+                }
+            }
+        }
+    }
+}
+
 /// Generates the schema of `T` and bridges it with [`from_schemars`].
 ///
 /// Settings: JSON Schema draft 2020-12 without `$schema`, subschemas inlined, and schemars'
