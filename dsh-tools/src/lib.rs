@@ -79,6 +79,8 @@ pub mod content;
 pub mod definition;
 pub mod error;
 pub mod json;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod pipeline;
 pub mod present;
 pub mod registry;

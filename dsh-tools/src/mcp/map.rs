@@ -1,0 +1,243 @@
+//! The mapping between our model and MCP's (the tables in the [module docs](super)).
+
+use crate::content::ContentBlock;
+use crate::error::{ErrorInfo, ToolError};
+use crate::pipeline::ToolExecutionResult;
+use crate::registry::RegisteredTool;
+use crate::{ToolHints, json};
+use rmcp::model::{self as mcp, CallToolResult, JsonObject, MetaObject, ToolAnnotations};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// `_meta` key of a failure's `{name, code}`.
+pub const ERROR_META: &str = "dev.dsh-tools/error";
+/// `_meta` key of a success's presentation metadata.
+pub const PRESENTATION_META: &str = "dev.dsh-tools/presentation";
+/// `_meta` key of a result's additional contexts.
+pub const CONTEXTS_META: &str = "dev.dsh-tools/additionalContexts";
+/// `_meta` key set to `true` when a success concludes the turn.
+pub const CONCLUDES_TURN_META: &str = "dev.dsh-tools/concludesTurn";
+
+/// Whether `name` follows MCP's tool-name guidance (1–128 characters of `[A-Za-z0-9_.-]`).
+pub(crate) fn is_conventional_name(name: &str) -> bool {
+    (1..=128).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+/// A registered tool as an MCP tool, or why it cannot be one.
+pub(crate) fn tool(registered: &RegisteredTool) -> Result<mcp::Tool, String> {
+    let definition = registered.definition();
+    let Value::Object(parameters) = definition.parameters() else {
+        return Err("its parameters schema is not a JSON object".to_owned());
+    };
+    let mut input = match parameters.get("type") {
+        Some(Value::String(t)) if t == "object" => json::clone_deep(definition.parameters()),
+        // MCP arguments are always an object, so requiring one loses nothing.
+        None => {
+            let mut copy = json::clone_deep(definition.parameters());
+            if let Value::Object(map) = &mut copy {
+                map.insert("type".to_owned(), Value::String("object".to_owned()));
+            }
+            copy
+        }
+        Some(other) => {
+            return Err(format!(
+                "its parameters accept {other}, and MCP arguments are always an object"
+            ));
+        }
+    };
+    let Value::Object(input) = std::mem::take(&mut input) else {
+        return Err("its parameters schema is not a JSON object".to_owned());
+    };
+    let mut tool = mcp::Tool::new(
+        definition.name().to_owned(),
+        definition.description().to_owned(),
+        Arc::new(input),
+    );
+    if let Value::Object(output) = definition.output().schema() {
+        tool = tool.with_raw_output_schema(Arc::new(output.clone()));
+    }
+    if let Some(title) = definition.tool_title() {
+        tool = tool.with_title(title);
+    }
+    let hints = definition.tool_hints();
+    if !hints.is_empty() {
+        tool = tool.with_annotations(ToolAnnotations::from_raw(
+            None,
+            hints.read_only,
+            hints.destructive,
+            hints.idempotent,
+            hints.open_world,
+        ));
+    }
+    Ok(tool)
+}
+
+/// Our hints from MCP annotations.
+pub(crate) fn hints(annotations: Option<&ToolAnnotations>) -> ToolHints {
+    let mut hints = ToolHints::new();
+    if let Some(a) = annotations {
+        hints.read_only = a.read_only_hint;
+        hints.destructive = a.destructive_hint;
+        hints.idempotent = a.idempotent_hint;
+        hints.open_world = a.open_world_hint;
+    }
+    hints
+}
+
+/// One of our content blocks as an MCP block; a type MCP does not know becomes a text block
+/// holding its JSON.
+pub(crate) fn content_block(block: &ContentBlock) -> mcp::ContentBlock {
+    if let Some(text) = block.as_text()
+        && block.kind() == "text"
+    {
+        return mcp::ContentBlock::text(text.to_owned());
+    }
+    let value = block.to_json();
+    match serde_json::from_value::<mcp::ContentBlock>(value.clone()) {
+        Ok(mapped) => mapped,
+        Err(_) => mcp::ContentBlock::text(json::to_compact_string(&value)),
+    }
+}
+
+/// A call's result as MCP's. `structured_any`: the peer speaks 2026-07-28 or later, where
+/// `structuredContent` may be any JSON value; older peers get it only for objects (rmcp would
+/// otherwise strip it and prepend a duplicate text block).
+pub(crate) fn call_result(result: &ToolExecutionResult, structured_any: bool) -> CallToolResult {
+    let content: Vec<mcp::ContentBlock> = result.content().iter().map(content_block).collect();
+    let mut meta = Map::new();
+    let mut out = match (result.value(), result.error()) {
+        (Some(value), _) => {
+            let mut out = CallToolResult::success(content);
+            if structured_any || value.is_object() {
+                out.structured_content = Some(json::clone_deep(value));
+            }
+            if let Some(presentation) = result.meta() {
+                meta.insert(PRESENTATION_META.to_owned(), presentation.clone());
+            }
+            if result.concludes_turn() {
+                meta.insert(CONCLUDES_TURN_META.to_owned(), Value::Bool(true));
+            }
+            out
+        }
+        (None, error) => {
+            if let Some(info) = error.and_then(ToolError::info) {
+                meta.insert(
+                    ERROR_META.to_owned(),
+                    serde_json::json!({"name": info.name, "code": info.code}),
+                );
+            }
+            CallToolResult::error(content)
+        }
+    };
+    if let Some(contexts) = result.additional_contexts()
+        && let Ok(value) = serde_json::to_value(contexts)
+    {
+        meta.insert(CONTEXTS_META.to_owned(), value);
+    }
+    if !meta.is_empty() {
+        out.meta = Some(MetaObject(meta));
+    }
+    out
+}
+
+/// A remote failure as our error: the `{name, code}` from `_meta` when a dsh-tools peer sent
+/// one, else `McpToolError` / `MCP_TOOL_ERROR`; the message is the text blocks joined, with one
+/// leading `Error: ` removed (our own failures are rendered with it).
+pub(crate) fn remote_error(result: &CallToolResult) -> ToolError {
+    let texts: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|b| b.as_text().map(|t| t.text.as_str()))
+        .collect();
+    let joined = texts.join("\n");
+    let message = joined.strip_prefix("Error: ").unwrap_or(&joined);
+    let message = if message.is_empty() {
+        "the remote tool failed without a message"
+    } else {
+        message
+    };
+    let info = result
+        .meta
+        .as_ref()
+        .and_then(|m| m.0.get(ERROR_META))
+        .and_then(|v| serde_json::from_value::<ErrorInfo>(v.clone()).ok());
+    match info {
+        Some(info) => ToolError::coded(info.name, info.code, message),
+        None => ToolError::coded("McpToolError", "MCP_TOOL_ERROR", message),
+    }
+}
+
+/// A remote success as our value: `{content, structuredContent?}` with `-0` normalised (our
+/// values are lossless JSON).
+pub(crate) fn remote_value(result: CallToolResult) -> Value {
+    let mut map = Map::new();
+    let content: Vec<Value> = result
+        .content
+        .iter()
+        .filter_map(|b| serde_json::to_value(b).ok())
+        .map(lossless)
+        .collect();
+    map.insert("content".to_owned(), Value::Array(content));
+    if let Some(structured) = result.structured_content {
+        map.insert("structuredContent".to_owned(), lossless(structured));
+    }
+    Value::Object(map)
+}
+
+/// The output schema of an imported tool's value (see [`remote_value`]).
+pub(crate) fn remote_output_schema(structured: Value) -> Value {
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            "content": {"type": "array", "items": {"type": "object"}},
+            "structuredContent": structured,
+        },
+        "required": ["content"],
+    })
+}
+
+/// The model-facing content of an imported tool's value: its `content` blocks, verbatim.
+pub(crate) fn remote_content(value: &Value) -> Vec<ContentBlock> {
+    let blocks: Vec<ContentBlock> = value
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|b| ContentBlock::new(b.clone()).ok())
+        .collect();
+    if blocks.is_empty() && value.get("structuredContent").is_some() {
+        return crate::definition::render_default(&value["structuredContent"]);
+    }
+    blocks
+}
+
+/// `value` with every `-0` (and any non-finite number, which JSON cannot carry anyway) made
+/// lossless: `-0` becomes `0`. Iterative.
+pub(crate) fn lossless(mut value: Value) -> Value {
+    if json::is_lossless(&value) {
+        return value;
+    }
+    let mut stack = vec![&mut value];
+    while let Some(node) = stack.pop() {
+        match node {
+            Value::Number(n) if n.as_f64() == Some(0.0) && n.as_i64().is_none() => {
+                *node = Value::from(0);
+            }
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            Value::Object(map) => stack.extend(map.values_mut()),
+            _ => {}
+        }
+    }
+    value
+}
+
+/// A JSON object for rmcp's `arguments`.
+pub(crate) fn arguments(value: &Value) -> Option<JsonObject> {
+    match value {
+        Value::Object(map) => Some(map.clone()),
+        _ => None,
+    }
+}

@@ -1,0 +1,66 @@
+//! MCP (the Model Context Protocol) for a [`Registry`](crate::Registry): serve its tools to any
+//! MCP client, and import any MCP server's tools into it. Feature `mcp` (stdio, child
+//! processes); feature `mcp-http` adds the streamable HTTP server and client.
+//!
+//! Built on [`rmcp`] 3.11 without its macros; both protocol eras are served by one handler (the
+//! `initialize` handshake up to 2025-11-25, stateless 2026-07-28 requests).
+//!
+//! # Serving
+//!
+//! ```no_run
+//! use dsh_tools::{Registry, ToolError, mcp::McpServer, tool};
+//!
+//! /// Echo the text back.
+//! #[tool]
+//! async fn echo(
+//!     /// What to echo.
+//!     text: String,
+//! ) -> Result<String, ToolError> {
+//!     Ok(text)
+//! }
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let registry = Registry::new();
+//!     registry.register(Echo)?.keep();
+//!     McpServer::new(registry).serve_stdio().await?;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! | dsh-tools | MCP |
+//! |---|---|
+//! | the served view (global, or [`McpServer::for_agent`]) | `tools/list`, in [`Registry::schemas`](crate::Registry::schemas) order |
+//! | `name`, `description`, `title` | `name`, `description`, `title` |
+//! | `parameters` | `inputSchema` (a schema without `type` gets `"type": "object"`: MCP arguments are always objects; a schema of another type is not listed, with a warning) |
+//! | output schema | `outputSchema` (rmcp drops roots other than `"type": "object"` for peers before 2026-07-28) |
+//! | [`ToolHints`](crate::ToolHints) | `annotations` (`readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`; only the hints the tool set) |
+//! | a success's value | `structuredContent`; for peers before 2026-07-28 only when it is an object (the content already carries it) |
+//! | content blocks | `content`; a block type MCP does not know becomes a text block of its JSON |
+//! | a failure | `isError: true`, content `Error: <message>`, `_meta["dev.dsh-tools/error"] = {name, code}` when the error has them |
+//! | `UNKNOWN_TOOL` | JSON-RPC error `-32602 Unknown tool: <name>` |
+//! | presentation meta, additional contexts, concludes-turn | `_meta["dev.dsh-tools/presentation"]`, `["dev.dsh-tools/additionalContexts"]`, `["dev.dsh-tools/concludesTurn"]` |
+//! | the call's signal | the request's cancellation token (`notifications/cancelled`, a closed transport, a dropped 2026 HTTP stream); a started body is still awaited |
+//! | [`report_progress`](crate::ToolRunContext::report_progress) | `notifications/progress` with the request's progress token, in order, all before the response |
+//! | [`Registry::on_change`](crate::Registry::on_change) | `notifications/tools/list_changed`: to each legacy session, and inside 2026 `subscriptions/listen` |
+//! | `ask` decisions | resolved by the registry's approval service (for [`McpServer::for_agent`]); without one they are denied |
+//!
+//! # Importing
+//!
+//! See [`McpImport`]: a remote server's tools become ordinary [`ToolDefinition`](crate::ToolDefinition)s
+//! in a registry, with our validation, hooks and cancellation around each remote call.
+
+#[cfg(feature = "mcp-http")]
+mod http;
+mod import;
+mod map;
+mod server;
+
+#[cfg(feature = "mcp-http")]
+pub use http::{HttpConfig, HttpServer, MCP_PATH};
+pub use import::{ImportError, ImportOptions, ImportedTools, McpImport, SchemaPolicy};
+pub use map::{CONCLUDES_TURN_META, CONTEXTS_META, ERROR_META, PRESENTATION_META};
+pub use server::{McpServer, ServeError};
+
+/// rmcp, re-exported for transports and client code (its version is pinned by this crate).
+pub use rmcp;

@@ -1,0 +1,353 @@
+//! `McpServer`: an rmcp `ServerHandler` over a [`Registry`].
+
+use super::map;
+use crate::pipeline::{AgentId, Progress, ProgressSink, ToolExecutionInput, ToolExecutionResult};
+use crate::registry::{ChangeEvent, Registration, Registry};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{Peer, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+use std::fmt;
+use std::sync::{Arc, Mutex, Weak};
+use tokio::sync::{mpsc, watch};
+
+/// Serves a [`Registry`]'s tools over MCP (an rmcp [`ServerHandler`]).
+///
+/// One server exposes one view: the global tools, or an agent scope's (shadowing and
+/// restrictions applied, in the order [`Registry::schemas`] gives). Every `tools/call` runs
+/// through the registry's whole pipeline, with the request's cancellation token as the call's
+/// signal and its progress token wired to [`report_progress`](crate::ToolRunContext::report_progress).
+/// Registry changes are announced as `notifications/tools/list_changed`, in both protocol eras.
+///
+/// The server is a cheap `Clone` handle: clones share one change listener, which is removed
+/// when the last clone is dropped.
+///
+/// ```no_run
+/// use dsh_tools::{Registry, mcp::McpServer};
+/// # async fn run(registry: Registry) -> Result<(), Box<dyn std::error::Error>> {
+/// McpServer::new(registry).serve_stdio().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct McpServer {
+    registry: Registry,
+    agent: Option<AgentId>,
+    info: Arc<ServerConfig>,
+    shared: Arc<Shared>,
+}
+
+/// What every clone shares: the change signal, the legacy sessions to notify, the tool cache.
+struct Shared {
+    /// Bumped on every registry change that may alter this server's view.
+    changes: watch::Sender<u64>,
+    /// Sessions below 2026-07-28 (they get the legacy notification).
+    legacy_peers: Mutex<Vec<Peer<RoleServer>>>,
+    /// Whether the legacy forwarder task was started.
+    forwarder: std::sync::Once,
+    /// The MCP tools of the current registry generation.
+    tools: Mutex<Option<(u64, Arc<Vec<Tool>>)>>,
+    /// Keeps the registry's change listener; dropped with the last clone.
+    _listener: Registration,
+}
+
+impl fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpServer")
+            .field("agent", &self.agent)
+            .field("server_info", &self.info.server_info)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    /// A server of `registry`'s global tools, introducing itself as `dsh-tools` with this
+    /// crate's version.
+    pub fn new(registry: Registry) -> Self {
+        Self::build(registry, None)
+    }
+
+    /// A server of `agent`'s scope: its tools, restrictions and hooks, and calls made as
+    /// `agent` (so `ask` decisions reach the registry's approval service).
+    pub fn for_agent(registry: Registry, agent: impl Into<AgentId>) -> Self {
+        Self::build(registry, Some(agent.into()))
+    }
+
+    fn build(registry: Registry, agent: Option<AgentId>) -> Self {
+        let (changes, _) = watch::channel(0u64);
+        let shared = Arc::new_cyclic(|weak: &Weak<Shared>| {
+            let weak = weak.clone();
+            let scoped = agent.is_some();
+            let listener = registry.on_change(move |event: &ChangeEvent| {
+                let global = match event {
+                    ChangeEvent::ToolRegistered { agent, .. }
+                    | ChangeEvent::ToolRemoved { agent, .. } => agent.is_none(),
+                    _ => false,
+                };
+                // A scope's change never alters the global view.
+                if (scoped || global)
+                    && let Some(shared) = weak.upgrade()
+                {
+                    shared.changes.send_modify(|n| *n = n.wrapping_add(1));
+                }
+                Ok(())
+            });
+            Shared {
+                changes,
+                legacy_peers: Mutex::new(Vec::new()),
+                forwarder: std::sync::Once::new(),
+                tools: Mutex::new(None),
+                _listener: listener,
+            }
+        });
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        let info = ServerConfig::new(capabilities).with_server_info(Implementation::new(
+            env!("CARGO_PKG_NAME"),
+            env!("CARGO_PKG_VERSION"),
+        ));
+        Self {
+            registry,
+            agent,
+            info: Arc::new(info),
+            shared,
+        }
+    }
+
+    /// Introduces the server as `name` / `version` instead of this crate.
+    pub fn server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        Arc::make_mut(&mut self.info).server_info = Implementation::new(name, version);
+        self
+    }
+
+    /// Instructions the client may show the model.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        Arc::make_mut(&mut self.info).instructions = Some(instructions.into());
+        self
+    }
+
+    /// The registry served.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Serves one client over standard input and output until it disconnects.
+    pub async fn serve_stdio(self) -> Result<(), ServeError> {
+        let running = self
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| ServeError(e.to_string()))?;
+        running
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(|e| ServeError(e.to_string()))
+    }
+
+    /// The MCP tools of the current view (cached per registry generation).
+    pub(crate) fn mcp_tools(&self) -> Arc<Vec<Tool>> {
+        let generation = self.registry.generation();
+        let mut cache = self.shared.tools.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((g, tools)) = &*cache
+            && *g == generation
+        {
+            return Arc::clone(tools);
+        }
+        let tools: Vec<Tool> = self
+            .registry
+            .tools(self.agent.as_ref())
+            .iter()
+            .filter_map(|t| match map::tool(t) {
+                Ok(tool) => {
+                    if !map::is_conventional_name(t.name()) {
+                        tracing::warn!(
+                            "MCP: tool name {:?} is outside 1-128 characters of [A-Za-z0-9_.-]; some clients reject it",
+                            t.name()
+                        );
+                    }
+                    Some(tool)
+                }
+                Err(why) => {
+                    tracing::warn!("MCP: tool {:?} is not listed: {why}", t.name());
+                    None
+                }
+            })
+            .collect();
+        let tools = Arc::new(tools);
+        *cache = Some((generation, Arc::clone(&tools)));
+        tools
+    }
+
+    /// Starts (once) the task that tells legacy sessions of changes.
+    fn start_forwarder(&self) {
+        let weak = Arc::downgrade(&self.shared);
+        let mut changes = self.shared.changes.subscribe();
+        self.shared.forwarder.call_once(move || {
+            tokio::spawn(async move {
+                while changes.changed().await.is_ok() {
+                    let Some(shared) = weak.upgrade() else { return };
+                    let peers: Vec<Peer<RoleServer>> = shared
+                        .legacy_peers
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .clone();
+                    drop(shared);
+                    let mut failed = false;
+                    for peer in &peers {
+                        failed |= peer.notify_tool_list_changed().await.is_err();
+                    }
+                    if !failed {
+                        continue;
+                    }
+                    let Some(shared) = weak.upgrade() else { return };
+                    let mut list = shared
+                        .legacy_peers
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner());
+                    list.retain(|p| !p.is_transport_closed());
+                }
+            });
+        });
+    }
+
+    async fn call(
+        &self,
+        request: CallToolRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        if self.registry.get(&name, self.agent.as_ref()).is_none() {
+            return Err(unknown_tool(&name));
+        }
+        let arguments = request
+            .arguments
+            .map_or_else(|| Value::Object(serde_json::Map::new()), Value::Object);
+        let mut input =
+            ToolExecutionInput::new(format!("mcp-{}", cx.id), &name, arguments, cx.ct.clone());
+        if let Some(agent) = &self.agent {
+            input = input.agent(agent.clone());
+        }
+        let result = match cx.meta.get_progress_token() {
+            None => self.registry.execute(input).await,
+            Some(token) => self.execute_with_progress(input, token, &cx.peer).await,
+        };
+        if result.code() == Some(crate::error::codes::UNKNOWN_TOOL) {
+            return Err(unknown_tool(&name));
+        }
+        let structured_any = cx
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        Ok(map::call_result(&result, structured_any).into())
+    }
+
+    /// Runs the call while forwarding its progress reports, in order, all of them before the
+    /// response (anything sent after it would be dropped).
+    async fn execute_with_progress(
+        &self,
+        input: ToolExecutionInput,
+        token: ProgressToken,
+        peer: &Peer<RoleServer>,
+    ) -> ToolExecutionResult {
+        let (tx, mut rx) = mpsc::unbounded_channel::<Progress>();
+        let input = input.progress(ProgressSink::new(move |p| {
+            let _ = tx.send(p);
+        }));
+        let send = |p: Progress| {
+            let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
+            if let Some(total) = p.total {
+                param = param.with_total(total);
+            }
+            if let Some(message) = p.message {
+                param = param.with_message(message);
+            }
+            async move {
+                if let Err(e) = peer.notify_progress(param).await {
+                    tracing::debug!("MCP: progress notification not sent: {e}");
+                }
+            }
+        };
+        let call = self.registry.execute(input);
+        tokio::pin!(call);
+        let result = loop {
+            tokio::select! {
+                biased;
+                Some(p) = rx.recv() => send(p).await,
+                result = &mut call => break result,
+            }
+        };
+        while let Ok(p) = rx.try_recv() {
+            send(p).await;
+        }
+        result
+    }
+}
+
+fn unknown_tool(name: &str) -> ErrorData {
+    ErrorData::invalid_params(format!("Unknown tool: {name}"), None)
+}
+
+/// Why serving stopped with an error (the transport failed or the handshake did).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("MCP server: {0}")]
+pub struct ServeError(pub(crate) String);
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        (*self.info).clone()
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items((*self.mcp_tools()).clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.mcp_tools().iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.call(request, cx).await
+    }
+
+    async fn on_initialized(&self, cx: NotificationContext<RoleServer>) {
+        self.shared
+            .legacy_peers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(cx.peer.clone());
+        self.start_forwarder();
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, cx: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.shared.changes.subscribe();
+        loop {
+            tokio::select! {
+                () = cx.cancelled() => return Ok(()),
+                changed = changes.changed() => {
+                    if changed.is_err() || cx.sink().notify_tool_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+}
