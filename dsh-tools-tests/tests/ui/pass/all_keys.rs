@@ -1,7 +1,8 @@
-// every key at once: name, description, timeout, classifier, renderer, presenters, finalizer
+// every key at once, the behaviour hints both as bare flags and as `= bool`
 use dsh_tools::present::{ResultSummary, ToolCallView, ToolResultView};
 use dsh_tools::{
-    tool, ContentBlock, Tool, ToolError, ToolExecution, ToolExecutionResult, text_content,
+    tool, ContentBlock, Tool, ToolError, ToolExecution, ToolExecutionResult, ToolHints,
+    text_content,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -36,9 +37,14 @@ fn finalize(_exec: &ToolExecution, _result: &ToolExecutionResult) -> Option<Vec<
 /// Not this description.
 #[tool(
     name = "shell-run",
+    title = "Run a shell command",
     description = "Runs a shell command.",
     timeout_ms = 1,
     concurrency_safe = read_only,
+    read_only = false,
+    destructive,
+    idempotent = false,
+    open_world,
     render = render,
     present_call = present_call,
     present_result = present_result,
@@ -52,6 +58,15 @@ fn main() {
     let definition = Run.definition();
     assert_eq!(definition.name(), "shell-run");
     assert_eq!(definition.description(), "Runs a shell command.");
+    assert_eq!(definition.tool_title(), Some("Run a shell command"));
+    assert_eq!(
+        definition.tool_hints(),
+        ToolHints::new()
+            .read_only(false)
+            .destructive(true)
+            .idempotent(false)
+            .open_world(true)
+    );
     let classify = definition.classifier().unwrap();
     assert!(classify(&serde_json::json!({"command": "ls -l"})));
     assert!(!classify(&serde_json::json!({"command": "rm -rf /"})));

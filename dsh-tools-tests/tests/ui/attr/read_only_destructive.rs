@@ -1,0 +1,18 @@
+// `read_only` and `destructive` together contradict each other: an error on both keys
+use dsh_tools::{tool, ToolError, ToolRunContext};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Deserialize, JsonSchema)]
+struct Args {
+    /// A path
+    path: String,
+}
+
+/// Reads a file.
+#[tool(read_only, idempotent, destructive = true)]
+async fn read(args: Args, _ctx: ToolRunContext) -> Result<String, ToolError> {
+    Ok(args.path)
+}
+
+fn main() {}

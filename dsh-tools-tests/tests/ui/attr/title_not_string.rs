@@ -1,0 +1,18 @@
+// `title` takes a string literal, reported at the value
+use dsh_tools::{tool, ToolError, ToolRunContext};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Deserialize, JsonSchema)]
+struct Args {
+    /// A path
+    path: String,
+}
+
+/// Reads a file.
+#[tool(title = read_file)]
+async fn read(args: Args, _ctx: ToolRunContext) -> Result<String, ToolError> {
+    Ok(args.path)
+}
+
+fn main() {}
