@@ -8,9 +8,14 @@ use syn::parse::Parser;
 use syn::{Expr, Lit, LitInt, LitStr, Path};
 
 pub(crate) const NAME: &str = "name";
+pub(crate) const TITLE: &str = "title";
 pub(crate) const DESCRIPTION: &str = "description";
 pub(crate) const TIMEOUT_MS: &str = "timeout_ms";
 pub(crate) const CONCURRENCY_SAFE: &str = "concurrency_safe";
+pub(crate) const READ_ONLY: &str = "read_only";
+pub(crate) const DESTRUCTIVE: &str = "destructive";
+pub(crate) const IDEMPOTENT: &str = "idempotent";
+pub(crate) const OPEN_WORLD: &str = "open_world";
 pub(crate) const RENDER: &str = "render";
 pub(crate) const PRESENT_CALL: &str = "present_call";
 pub(crate) const PRESENT_RESULT: &str = "present_result";
@@ -20,9 +25,14 @@ pub(crate) const CRATE: &str = "crate";
 /// Every key, in the order the docs list them.
 pub(crate) const KEYS: &[&str] = &[
     NAME,
+    TITLE,
     DESCRIPTION,
     TIMEOUT_MS,
     CONCURRENCY_SAFE,
+    READ_ONLY,
+    DESTRUCTIVE,
+    IDEMPOTENT,
+    OPEN_WORLD,
     RENDER,
     PRESENT_CALL,
     PRESENT_RESULT,
@@ -42,10 +52,36 @@ pub(crate) enum Concurrency {
     Classified(Path),
 }
 
+/// The behaviour hints, each `Some(true)` for a bare flag or the literal's value.
+#[derive(Default)]
+pub(crate) struct Hints {
+    pub(crate) read_only: Option<Set<bool>>,
+    pub(crate) destructive: Option<Set<bool>>,
+    pub(crate) idempotent: Option<Set<bool>>,
+    pub(crate) open_world: Option<Set<bool>>,
+}
+
+impl Hints {
+    /// Each hint that is set, with its key (which is also the `ToolHints` setter's name).
+    pub(crate) fn set(&self) -> impl Iterator<Item = (&'static str, &Set<bool>)> {
+        [
+            (READ_ONLY, &self.read_only),
+            (DESTRUCTIVE, &self.destructive),
+            (IDEMPOTENT, &self.idempotent),
+            (OPEN_WORLD, &self.open_world),
+        ]
+        .into_iter()
+        .filter_map(|(key, slot)| slot.as_ref().map(|set| (key, set)))
+    }
+}
+
 #[derive(Default)]
 pub(crate) struct Attrs {
     pub(crate) name: Option<Set<LitStr>>,
+    /// The literal and its trimmed, non-empty text.
+    pub(crate) title: Option<Set<(LitStr, String)>>,
     pub(crate) description: Option<Set<LitStr>>,
+    pub(crate) hints: Hints,
     pub(crate) timeout_ms: Option<Set<(LitInt, u64)>>,
     pub(crate) concurrency: Option<Set<Concurrency>>,
     pub(crate) render: Option<Set<Path>>,
@@ -78,6 +114,21 @@ fn parse_key(attrs: &mut Attrs, meta: ParseNestedMeta<'_>, cx: &mut Ctxt) -> syn
             let v = string(NAME, value, key_span, "\"read_file\"", cx);
             store(&mut attrs.name, NAME, key_span, v, cx);
         }
+        TITLE => {
+            let v = string(TITLE, value, key_span, "\"Read file\"", cx).and_then(|lit| {
+                let text = lit.value().trim().to_owned();
+                if text.is_empty() {
+                    cx.error(
+                        lit.span(),
+                        "the tool's title is empty: give a human-readable title, or leave \
+                         `title` out",
+                    );
+                    return None;
+                }
+                Some((lit, text))
+            });
+            store(&mut attrs.title, TITLE, key_span, v, cx);
+        }
         DESCRIPTION => {
             let v = string(DESCRIPTION, value, key_span, "\"Read a file.\"", cx);
             store(&mut attrs.description, DESCRIPTION, key_span, v, cx);
@@ -101,6 +152,16 @@ fn parse_key(attrs: &mut Attrs, meta: ParseNestedMeta<'_>, cx: &mut Ctxt) -> syn
             };
             store(&mut attrs.concurrency, CONCURRENCY_SAFE, key_span, v, cx);
         }
+        READ_ONLY => flag(&mut attrs.hints.read_only, READ_ONLY, value, key_span, cx),
+        DESTRUCTIVE => flag(
+            &mut attrs.hints.destructive,
+            DESTRUCTIVE,
+            value,
+            key_span,
+            cx,
+        ),
+        IDEMPOTENT => flag(&mut attrs.hints.idempotent, IDEMPOTENT, value, key_span, cx),
+        OPEN_WORLD => flag(&mut attrs.hints.open_world, OPEN_WORLD, value, key_span, cx),
         RENDER => path_key(&mut attrs.render, RENDER, value, key_span, cx),
         PRESENT_CALL => path_key(&mut attrs.present_call, PRESENT_CALL, value, key_span, cx),
         PRESENT_RESULT => path_key(
@@ -228,6 +289,33 @@ fn timeout(value: Option<Expr>, key_span: Span, cx: &mut Ctxt) -> Option<(LitInt
     }
 }
 
+/// A behaviour hint: a bare flag is `true`, `key = true | false` sets it explicitly.
+fn flag(
+    slot: &mut Option<Set<bool>>,
+    key: &str,
+    value: Option<Expr>,
+    key_span: Span,
+    cx: &mut Ctxt,
+) {
+    let v = match value {
+        None => Some(true),
+        Some(Expr::Lit(syn::ExprLit {
+            lit: Lit::Bool(b), ..
+        })) => Some(b.value),
+        Some(other) => {
+            cx.error_spanned(
+                other,
+                format!(
+                    "`{key}` takes `true` or `false`, or stands alone as a flag: `{key}` means \
+                     `{key} = true`"
+                ),
+            );
+            None
+        }
+    };
+    store(slot, key, key_span, v, cx);
+}
+
 fn path_key(
     slot: &mut Option<Set<Path>>,
     key: &str,
@@ -298,6 +386,12 @@ mod tests {
         assert_eq!(closest("nmae"), Some("name"));
         assert_eq!(closest("concurrency"), Some("concurrency_safe"));
         assert_eq!(closest("descripton"), Some("description"));
+        assert_eq!(closest("readonly"), Some("read_only"));
+        assert_eq!(closest("read"), Some("read_only"));
+        assert_eq!(closest("destructve"), Some("destructive"));
+        assert_eq!(closest("idempotant"), Some("idempotent"));
+        assert_eq!(closest("openworld"), Some("open_world"));
+        assert_eq!(closest("titel"), Some("title"));
         assert_eq!(closest("zzz"), None);
     }
 }

@@ -1,5 +1,6 @@
-//! Rules that span the attribute and the function: the tool's name (from `name = ...` or the
-//! function's) and its description (from `description = ...` or the doc comment).
+//! Rules that span several parts: the tool's name (from `name = ...` or the function's), its
+//! description (from `description = ...` or the doc comment), and hints that contradict each
+//! other.
 
 use crate::ast::ToolFn;
 use crate::attr::Attrs;
@@ -81,7 +82,23 @@ pub(crate) fn check(attrs: &Attrs, tool: &ToolFn, cx: &mut Ctxt) -> Checked {
             }
         },
     };
+    hints(attrs, cx);
     Checked { name, description }
+}
+
+/// `read_only` with `destructive`: MCP reads `destructive` only when the tool is not read-only,
+/// so the pair is a mistake whichever was meant. Reported on both keys.
+fn hints(attrs: &Attrs, cx: &mut Ctxt) {
+    let hints = &attrs.hints;
+    if let (Some(read_only), Some(destructive)) = (&hints.read_only, &hints.destructive)
+        && read_only.value
+        && destructive.value
+    {
+        let message = "`read_only` and `destructive` contradict each other: a read-only tool \
+                       modifies nothing, so it cannot be destructive; keep the one that holds";
+        cx.error(read_only.key, message);
+        cx.error(destructive.key, message);
+    }
 }
 
 #[cfg(test)]

@@ -154,6 +154,30 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
         }
     };
 
+    let title = attrs.title.as_ref().map(|set| {
+        let title = &set.value.1;
+        quote! {
+            fn title(&self) -> ::core::option::Option<&str> {
+                ::core::option::Option::Some(#title)
+            }
+        }
+    });
+    let setters: Vec<TokenStream> = attrs
+        .hints
+        .set()
+        .map(|(key, set)| {
+            let setter = Ident::new(key, Span::call_site());
+            let value = set.value;
+            quote!(.#setter(#value))
+        })
+        .collect();
+    let hints = (!setters.is_empty()).then(|| {
+        quote! {
+            fn hints(&self) -> #krate::ToolHints {
+                #krate::ToolHints::new() #(#setters)*
+            }
+        }
+    });
     let timeout = attrs.timeout_ms.as_ref().map(|set| {
         let ms = set.value.1;
         quote! {
@@ -225,6 +249,8 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
                 #description
             }
 
+            #title
+            #hints
             #timeout
             #concurrency
             #render
