@@ -108,7 +108,9 @@ impl OutputDecl {
 /// assert_eq!(hints.read_only, Some(true));
 /// assert_eq!(hints.destructive, None);
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ToolHints {
@@ -307,6 +309,17 @@ impl ToolDefinition {
     /// into the subset (see [`Tool::definition`](crate::Tool::definition)).
     pub fn schema_error(&self) -> Option<&crate::schema::bridge::BridgeError> {
         self.invalid.as_deref()
+    }
+
+    /// Presentation metadata computed for top-level successes: `(arguments, value) -> meta`
+    /// (the same as [`OutputDecl::presentation_meta`], for definitions built elsewhere, such as
+    /// a `#[tool]`'s).
+    pub fn presentation_meta(
+        mut self,
+        meta: impl Fn(&Value, &Value) -> Value + Send + Sync + 'static,
+    ) -> Self {
+        self.output.presentation_meta = Some(Arc::new(meta));
+        self
     }
 
     /// A human-readable title for user interfaces (the model reads `name` and `description`).

@@ -1,0 +1,104 @@
+//! Imports an MCP server's tools into a registry and calls them through our pipeline.
+//!
+//! ```text
+//! cargo run -p examples --features mcp --example mcp_import -- \
+//!     [--prefix P] [--call NAME JSON]... (--url http://HOST:PORT/mcp | -- COMMAND ARGS...)
+//! ```
+//!
+//! Prints one line per imported tool (`tool NAME converted|passed-through: DESCRIPTION`), then
+//! one line per call: `call NAME -> <the result as JSON>` (our `ToolExecutionResult` shape:
+//! `content`, `isError`, `value` or `error`). Exits 1 when connecting or listing fails.
+
+use dsh_tools::mcp::{ImportOptions, McpImport};
+use dsh_tools::{CancellationToken, Registry, ToolExecutionInput};
+use serde_json::Value;
+use std::process::ExitCode;
+
+struct Options {
+    prefix: Option<String>,
+    calls: Vec<(String, Value)>,
+    url: Option<String>,
+    command: Vec<String>,
+}
+
+fn parse() -> Result<Options, String> {
+    let mut options = Options {
+        prefix: None,
+        calls: Vec::new(),
+        url: None,
+        command: Vec::new(),
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--prefix" => options.prefix = Some(args.next().ok_or("--prefix needs a value")?),
+            "--url" => options.url = Some(args.next().ok_or("--url needs a value")?),
+            "--call" => {
+                let name = args.next().ok_or("--call needs a tool name")?;
+                let json = args.next().ok_or("--call needs JSON arguments")?;
+                let value =
+                    serde_json::from_str(&json).map_err(|e| format!("--call {name}: {e}"))?;
+                options.calls.push((name, value));
+            }
+            "--" => {
+                options.command = args.by_ref().collect();
+            }
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    if options.url.is_none() && options.command.is_empty() {
+        return Err("give --url URL or -- COMMAND ARGS...".to_owned());
+    }
+    Ok(options)
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let options = match parse() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("mcp_import: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(options).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcp_import: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
+    let server = match &options.url {
+        Some(url) => McpImport::connect_http(url).await?,
+        None => {
+            let mut command = tokio::process::Command::new(&options.command[0]);
+            command.args(&options.command[1..]);
+            McpImport::connect_stdio(command).await?
+        }
+    };
+    let registry = Registry::new();
+    let mut import = ImportOptions::default();
+    if let Some(prefix) = options.prefix {
+        import = import.prefix(prefix);
+    }
+    let imported = server.import_into(&registry, import).await?;
+    let passed: Vec<String> = imported.passed_through().into_iter().map(|p| p.0).collect();
+    for tool in registry.tools(None) {
+        let how = if passed.iter().any(|n| n == tool.name()) {
+            "passed-through"
+        } else {
+            "converted"
+        };
+        println!("tool {} {how}: {}", tool.name(), tool.description());
+    }
+    for (i, (name, args)) in options.calls.into_iter().enumerate() {
+        let input =
+            ToolExecutionInput::new(format!("call_{i}"), &name, args, CancellationToken::new());
+        let result = registry.execute(input).await;
+        println!("call {name} -> {}", serde_json::to_string(&result)?);
+    }
+    Ok(())
+}
