@@ -39,7 +39,10 @@ async fn lists_every_tool_in_registry_order_with_schemas_titles_and_hints() {
         let annotations = add.annotations.as_ref().expect("hints become annotations");
         assert_eq!(annotations.read_only_hint, Some(true));
         assert_eq!(annotations.open_world_hint, Some(false));
-        assert_eq!(annotations.destructive_hint, None, "only the hints the tool set");
+        assert_eq!(
+            annotations.destructive_hint, None,
+            "only the hints the tool set"
+        );
         // An object output schema is listed in both eras; `add`'s integer one only in 2026.
         assert!(tools[1].output_schema.is_some());
         assert_eq!(add.output_schema.is_some(), era == Era::Modern, "{era:?}");
@@ -56,9 +59,13 @@ async fn lists_every_tool_in_registry_order_with_schemas_titles_and_hints() {
 #[tokio::test]
 async fn a_parameters_schema_without_type_is_listed_as_an_object_and_other_roots_are_not() {
     let registry = Registry::new();
-    let untyped = ToolDefinition::new("untyped", "u", json!({}), OutputDecl::text(), |_, _| {
-        async { Ok(json!("")) }
-    });
+    let untyped = ToolDefinition::new(
+        "untyped",
+        "u",
+        json!({}),
+        OutputDecl::text(),
+        |_, _| async { Ok(json!("")) },
+    );
     let string = ToolDefinition::new(
         "string_root",
         "s",
@@ -87,13 +94,21 @@ async fn structured_content_follows_the_era() {
             .unwrap();
         assert_eq!(echo.is_error, Some(false));
         assert_eq!(echo.structured_content, Some(json!({"text": "hi"})));
-        assert_eq!(texts(&echo), [r#"{"text":"hi"}"#], "{era:?}: no duplicate block");
+        assert_eq!(
+            texts(&echo),
+            [r#"{"text":"hi"}"#],
+            "{era:?}: no duplicate block"
+        );
         let add = client
             .peer()
             .call_tool(call("add", json!({"a": 2, "b": 3})))
             .await
             .unwrap();
-        assert_eq!(texts(&add), ["5"], "{era:?}: one text block, never a duplicate");
+        assert_eq!(
+            texts(&add),
+            ["5"],
+            "{era:?}: one text block, never a duplicate"
+        );
         match era {
             Era::Legacy => assert_eq!(add.structured_content, None),
             Era::Modern => assert_eq!(add.structured_content, Some(json!(5))),
@@ -175,13 +190,19 @@ async fn a_client_that_abandons_a_call_cancels_the_body_which_still_settles() {
         let (client, _) = connect(McpServer::new(registry(&probe)), era).await;
         let peer = client.peer().clone();
         let pending = tokio::spawn(async move { peer.call_tool(call("slow", json!({}))).await });
-        eventually("the body started", || probe.started.load(Ordering::SeqCst) == 1).await;
+        eventually("the body started", || {
+            probe.started.load(Ordering::SeqCst) == 1
+        })
+        .await;
         pending.abort(); // dropping the call sends notifications/cancelled
         eventually("the body saw its signal", || {
             probe.cancelled.load(Ordering::SeqCst) == 1
         })
         .await;
-        eventually("the body settled", || probe.settled.load(Ordering::SeqCst) == 1).await;
+        eventually("the body settled", || {
+            probe.settled.load(Ordering::SeqCst) == 1
+        })
+        .await;
         // The connection is still usable.
         let ok = client
             .peer()
@@ -201,9 +222,15 @@ async fn a_client_that_disconnects_mid_call_cancels_the_body_and_nothing_leaks()
     let (client, _) = connect(server.clone(), Era::Legacy).await;
     let peer = client.peer().clone();
     tokio::spawn(async move { peer.call_tool(call("slow", json!({}))).await });
-    eventually("the body started", || probe.started.load(Ordering::SeqCst) == 1).await;
+    eventually("the body started", || {
+        probe.started.load(Ordering::SeqCst) == 1
+    })
+    .await;
     drop(client);
-    eventually("the body settled", || probe.settled.load(Ordering::SeqCst) == 1).await;
+    eventually("the body settled", || {
+        probe.settled.load(Ordering::SeqCst) == 1
+    })
+    .await;
     assert_eq!(probe.cancelled.load(Ordering::SeqCst), 1);
     // The registry is untouched and usable without the server.
     drop(server);
@@ -253,9 +280,13 @@ async fn progress_reaches_the_client_in_order_before_the_result() {
 }
 
 fn extra(name: &str) -> ToolDefinition {
-    ToolDefinition::new(name, "added later", json!({"type": "object"}), OutputDecl::text(), |_, _| {
-        async { Ok(json!("")) }
-    })
+    ToolDefinition::new(
+        name,
+        "added later",
+        json!({"type": "object"}),
+        OutputDecl::text(),
+        |_, _| async { Ok(json!("")) },
+    )
 }
 
 #[tokio::test]
@@ -294,11 +325,12 @@ async fn registry_changes_are_announced_inside_2026_subscriptions() {
         .unwrap();
     assert_eq!(subscription.acknowledged().tools_list_changed, Some(true));
     registry.register(extra("later")).unwrap().keep();
-    let notification = tokio::time::timeout(std::time::Duration::from_secs(10), subscription.next())
-        .await
-        .expect("a notification arrives")
-        .unwrap()
-        .expect("the subscription is open");
+    let notification =
+        tokio::time::timeout(std::time::Duration::from_secs(10), subscription.next())
+            .await
+            .expect("a notification arrives")
+            .unwrap()
+            .expect("the subscription is open");
     assert!(
         matches!(
             notification,
@@ -318,7 +350,11 @@ async fn a_scope_server_lists_the_scope_view_and_calls_as_the_agent() {
         .unwrap()
         .keep();
     scope.register(extra("own")).unwrap().keep();
-    let (client, _) = connect(McpServer::for_agent(registry.clone(), "agent-1"), Era::Legacy).await;
+    let (client, _) = connect(
+        McpServer::for_agent(registry.clone(), "agent-1"),
+        Era::Legacy,
+    )
+    .await;
     let names: Vec<String> = client
         .peer()
         .list_all_tools()
@@ -328,5 +364,11 @@ async fn a_scope_server_lists_the_scope_view_and_calls_as_the_agent() {
         .map(|t| t.name.to_string())
         .collect();
     assert_eq!(names, ["add", "echo", "own"]);
-    assert!(client.peer().call_tool(call("fail", json!({}))).await.is_err());
+    assert!(
+        client
+            .peer()
+            .call_tool(call("fail", json!({})))
+            .await
+            .is_err()
+    );
 }

@@ -141,8 +141,10 @@ pub(crate) fn registry(probe: &Arc<Probe>) -> Registry {
         json!({"type": "object"}),
         OutputDecl::new(json!({}), |_, _| {
             vec![
-                ContentBlock::new(json!({"type": "image", "data": "aGk=", "mimeType": "image/png"}))
-                    .unwrap(),
+                ContentBlock::new(
+                    json!({"type": "image", "data": "aGk=", "mimeType": "image/png"}),
+                )
+                .unwrap(),
                 ContentBlock::new(json!({"type": "reasoning", "text": "because"})).unwrap(),
             ]
         }),
