@@ -1,5 +1,7 @@
 //! Shared pieces of the MCP tests: test tools, a recording client, in-process connections.
 
+#![allow(dead_code)]
+
 use dsh_tools::mcp::McpServer;
 use dsh_tools::mcp::rmcp::model::{
     CallToolRequestParams, CallToolResult, ProgressNotificationParam, ProtocolVersion,

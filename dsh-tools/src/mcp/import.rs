@@ -293,6 +293,9 @@ impl fmt::Debug for ImportedTools {
 impl Drop for ImportedTools {
     fn drop(&mut self) {
         self.task.abort();
+        // The aborted task still holds the state until the runtime drops it: unregister now.
+        let live = std::mem::take(&mut self.state.lock().unwrap_or_else(|e| e.into_inner()).live);
+        drop(live);
     }
 }
 

@@ -1,0 +1,375 @@
+//! Importing MCP tools into a registry, over in-process pipes: a dsh-tools server on the other
+//! end (codes round-trip), foreign schemas (converted, passed through, rejected), collisions,
+//! prefixes, cancellation, list_changed re-sync in both eras, a dying server, 10,000 tools.
+
+#[path = "mcp/support.rs"]
+mod support;
+
+use dsh_tools::mcp::rmcp::ServiceExt;
+use dsh_tools::mcp::{ImportOptions, ImportedTools, McpImport, McpServer, SchemaPolicy};
+use dsh_tools::{
+    CancellationToken, OutputDecl, Registry, ToolDefinition, ToolExecutionInput,
+    ToolExecutionResult,
+};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use support::{ERAS, Era, Probe, eventually, registry};
+
+/// Serves `remote` in-process and connects an importer to it in `era`.
+async fn import(remote: &Registry, era: Era) -> McpImport {
+    let (a, b) = tokio::io::duplex(1 << 20);
+    let server = McpServer::new(remote.clone());
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(a).await {
+            let _ = running.waiting().await;
+        }
+    });
+    McpImport::connect_with(b, era.lifecycle()).await.unwrap()
+}
+
+async fn run(registry: &Registry, name: &str, args: Value) -> ToolExecutionResult {
+    let input = ToolExecutionInput::new("c1", name, args, CancellationToken::new());
+    registry.execute(input).await
+}
+
+fn raw(name: &str, parameters: Value, calls: &Arc<AtomicUsize>) -> ToolDefinition {
+    let calls = Arc::clone(calls);
+    ToolDefinition::new(
+        name,
+        "a raw tool",
+        parameters,
+        OutputDecl::text(),
+        move |args, _| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            async move { Ok(json!(format!("got {args}"))) }
+        },
+    )
+}
+
+#[tokio::test]
+async fn a_dsh_tools_server_round_trips_values_codes_and_hints() {
+    for era in ERAS {
+        let probe = Arc::new(Probe::default());
+        let remote = registry(&probe);
+        let server = import(&remote, era).await;
+        let local = Registry::new();
+        let imported = server
+            .import_into(&local, ImportOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            imported.names(),
+            ["add", "echo", "blocks", "fail", "slow", "progress"]
+        );
+        assert!(
+            imported.passed_through().is_empty(),
+            "{:?}",
+            imported.passed_through()
+        );
+        let add = local.get("add", None).unwrap();
+        assert_eq!(add.tool_title(), Some("Add"));
+        assert_eq!(
+            add.tool_hints(),
+            remote.get("add", None).unwrap().tool_hints()
+        );
+        assert_eq!(
+            add.parameters(),
+            remote.get("add", None).unwrap().parameters()
+        );
+
+        let sum = run(&local, "add", json!({"a": 2, "b": 3})).await;
+        assert_eq!(sum.text(), "5", "{era:?}");
+        let echo = run(&local, "echo", json!({"text": "hi"})).await;
+        assert_eq!(
+            echo.value().unwrap()["structuredContent"],
+            json!({"text": "hi"})
+        );
+
+        let fail = run(&local, "fail", json!({})).await;
+        assert_eq!(fail.code(), Some("ENOSPC"), "the code crosses in _meta");
+        assert_eq!(fail.error().unwrap().info().unwrap().name, "HarnessError");
+        assert_eq!(
+            fail.text(),
+            "Error: disk full",
+            "one `Error: ` prefix, not two"
+        );
+        drop(imported);
+        assert!(
+            local.get("add", None).is_none(),
+            "dropping the handle unregisters"
+        );
+    }
+}
+
+#[tokio::test]
+async fn converted_schemas_are_validated_locally_before_any_round_trip() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let remote = Registry::new();
+    // What a Pydantic model gives for `n: Optional[int]`, with annotations on top.
+    let pydantic = json!({
+        "type": "object",
+        "properties": {
+            "n": {"anyOf": [{"type": "integer"}, {"type": "null"}], "title": "N"},
+            "when": {"type": "string", "format": "date-time", "x-order": 2}
+        },
+        "required": ["n"],
+        "title": "Args"
+    });
+    remote
+        .register(raw("opt", pydantic, &calls))
+        .unwrap()
+        .keep();
+    let server = import(&remote, Era::Legacy).await;
+    let local = Registry::new();
+    let imported = server
+        .import_into(&local, ImportOptions::default())
+        .await
+        .unwrap();
+    assert!(imported.passed_through().is_empty());
+    let params = local.get("opt", None).unwrap().parameters().clone();
+    assert_eq!(
+        params["properties"]["n"],
+        json!({"oneOf": [{"type": "integer"}, {"type": "null"}], "title": "N"})
+    );
+    assert_eq!(params["properties"]["when"], json!({"type": "string"}));
+
+    let bad = run(&local, "opt", json!({"n": "x"})).await;
+    assert_eq!(bad.code(), Some("INVALID_ARGS"));
+    assert!(bad.text().contains(r#""n""#), "{}", bad.text());
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        0,
+        "rejected without a round trip"
+    );
+    let ok = run(&local, "opt", json!({"n": null})).await;
+    assert!(!ok.is_error(), "{}", ok.text());
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn schemas_outside_the_subset_pass_through_or_are_rejected_by_policy() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let remote = Registry::new();
+    let not = json!({"type": "object", "properties": {"s": {"not": {"type": "string"}}}});
+    remote
+        .register(raw("negated", not.clone(), &calls))
+        .unwrap()
+        .keep();
+    let server = import(&remote, Era::Legacy).await;
+
+    let local = Registry::new();
+    let imported = server
+        .import_into(&local, ImportOptions::default())
+        .await
+        .unwrap();
+    let passed = imported.passed_through();
+    assert_eq!(passed.len(), 1);
+    assert_eq!(passed[0].0, "negated");
+    assert!(passed[0].1.contains("not"), "{}", passed[0].1);
+    assert_eq!(local.get("negated", None).unwrap().parameters(), &not);
+    let result = run(&local, "negated", json!({"s": 1})).await;
+    assert!(!result.is_error());
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "the remote validates");
+
+    let strict = Registry::new();
+    let rejected = server
+        .import_into(
+            &strict,
+            ImportOptions::default().schemas(SchemaPolicy::Reject),
+        )
+        .await
+        .unwrap();
+    assert!(rejected.names().is_empty());
+    assert_eq!(rejected.skipped().len(), 1);
+    assert!(strict.get("negated", None).is_none());
+
+    let raw_policy = Registry::new();
+    let passed = server
+        .import_into(
+            &raw_policy,
+            ImportOptions::default().schemas(SchemaPolicy::PassThrough),
+        )
+        .await
+        .unwrap();
+    assert_eq!(passed.names(), ["negated"]);
+}
+
+#[tokio::test]
+async fn collisions_are_reported_never_shadowed_and_prefixes_disambiguate() {
+    let probe = Arc::new(Probe::default());
+    let remote = registry(&probe);
+    let server = import(&remote, Era::Legacy).await;
+    let local = Registry::new();
+    let calls = Arc::new(AtomicUsize::new(0));
+    local
+        .register(raw("add", json!({"type": "object"}), &calls))
+        .unwrap()
+        .keep();
+    // In a scope, a global `echo` would be shadowed: also a collision.
+    local
+        .register(raw("echo", json!({"type": "object"}), &calls))
+        .unwrap()
+        .keep();
+    let imported = server
+        .import_into(&local, ImportOptions::default().scope("agent"))
+        .await
+        .unwrap();
+    assert_eq!(imported.collisions(), ["add", "echo"]);
+    assert!(!imported.names().contains(&"add".to_owned()));
+    let prefixed = server
+        .import_into(&local, ImportOptions::default().prefix("remote_"))
+        .await
+        .unwrap();
+    assert!(prefixed.collisions().is_empty());
+    assert_eq!(
+        run(&local, "remote_add", json!({"a": 1, "b": 2}))
+            .await
+            .text(),
+        "3"
+    );
+    assert_eq!(
+        run(&local, "add", json!({})).await.text(),
+        "got {}",
+        "the local one stays"
+    );
+}
+
+#[tokio::test]
+async fn cancelling_an_imported_call_cancels_the_remote_body() {
+    for era in ERAS {
+        let probe = Arc::new(Probe::default());
+        let remote = registry(&probe);
+        let server = import(&remote, era).await;
+        let local = Registry::new();
+        let _imported = server
+            .import_into(&local, ImportOptions::default())
+            .await
+            .unwrap();
+        let signal = CancellationToken::new();
+        let input = ToolExecutionInput::new("c1", "slow", json!({}), signal.clone());
+        let call = tokio::spawn({
+            let local = local.clone();
+            async move { local.execute(input).await }
+        });
+        eventually("the remote body started", || {
+            probe.started.load(Ordering::SeqCst) == 1
+        })
+        .await;
+        signal.cancel();
+        let result = call.await.unwrap();
+        assert_eq!(result.code(), Some("ABORTED"), "{era:?}");
+        eventually("the remote body saw the cancellation", || {
+            probe.cancelled.load(Ordering::SeqCst) == 1
+        })
+        .await;
+    }
+}
+
+fn extra(name: &str) -> ToolDefinition {
+    ToolDefinition::new(
+        name,
+        "added later",
+        json!({"type": "object"}),
+        OutputDecl::text(),
+        |_, _| async { Ok(json!("later")) },
+    )
+}
+
+#[tokio::test]
+async fn imports_follow_the_remote_list_in_both_eras() {
+    for era in ERAS {
+        let probe = Arc::new(Probe::default());
+        let remote = registry(&probe);
+        let server = import(&remote, era).await;
+        let local = Registry::new();
+        let imported: ImportedTools = server
+            .import_into(&local, ImportOptions::default())
+            .await
+            .unwrap();
+        let added = remote.register(extra("later")).unwrap();
+        eventually("the new remote tool is imported", || {
+            local.get("later", None).is_some()
+        })
+        .await;
+        assert_eq!(
+            run(&local, "later", json!({})).await.text(),
+            "later",
+            "{era:?}"
+        );
+        added.dispose();
+        eventually("the removed remote tool is unregistered", || {
+            local.get("later", None).is_none()
+        })
+        .await;
+        assert!(imported.names().iter().all(|n| n != "later"));
+    }
+}
+
+#[tokio::test]
+async fn a_remote_server_that_dies_mid_call_fails_the_call_and_the_registry_stays_usable() {
+    let probe = Arc::new(Probe::default());
+    let remote = registry(&probe);
+    // client <-> relay <-> server: aborting the relay cuts the connection without a goodbye.
+    let (a, mut a_relay) = tokio::io::duplex(1 << 20);
+    let (b, mut b_relay) = tokio::io::duplex(1 << 20);
+    let server = McpServer::new(remote.clone());
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(a).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let relay = tokio::spawn(async move {
+        let _ = tokio::io::copy_bidirectional(&mut a_relay, &mut b_relay).await;
+    });
+    let import = McpImport::connect_with(b, Era::Legacy.lifecycle())
+        .await
+        .unwrap();
+    let local = Registry::new();
+    let _imported = import
+        .import_into(&local, ImportOptions::default().prefix("r_"))
+        .await
+        .unwrap();
+    let calls = Arc::new(AtomicUsize::new(0));
+    local
+        .register(raw("local", json!({"type": "object"}), &calls))
+        .unwrap()
+        .keep();
+    let call = tokio::spawn({
+        let local = local.clone();
+        async move { run(&local, "r_slow", json!({})).await }
+    });
+    eventually("the remote body started", || {
+        probe.started.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    relay.abort(); // the connection is gone mid-call
+    let result = call.await.unwrap();
+    assert!(result.is_error());
+    assert_eq!(
+        result.code(),
+        Some("MCP_TRANSPORT_ERROR"),
+        "{}",
+        result.text()
+    );
+    assert_eq!(run(&local, "local", json!({})).await.text(), "got {}");
+    let again = run(&local, "r_add", json!({"a": 1, "b": 2})).await;
+    assert_eq!(again.code(), Some("MCP_TRANSPORT_ERROR"));
+}
+
+#[tokio::test]
+async fn ten_thousand_remote_tools_are_imported() {
+    let remote = Registry::new();
+    for i in 0..10_000 {
+        remote.register(extra(&format!("tool_{i}"))).unwrap().keep();
+    }
+    let server = import(&remote, Era::Legacy).await;
+    let local = Registry::new();
+    let imported = server
+        .import_into(&local, ImportOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(imported.names().len(), 10_000);
+    assert_eq!(local.tools(None).len(), 10_000);
+    assert_eq!(run(&local, "tool_9999", json!({})).await.text(), "later");
+}
