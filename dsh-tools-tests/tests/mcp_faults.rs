@@ -1,0 +1,246 @@
+//! Hostile or broken peers: raw JSON-RPC lines at our server, garbage from a remote server, and
+//! the example server over a real child process.
+
+#[path = "mcp/support.rs"]
+mod support;
+
+use dsh_tools::mcp::rmcp::ServiceExt;
+use dsh_tools::mcp::{ImportOptions, McpImport, McpServer};
+use dsh_tools::{CancellationToken, Registry, ToolExecutionInput};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use support::{Era, Probe, registry};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
+
+/// A raw line-level client of an in-process server.
+struct Raw {
+    writer: tokio::io::WriteHalf<DuplexStream>,
+    lines: Lines<BufReader<tokio::io::ReadHalf<DuplexStream>>>,
+}
+
+impl Raw {
+    async fn start(registry: Registry) -> Self {
+        let (a, b) = tokio::io::duplex(1 << 16);
+        let server = McpServer::new(registry);
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(a).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let (reader, writer) = tokio::io::split(b);
+        let mut raw = Self {
+            writer,
+            lines: BufReader::new(reader).lines(),
+        };
+        raw.send(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}),
+        )
+        .await;
+        let init = raw.response(0).await;
+        assert_eq!(init["result"]["serverInfo"]["name"], "dsh-tools");
+        raw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        raw
+    }
+
+    async fn line(&mut self, line: &[u8]) {
+        self.writer.write_all(line).await.unwrap();
+        self.writer.write_all(b"\n").await.unwrap();
+    }
+
+    async fn send(&mut self, message: &Value) {
+        self.line(serde_json::to_string(message).unwrap().as_bytes())
+            .await;
+    }
+
+    /// The next message with this id (skipping notifications and other responses).
+    async fn response(&mut self, id: i64) -> Value {
+        let read = async {
+            while let Some(line) = self.lines.next_line().await.unwrap() {
+                let message: Value = serde_json::from_str(&line).unwrap();
+                if message["id"] == json!(id) {
+                    return message;
+                }
+            }
+            panic!("the server closed the connection before answering {id}");
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(20), read)
+            .await
+            .expect("an answer")
+    }
+
+    async fn call(&mut self, id: i64, name: &str, arguments: Value) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}}))
+            .await;
+        self.response(id).await
+    }
+}
+
+#[tokio::test]
+async fn malformed_lines_unknown_methods_and_bad_arguments_leave_the_session_usable() {
+    let probe = Arc::new(Probe::default());
+    let mut raw = Raw::start(registry(&probe)).await;
+    raw.line(b"{not json").await;
+    raw.line(b"[1, 2, 3]").await;
+    raw.line(br#"{"jsonrpc": "2.0", "id": 1}"#).await;
+    raw.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "no/such/method"}))
+        .await;
+    let unknown = raw.response(2).await;
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    // Arguments that are not an object never reach the registry.
+    raw.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "add", "arguments": [2, 3]}}))
+        .await;
+    let not_object = raw.response(3).await;
+    assert!(not_object.get("error").is_some(), "{not_object}");
+    let wrong_types = raw.call(4, "add", json!({"a": true, "b": {}})).await;
+    assert_eq!(wrong_types["result"]["isError"], true);
+    assert_eq!(
+        wrong_types["result"]["_meta"]["dev.dsh-tools/error"]["code"],
+        "INVALID_ARGS"
+    );
+    let ok = raw.call(5, "add", json!({"a": 2, "b": 3})).await;
+    assert_eq!(ok["result"]["content"][0]["text"], "5", "{ok}");
+}
+
+#[tokio::test]
+async fn deeply_nested_arguments_are_refused_without_overflowing_the_stack() {
+    let probe = Arc::new(Probe::default());
+    let mut raw = Raw::start(registry(&probe)).await;
+    let depth = 100_000;
+    let mut line = String::with_capacity(depth * 2 + 100);
+    line.push_str(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"#);
+    line.extend(std::iter::repeat_n('[', depth));
+    line.extend(std::iter::repeat_n(']', depth));
+    line.push_str("}}}");
+    raw.line(line.as_bytes()).await;
+    let ok = raw.call(2, "add", json!({"a": 1, "b": 1})).await;
+    assert_eq!(ok["result"]["content"][0]["text"], "2", "{ok}");
+}
+
+#[tokio::test]
+async fn a_line_over_16_mib_does_not_balloon_or_crash_the_server() {
+    let probe = Arc::new(Probe::default());
+    let registry = registry(&probe);
+    let mut raw = Raw::start(registry.clone()).await;
+    let mut huge = Vec::with_capacity(17 << 20);
+    huge.extend_from_slice(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":""#);
+    huge.resize(17 << 20, b'x');
+    huge.extend_from_slice(br#""}}}"#);
+    // rmcp's line limit is 16 MiB: the session ends (or refuses the line), nothing else.
+    let _ = raw.writer.write_all(&huge).await;
+    let _ = raw.writer.write_all(b"\n").await;
+    drop(huge);
+    // Other sessions of the same registry are unaffected.
+    let mut other = Raw::start(registry).await;
+    let ok = other.call(2, "add", json!({"a": 20, "b": 22})).await;
+    assert_eq!(ok["result"]["content"][0]["text"], "42");
+}
+
+/// A fake server: a correct handshake and tool list, then garbage for every call.
+async fn garbage_server(stream: DuplexStream) {
+    let (reader, mut writer) = tokio::io::split(stream);
+    let mut lines = BufReader::new(reader).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        let id = message["id"].clone();
+        let reply = match message["method"].as_str() {
+            Some("initialize") => json!({"jsonrpc": "2.0", "id": id, "result": {
+                "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                "serverInfo": {"name": "garbage", "version": "0"}}}),
+            Some("tools/list") => json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [
+                {"name": "g", "inputSchema": {"type": "object"}}]}}),
+            Some("tools/call") => {
+                writer.write_all(b"\x00\xff garbage {{{\n").await.unwrap();
+                json!({"jsonrpc": "2.0", "id": id, "result": {"content": "not an array"}})
+            }
+            _ => continue,
+        };
+        let mut bytes = serde_json::to_vec(&reply).unwrap();
+        bytes.push(b'\n');
+        if writer.write_all(&bytes).await.is_err() {
+            return;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_remote_server_answering_garbage_fails_the_call_with_a_code() {
+    let (a, b) = tokio::io::duplex(1 << 16);
+    tokio::spawn(garbage_server(a));
+    let import = McpImport::connect_with(b, Era::Legacy.lifecycle())
+        .await
+        .unwrap();
+    let local = Registry::new();
+    let imported = import
+        .import_into(&local, ImportOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(imported.names(), ["g"]);
+    let input = ToolExecutionInput::new("c1", "g", json!({}), CancellationToken::new());
+    let result = tokio::time::timeout(std::time::Duration::from_secs(30), local.execute(input))
+        .await
+        .expect("the call settles");
+    assert!(result.is_error());
+    let code = result.code().unwrap_or_default().to_owned();
+    assert!(code.starts_with("MCP_"), "{code}: {}", result.text());
+}
+
+/// The example binary, built by cargo for this test run (examples are not `CARGO_BIN_EXE_*`).
+fn example_binary() -> Option<std::path::PathBuf> {
+    let test_exe = std::env::current_exe().ok()?;
+    let profile_dir = test_exe.parent()?.parent()?;
+    let binary = profile_dir.join("examples").join("mcp_server");
+    binary.exists().then_some(binary)
+}
+
+#[tokio::test]
+async fn the_example_server_serves_over_stdio() {
+    // `cargo test --workspace --all-features` builds every example before running tests.
+    let binary = example_binary().expect(
+        "target/<profile>/examples/mcp_server is missing: run the workspace tests \
+         (`cargo test --workspace --all-features`) or `cargo build -p examples --features mcp --examples` first",
+    );
+    let root = std::env::temp_dir().join(format!("dsh-mcp-example-{}", std::process::id()));
+    std::fs::create_dir_all(&root).unwrap();
+    let mut command = tokio::process::Command::new(binary);
+    command.arg("--root").arg(&root);
+    let server = McpImport::connect_stdio(command).await.unwrap();
+    let local = Registry::new();
+    let imported = server
+        .import_into(&local, ImportOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        imported.names(),
+        ["read_file", "write_file", "list_files", "echo", "add"]
+    );
+    let run = |name: &str, args: Value| {
+        let input = ToolExecutionInput::new("c", name, args, CancellationToken::new());
+        let local = local.clone();
+        async move { local.execute(input).await }
+    };
+    let wrote = run(
+        "write_file",
+        json!({"path": "a/b.txt", "content": "one\ntwo"}),
+    )
+    .await;
+    assert_eq!(wrote.text(), "wrote 7 bytes to a/b.txt");
+    assert_eq!(
+        std::fs::read_to_string(root.join("a/b.txt")).unwrap(),
+        "one\ntwo"
+    );
+    let read = run("read_file", json!({"path": "a/b.txt", "offset": 2})).await;
+    assert_eq!(
+        read.value().unwrap()["structuredContent"],
+        json!({"path": "a/b.txt", "offset": 2, "lines": ["two"]})
+    );
+    let escape = run("read_file", json!({"path": "../../etc/passwd"})).await;
+    assert_eq!(escape.code(), Some("OUTSIDE_WORKSPACE"));
+    let _ = std::fs::remove_dir_all(root);
+}
