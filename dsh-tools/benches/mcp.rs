@@ -1,0 +1,147 @@
+//! `mcp/call/{dsh,rmcp}`: one `tools/call` round trip of the same echo tool (a 3-field argument
+//! struct, returned as structured content) from one rmcp client over an in-process pipe, served
+//! by our `McpServer` over a `#[tool]` (which validates every argument) and by rmcp's own
+//! `#[tool_router]` (which only deserializes). `mcp/list/{dsh,rmcp}`: `tools/list` of 100 such
+//! tools. Both servers run in the same process and runtime, measured in the same run.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use dsh_tools::mcp::McpServer;
+use dsh_tools::{Registry, ToolDefinition, ToolError, tool};
+use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServiceExt, tool_router};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::hint::black_box;
+
+#[derive(Clone, Deserialize, Serialize, JsonSchema)]
+struct EchoArgs {
+    /// Text
+    text: String,
+    /// A count
+    count: i64,
+    /// A flag
+    flag: bool,
+}
+
+/// Echo the arguments back.
+#[tool]
+async fn echo(args: EchoArgs) -> Result<EchoArgs, ToolError> {
+    Ok(args)
+}
+
+#[derive(Clone)]
+struct RmcpEcho;
+
+#[tool_router(server_handler)]
+impl RmcpEcho {
+    #[rmcp::tool(description = "Echo the arguments back.")]
+    async fn echo(&self, Parameters(args): Parameters<EchoArgs>) -> Json<EchoArgs> {
+        Json(args)
+    }
+}
+
+/// rmcp's server with 100 echo tools.
+#[derive(Clone)]
+struct RmcpHundred;
+
+macro_rules! hundred {
+    ($($name:ident)*) => {
+        #[tool_router(server_handler)]
+        impl RmcpHundred {
+            $(
+                #[rmcp::tool(description = "Echo the arguments back.")]
+                async fn $name(&self, Parameters(args): Parameters<EchoArgs>) -> Json<EchoArgs> {
+                    Json(args)
+                }
+            )*
+        }
+    };
+}
+
+hundred!(
+    e00 e01 e02 e03 e04 e05 e06 e07 e08 e09 e10 e11 e12 e13 e14 e15 e16 e17 e18 e19
+    e20 e21 e22 e23 e24 e25 e26 e27 e28 e29 e30 e31 e32 e33 e34 e35 e36 e37 e38 e39
+    e40 e41 e42 e43 e44 e45 e46 e47 e48 e49 e50 e51 e52 e53 e54 e55 e56 e57 e58 e59
+    e60 e61 e62 e63 e64 e65 e66 e67 e68 e69 e70 e71 e72 e73 e74 e75 e76 e77 e78 e79
+    e80 e81 e82 e83 e84 e85 e86 e87 e88 e89 e90 e91 e92 e93 e94 e95 e96 e97 e98 e99
+);
+
+fn hundred_dsh() -> Registry {
+    let registry = Registry::new();
+    for i in 0..100 {
+        let tool = ToolDefinition::typed(
+            format!("e{i:02}"),
+            "Echo the arguments back.",
+            |args: EchoArgs, _| async move { Ok::<_, ToolError>(args) },
+        )
+        .unwrap();
+        registry.register(tool).unwrap().keep();
+    }
+    registry
+}
+
+/// Connects an rmcp client to `server` over an in-process pipe.
+async fn connect<S: rmcp::ServerHandler>(server: S) -> RunningService<RoleClient, ()> {
+    let (a, b) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        let running = server.serve(a).await.unwrap();
+        let _ = running.waiting().await;
+    });
+    ().serve(b).await.unwrap()
+}
+
+fn request() -> CallToolRequestParams {
+    let args = json!({"text": "hello, world", "count": 42, "flag": true});
+    let serde_json::Value::Object(args) = args else {
+        unreachable!()
+    };
+    CallToolRequestParams::new("echo").with_arguments(args)
+}
+
+fn bench(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let registry = Registry::new();
+    registry.register(Echo).unwrap().keep();
+    let dsh = rt.block_on(connect(McpServer::new(registry)));
+    let rmcp = rt.block_on(connect(RmcpEcho));
+    // Same answer from both: structured content equal to the arguments.
+    for client in [&dsh, &rmcp] {
+        let out = rt.block_on(client.peer().call_tool(request())).unwrap();
+        assert_eq!(
+            out.structured_content,
+            Some(json!({"text": "hello, world", "count": 42, "flag": true}))
+        );
+    }
+    let mut group = c.benchmark_group("mcp/call");
+    group.bench_function("dsh", |b| {
+        b.iter(|| black_box(rt.block_on(dsh.peer().call_tool(request())).unwrap()))
+    });
+    group.bench_function("rmcp", |b| {
+        b.iter(|| black_box(rt.block_on(rmcp.peer().call_tool(request())).unwrap()))
+    });
+    group.finish();
+
+    let dsh = rt.block_on(connect(McpServer::new(hundred_dsh())));
+    let rmcp = rt.block_on(connect(RmcpHundred));
+    for client in [&dsh, &rmcp] {
+        let tools = rt.block_on(client.peer().list_tools(None)).unwrap();
+        assert_eq!(tools.tools.len(), 100);
+    }
+    let mut group = c.benchmark_group("mcp/list");
+    group.bench_function("dsh", |b| {
+        b.iter(|| black_box(rt.block_on(dsh.peer().list_tools(None)).unwrap()))
+    });
+    group.bench_function("rmcp", |b| {
+        b.iter(|| black_box(rt.block_on(rmcp.peer().list_tools(None)).unwrap()))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
