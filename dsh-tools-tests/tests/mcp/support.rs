@@ -40,11 +40,14 @@ impl Era {
     }
 }
 
+/// One progress notification: progress, total, message.
+pub(crate) type ProgressSeen = (f64, Option<f64>, Option<String>);
+
 /// A client that records what the server tells it.
 #[derive(Clone, Default)]
 pub(crate) struct Recorder {
     pub list_changed: Arc<AtomicUsize>,
-    pub progress: Arc<Mutex<Vec<(f64, Option<f64>, Option<String>)>>>,
+    pub progress: Arc<Mutex<Vec<ProgressSeen>>>,
 }
 
 impl ClientHandler for Recorder {
