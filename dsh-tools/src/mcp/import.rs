@@ -94,6 +94,11 @@ impl ClientHandler for ImportClient {
 
 /// A connection to an MCP server whose tools can be imported into registries.
 ///
+/// A remote tool's `title` and annotations become the definition's title and
+/// [`ToolHints`](crate::ToolHints), as *untrusted* hints: MCP asks clients to treat annotations
+/// from servers they do not trust as claims, never as guarantees (a tool claiming `read_only`
+/// may still write). Policies and approvals should not rely on them for remote tools.
+///
 /// ```no_run
 /// use dsh_tools::Registry;
 /// use dsh_tools::mcp::{ImportOptions, McpImport};
@@ -247,6 +252,9 @@ impl McpImport {
     ///
     /// A name already visible where a tool would be registered is a collision: the remote tool
     /// is skipped and reported, never shadowing the local one.
+    ///
+    /// The imported tools call through this connection: keep the `McpImport` alive while they
+    /// are used (once it is dropped, their calls fail with `MCP_TRANSPORT_ERROR`).
     pub async fn import_into(
         &self,
         registry: &Registry,

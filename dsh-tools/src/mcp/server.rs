@@ -322,11 +322,16 @@ impl ServerHandler for McpServer {
     }
 
     async fn on_initialized(&self, cx: NotificationContext<RoleServer>) {
-        self.shared
+        let mut peers = self
+            .shared
             .legacy_peers
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(cx.peer.clone());
+            .unwrap_or_else(|e| e.into_inner());
+        // Sessions that ended since the last change are dropped here too, so the list stays
+        // as long as the number of live sessions.
+        peers.retain(|p| !p.is_transport_closed());
+        peers.push(cx.peer.clone());
+        drop(peers);
         self.start_forwarder();
     }
 
