@@ -4,7 +4,7 @@
 //! `#[tool_router]` (which only deserializes). `mcp/list/{dsh,rmcp}`: `tools/list` of 100 such
 //! tools. Both servers run in the same process and runtime, measured in the same run.
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use dsh_tools::mcp::McpServer;
 use dsh_tools::{Registry, ToolDefinition, ToolError, tool};
 use rmcp::handler::server::wrapper::{Json, Parameters};
@@ -143,5 +143,36 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
+/// `MCP_BENCH_ONLY=dsh|rmcp` runs `MCP_BENCH_CALLS` (default 1,000) calls against one server and exits, for instruction
+/// counts under `valgrind --tool=callgrind` (steadier than wall time on a shared machine).
+fn only(which: &str) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let client = match which {
+        "dsh" => {
+            let registry = Registry::new();
+            registry.register(Echo).unwrap().keep();
+            rt.block_on(connect(McpServer::new(registry)))
+        }
+        _ => rt.block_on(connect(RmcpEcho)),
+    };
+    let calls: usize = std::env::var("MCP_BENCH_CALLS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1_000);
+    for _ in 0..calls {
+        black_box(rt.block_on(client.peer().call_tool(request())).unwrap());
+    }
+}
+
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    if let Ok(which) = std::env::var("MCP_BENCH_ONLY") {
+        return only(&which);
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
