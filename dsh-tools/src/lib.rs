@@ -83,6 +83,7 @@ pub mod json;
 pub mod mcp;
 pub mod pipeline;
 pub mod present;
+pub mod provider;
 pub mod registry;
 pub mod schedule;
 pub mod schema;

@@ -1,0 +1,271 @@
+//! Parsing a provider's reply into calls, in model order.
+
+use super::{Provider, ProviderTools};
+use crate::error::{ToolError, codes};
+use crate::pipeline::{ToolExecutionInput, ToolExecutionResult};
+use crate::registry::Registry;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+/// One call the model made: our tool name, the provider's names and ids, and the arguments
+/// mapped back to our schema, or why they could not be read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParsedCall {
+    call_id: String,
+    provider_call_id: Option<String>,
+    provider_name: String,
+    name: String,
+    arguments: Result<Value, ToolError>,
+}
+
+/// A reply that is not the provider's response shape at all (a call inside it that cannot be
+/// read is a [`ParsedCall`] that fails, never this).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("not a {provider} response: {message}")]
+pub struct ParseError {
+    provider: &'static str,
+    message: String,
+}
+
+impl ParsedCall {
+    /// The call id (the provider's, or `call_<n>` when it gave none).
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+
+    /// The id the provider gave, if any (Gemini may give none).
+    pub fn provider_call_id(&self) -> Option<&str> {
+        self.provider_call_id.as_deref()
+    }
+
+    /// The tool name as the provider sent it.
+    pub fn provider_name(&self) -> &str {
+        &self.provider_name
+    }
+
+    /// Our tool name (the provider's name mapped back).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The arguments, restored to our schema; `None` when they could not be read.
+    pub fn arguments(&self) -> Option<&Value> {
+        self.arguments.as_ref().ok()
+    }
+
+    /// Why the arguments could not be read (`INVALID_ARGS`).
+    pub fn error(&self) -> Option<&ToolError> {
+        self.arguments.as_ref().err()
+    }
+
+    /// The registry input for this call, or, when its arguments could not be read, the
+    /// failure to hand back to the model in its place.
+    #[allow(clippy::result_large_err)]
+    pub fn into_input(
+        self,
+        signal: CancellationToken,
+    ) -> Result<ToolExecutionInput, ToolExecutionResult> {
+        match self.arguments {
+            Ok(arguments) => Ok(ToolExecutionInput::new(
+                self.call_id,
+                self.name,
+                arguments,
+                signal,
+            )),
+            Err(e) => Err(ToolExecutionResult::failure(e)),
+        }
+    }
+
+    /// Runs the call (or returns its argument failure) through `registry`.
+    pub async fn execute(
+        &self,
+        registry: &Registry,
+        signal: CancellationToken,
+    ) -> ToolExecutionResult {
+        match self.clone().into_input(signal) {
+            Ok(input) => registry.execute(input).await,
+            Err(failure) => failure,
+        }
+    }
+}
+
+fn invalid(message: String) -> ToolError {
+    ToolError::coded(
+        "ToolArgsError",
+        codes::INVALID_ARGS,
+        format!("invalid arguments: {message}"),
+    )
+}
+
+/// Reads an arguments string: JSON, an object, lossless.
+fn arguments_from_str(text: &str) -> Result<Value, ToolError> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Ok(Value::Object(Map::new()));
+    }
+    // serde_json's own recursion limit (128) refuses hostile nesting without a stack overflow.
+    let value: Value = serde_json::from_str(trimmed).map_err(|e| {
+        invalid(format!(
+            "the arguments are not valid JSON ({e}); send one JSON object, such as {{\"name\": \"value\"}}"
+        ))
+    })?;
+    object(value)
+}
+
+fn object(value: Value) -> Result<Value, ToolError> {
+    match value {
+        Value::Object(_) => Ok(value),
+        other => {
+            let kind = match other {
+                Value::Null => "null",
+                Value::Bool(_) => "a boolean",
+                Value::Number(_) => "a number",
+                Value::String(_) => "a string",
+                Value::Array(_) => "an array",
+                Value::Object(_) => "an object",
+            };
+            crate::json::drop_deep(other);
+            Err(invalid(format!(
+                "the arguments must be a JSON object, not {kind}"
+            )))
+        }
+    }
+}
+
+impl ProviderTools {
+    /// The calls in a provider's reply, in model order: OpenAI Chat `choices[0].message.
+    /// tool_calls` (or a message), Responses `output` `function_call` items, Anthropic
+    /// `tool_use` content blocks, Gemini `functionCall` parts. Each call's name is mapped back
+    /// to ours and its arguments restored (strict mode's nulls). A reply without calls gives
+    /// none.
+    pub fn parse_calls(&self, reply: &Value) -> Result<Vec<ParsedCall>, ParseError> {
+        let provider = self.dialect().provider();
+        let fail = |message: &str| ParseError {
+            provider: provider.id(),
+            message: message.to_owned(),
+        };
+        let mut raw: Vec<(Option<String>, String, Result<Value, ToolError>)> = Vec::new();
+        match provider {
+            Provider::OpenAiChat | Provider::DeepSeek => {
+                let message = reply
+                    .get("choices")
+                    .and_then(|c| c.get(0))
+                    .and_then(|c| c.get("message"))
+                    .unwrap_or(reply);
+                if !message.is_object() {
+                    return Err(fail("expected `choices[0].message` or a message object"));
+                }
+                for call in message
+                    .get("tool_calls")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let function = call.get("function").unwrap_or(&Value::Null);
+                    let name = function
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    let args = match function.get("arguments") {
+                        Some(Value::String(s)) => arguments_from_str(s),
+                        Some(v @ Value::Object(_)) => Ok(v.clone()),
+                        None => Ok(Value::Object(Map::new())),
+                        Some(other) => object(other.clone()),
+                    };
+                    let id = call.get("id").and_then(Value::as_str).map(str::to_owned);
+                    raw.push((id, name.to_owned(), args));
+                }
+            }
+            Provider::OpenAiResponses => {
+                let items = reply
+                    .get("output")
+                    .or(Some(reply))
+                    .and_then(Value::as_array)
+                    .ok_or_else(|| fail("expected `output` (an array of items)"))?;
+                for item in items {
+                    if item.get("type").and_then(Value::as_str) != Some("function_call") {
+                        continue;
+                    }
+                    let name = item.get("name").and_then(Value::as_str).unwrap_or_default();
+                    let args = match item.get("arguments") {
+                        Some(Value::String(s)) => arguments_from_str(s),
+                        Some(v @ Value::Object(_)) => Ok(v.clone()),
+                        None => Ok(Value::Object(Map::new())),
+                        Some(other) => object(other.clone()),
+                    };
+                    let id = item
+                        .get("call_id")
+                        .or_else(|| item.get("id"))
+                        .and_then(Value::as_str)
+                        .map(str::to_owned);
+                    raw.push((id, name.to_owned(), args));
+                }
+            }
+            Provider::Anthropic => {
+                let blocks = reply
+                    .get("content")
+                    .or(Some(reply))
+                    .and_then(Value::as_array)
+                    .ok_or_else(|| fail("expected `content` (an array of blocks)"))?;
+                for block in blocks {
+                    if block.get("type").and_then(Value::as_str) != Some("tool_use") {
+                        continue;
+                    }
+                    let name = block
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    let args = match block.get("input") {
+                        None => Ok(Value::Object(Map::new())),
+                        Some(v) => object(v.clone()),
+                    };
+                    let id = block.get("id").and_then(Value::as_str).map(str::to_owned);
+                    raw.push((id, name.to_owned(), args));
+                }
+            }
+            Provider::Gemini | Provider::GeminiOpenApi => {
+                let parts = reply
+                    .get("candidates")
+                    .and_then(|c| c.get(0))
+                    .and_then(|c| c.get("content"))
+                    .or_else(|| reply.get("content"))
+                    .or(Some(reply))
+                    .and_then(|c| c.get("parts"))
+                    .and_then(Value::as_array)
+                    .ok_or_else(|| fail("expected `candidates[0].content.parts`"))?;
+                for part in parts {
+                    let Some(call) = part.get("functionCall") else {
+                        continue;
+                    };
+                    let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
+                    let args = match call.get("args") {
+                        None => Ok(Value::Object(Map::new())),
+                        Some(v) => object(v.clone()),
+                    };
+                    let id = call.get("id").and_then(Value::as_str).map(str::to_owned);
+                    raw.push((id, name.to_owned(), args));
+                }
+            }
+        }
+        Ok(raw
+            .into_iter()
+            .enumerate()
+            .map(|(i, (id, provider_name, args))| {
+                let name = self
+                    .by_provider_name(&provider_name)
+                    .map_or_else(|| provider_name.clone(), |t| t.name().to_owned());
+                let arguments = args.map(|mut a| {
+                    self.restore(&provider_name, &mut a);
+                    a
+                });
+                ParsedCall {
+                    call_id: id.clone().unwrap_or_else(|| format!("call_{i}")),
+                    provider_call_id: id,
+                    provider_name,
+                    name,
+                    arguments,
+                }
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,429 @@
+//! Provider dialects: the same tools, correct for OpenAI (Chat Completions and Responses),
+//! Anthropic, Gemini (JSON Schema or the OpenAPI subset) and DeepSeek, both ways.
+//!
+//! A [`Dialect`] is data plus a transform, chosen per request:
+//! [`Registry::provider_tools`](crate::Registry::provider_tools) exports the tools an agent sees
+//! as the exact wire objects of the provider's `tools` array, every change reported
+//! ([`Change`]), and what cannot be expressed is an error naming the path and the fix
+//! ([`ExportError`]), never a silently broken request. The returned [`ProviderTools`] then
+//! turns the model's reply into calls ([`ProviderTools::parse_calls`]: names mapped back,
+//! strict-mode nulls restored to "absent", malformed argument strings made `INVALID_ARGS`
+//! failures) and results into the provider's messages ([`ProviderTools::format_results`]).
+//! No HTTP client is involved.
+//!
+//! ```
+//! use dsh_tools::provider::{Dialect, Provider};
+//! use dsh_tools::{Registry, ToolDefinition, ToolError};
+//! use schemars::JsonSchema;
+//! use serde::Deserialize;
+//! use serde_json::json;
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct ReadArgs {
+//!     /// File path
+//!     path: String,
+//!     /// First line, 1-based
+//!     offset: Option<u32>,
+//! }
+//!
+//! let registry = Registry::new();
+//! let read = ToolDefinition::typed("read_file", "Read a file.", |a: ReadArgs, _| async move {
+//!     Ok::<_, ToolError>(format!("{} from {:?}", a.path, a.offset))
+//! })?;
+//! registry.register(read)?.keep();
+//!
+//! let tools = registry.provider_tools(None, Dialect::strict(Provider::OpenAiChat))?;
+//! let entry = &tools.entries()[0];
+//! assert_eq!(entry["function"]["strict"], json!(true));
+//! assert_eq!(entry["function"]["parameters"]["required"], json!(["path", "offset"]));
+//! assert_eq!(entry["function"]["parameters"]["additionalProperties"], json!(false));
+//!
+//! // The model answers with a strict-mode call: `offset: null` means "absent".
+//! let reply = json!({"choices": [{"message": {"tool_calls": [{"id": "call_1", "type": "function",
+//!     "function": {"name": "read_file", "arguments": "{\"path\":\"a.rs\",\"offset\":null}"}}]}}]});
+//! let calls = tools.parse_calls(&reply)?;
+//! assert_eq!(calls[0].arguments(), Some(&json!({"path": "a.rs"})));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! | transform | where | kind |
+//! |---|---|---|
+//! | every property required, optional ones nullable (a `null` read back as absent), `additionalProperties: false` on every object | OpenAI and DeepSeek strict | closed |
+//! | `additionalProperties: false` on every object | Anthropic strict | closed |
+//! | `oneOf` → `anyOf` | strict modes, Gemini, DeepSeek | loosened (our validator checks the original) |
+//! | `const` → one-value `enum` | strict modes, Gemini | rewritten |
+//! | `T` or null → `nullable: true`; upper-case types; string enums only | `gemini-openapi` | rewritten |
+//! | a keyword outside the grammar (`minLength` for Anthropic strict, `uniqueItems` for OpenAI strict, …) | per dialect | moved into the description, still enforced |
+//! | `title` / `default` / `examples` outside the grammar | per dialect | dropped |
+//! | a top-level union | Anthropic, strict modes | error: wrap it in an object property |
+//! | a map (schema-valued `additionalProperties`) | strict modes, `gemini-openapi` | error: a list of `{key, value}` |
+//! | objects nested over 10 levels, over 5,000 properties, over 1,000 enum values | OpenAI strict | error |
+//! | a name outside the provider's rule | all | mapped (`.` → `_`, cut to length), reversibly |
+
+mod calls;
+mod dialect;
+mod results;
+mod transform;
+
+pub use calls::{ParseError, ParsedCall};
+pub use dialect::{Dialect, Provider, UnknownDialect};
+pub use results::format_results;
+pub use transform::{Change, ChangeKind, MAX_EXPORT_DEPTH, Problem};
+
+use crate::pipeline::AgentId;
+use crate::registry::Registry;
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::fmt;
+use transform::{Plan, Transform};
+
+/// One tool as exported: its wire entry, how its name and arguments map back.
+#[derive(Clone, Debug)]
+pub struct ExportedTool {
+    ours: String,
+    theirs: String,
+    entry: Value,
+    changes: Vec<Change>,
+    plan: Plan,
+}
+
+impl ExportedTool {
+    /// Our name.
+    pub fn name(&self) -> &str {
+        &self.ours
+    }
+
+    /// The name the provider sees.
+    pub fn provider_name(&self) -> &str {
+        &self.theirs
+    }
+
+    /// The provider's tool entry.
+    pub fn entry(&self) -> &Value {
+        &self.entry
+    }
+
+    /// Every change the transform made.
+    pub fn changes(&self) -> &[Change] {
+        &self.changes
+    }
+}
+
+/// The tools of one request in one dialect: the wire entries, and the maps back.
+#[derive(Clone, Debug)]
+pub struct ProviderTools {
+    dialect: Dialect,
+    tools: Vec<ExportedTool>,
+    entries: Vec<Value>,
+    by_provider_name: HashMap<String, usize>,
+}
+
+/// Tools a dialect cannot express: every problem, per tool.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub struct ExportError {
+    /// The dialect.
+    pub dialect: String,
+    /// `(tool, problem)` pairs, in tool order.
+    pub problems: Vec<(String, Problem)>,
+}
+
+impl fmt::Display for ExportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot export to {}: ", self.dialect)?;
+        for (i, (tool, p)) in self.problems.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "tool \"{tool}\" at {}: {}", p.path, p.message)?;
+        }
+        Ok(())
+    }
+}
+
+/// The parameters of a tool as a subset schema the transform reads: as they are when they are
+/// in the subset, else converted with [`bridge::from_foreign`](crate::schema::bridge::from_foreign).
+fn subset(parameters: &Value) -> Result<std::borrow::Cow<'_, Value>, Problem> {
+    if crate::schema::assert_supported(parameters).is_ok() {
+        return Ok(std::borrow::Cow::Borrowed(parameters));
+    }
+    crate::schema::bridge::from_foreign(parameters)
+        .map(std::borrow::Cow::Owned)
+        .map_err(|e| Problem {
+            path: "#".to_owned(),
+            message: format!("the parameters schema cannot be read: {e}"),
+        })
+}
+
+/// Exports one schema: the provider's parameters schema, the changes, and the restore plan.
+fn export_schema(
+    parameters: &Value,
+    dialect: Dialect,
+) -> Result<(Value, Vec<Change>, Plan), Vec<Problem>> {
+    let schema = subset(parameters).map_err(|p| vec![p])?;
+    let rules = dialect.rules();
+    let mut transform = Transform::new(dialect, &rules);
+    let (out, plan) = transform.root(&schema);
+    if transform.problems.is_empty() {
+        Ok((out, transform.changes, plan))
+    } else {
+        Err(transform.problems)
+    }
+}
+
+/// What `schema` would lose or be refused in `dialect`, per path: every problem (the export
+/// fails) and every change that is not a plain rewrite (moved into the description, loosened,
+/// closed, dropped).
+///
+/// ```
+/// use dsh_tools::provider::{Dialect, Provider, lint};
+/// use serde_json::json;
+///
+/// let schema = json!({"type": "object", "properties": {
+///     "name": {"type": "string", "minLength": 1}}, "required": ["name"]});
+/// let issues = lint(&schema, Dialect::strict(Provider::Anthropic));
+/// assert_eq!(issues[0].path, "#/properties/name");
+/// assert!(issues[0].message.contains("minLength"));
+/// assert!(lint(&schema, Dialect::new(Provider::OpenAiChat)).is_empty());
+/// ```
+pub fn lint(schema: &Value, dialect: Dialect) -> Vec<Problem> {
+    match export_schema(schema, dialect) {
+        Err(problems) => problems,
+        Ok((_, changes, _)) => changes
+            .into_iter()
+            .filter(|c| c.kind != ChangeKind::Rewritten)
+            .map(|c| Problem {
+                path: c.path,
+                message: c.message,
+            })
+            .collect(),
+    }
+}
+
+/// The provider's tool entry for one exported schema.
+fn entry(dialect: Dialect, name: &str, description: &str, parameters: Value) -> Value {
+    let strict = dialect.is_strict();
+    match dialect.provider() {
+        Provider::OpenAiChat | Provider::DeepSeek => {
+            let mut function = Map::new();
+            function.insert("name".to_owned(), json!(name));
+            function.insert("description".to_owned(), json!(description));
+            function.insert("parameters".to_owned(), parameters);
+            if strict || dialect.provider() == Provider::OpenAiChat {
+                function.insert("strict".to_owned(), json!(strict));
+            }
+            json!({"type": "function", "function": Value::Object(function)})
+        }
+        Provider::OpenAiResponses => json!({
+            "type": "function",
+            "name": name,
+            "description": description,
+            "parameters": parameters,
+            "strict": strict,
+        }),
+        Provider::Anthropic => {
+            let mut tool = Map::new();
+            tool.insert("name".to_owned(), json!(name));
+            tool.insert("description".to_owned(), json!(description));
+            tool.insert("input_schema".to_owned(), parameters);
+            if strict {
+                tool.insert("strict".to_owned(), json!(true));
+            }
+            Value::Object(tool)
+        }
+        Provider::Gemini => json!({
+            "name": name,
+            "description": description,
+            "parametersJsonSchema": parameters,
+        }),
+        Provider::GeminiOpenApi => json!({
+            "name": name,
+            "description": description,
+            "parameters": parameters,
+        }),
+    }
+}
+
+impl Registry {
+    /// The tools `agent` sees, exported to `dialect` (see the [module docs](crate::provider)).
+    ///
+    /// Fails with every problem of every tool when one cannot be expressed.
+    pub fn provider_tools(
+        &self,
+        agent: Option<&AgentId>,
+        dialect: Dialect,
+    ) -> Result<ProviderTools, ExportError> {
+        let tools = self.tools(agent);
+        let rule = dialect.rules().name;
+        let mut exported = Vec::with_capacity(tools.len());
+        let mut problems = Vec::new();
+        let mut taken: HashMap<String, usize> = HashMap::new();
+        for tool in &tools {
+            let ours = tool.name().to_owned();
+            let theirs = if rule.allows(&ours) {
+                ours.clone()
+            } else {
+                rule.fit(&ours)
+            };
+            match export_schema(tool.parameters(), dialect) {
+                Err(list) => problems.extend(list.into_iter().map(|p| (ours.clone(), p))),
+                Ok((parameters, changes, plan)) => exported.push(ExportedTool {
+                    entry: entry(dialect, &theirs, tool.description(), parameters),
+                    ours,
+                    theirs,
+                    changes,
+                    plan,
+                }),
+            }
+        }
+        if !problems.is_empty() {
+            return Err(ExportError {
+                dialect: dialect.name(),
+                problems,
+            });
+        }
+        // Names made to fit may collide: later ones get a numeric suffix.
+        for (i, tool) in exported.iter_mut().enumerate() {
+            if taken.contains_key(&tool.theirs) {
+                let mut n = 2;
+                let unique = loop {
+                    let suffix = format!("_{n}");
+                    let mut base = tool.theirs.clone();
+                    base.truncate(rule.max - suffix.len());
+                    let candidate = base + &suffix;
+                    if !taken.contains_key(&candidate) {
+                        break candidate;
+                    }
+                    n += 1;
+                };
+                tool.theirs = unique;
+                let parameters = tool_parameters(dialect, &tool.entry);
+                tool.entry = entry(
+                    dialect,
+                    &tool.theirs,
+                    tool_description(dialect, &tool.entry),
+                    parameters,
+                );
+            }
+            taken.insert(tool.theirs.clone(), i);
+        }
+        let entries = exported.iter().map(|t| t.entry.clone()).collect();
+        Ok(ProviderTools {
+            dialect,
+            entries,
+            by_provider_name: taken,
+            tools: exported,
+        })
+    }
+}
+
+fn tool_parameters(dialect: Dialect, entry: &Value) -> Value {
+    let key = match dialect.provider() {
+        Provider::Anthropic => "input_schema",
+        Provider::Gemini => "parametersJsonSchema",
+        _ => "parameters",
+    };
+    let scope = match dialect.provider() {
+        Provider::OpenAiChat | Provider::DeepSeek => &entry["function"],
+        _ => entry,
+    };
+    scope[key].clone()
+}
+
+fn tool_description(dialect: Dialect, entry: &Value) -> &str {
+    let scope = match dialect.provider() {
+        Provider::OpenAiChat | Provider::DeepSeek => &entry["function"],
+        _ => entry,
+    };
+    scope["description"].as_str().unwrap_or_default()
+}
+
+impl ProviderTools {
+    /// The dialect.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// The provider's tool entries, in view order (the `tools` array for OpenAI and Anthropic;
+    /// Gemini's `functionDeclarations`).
+    pub fn entries(&self) -> &[Value] {
+        &self.entries
+    }
+
+    /// Every exported tool, with its names and changes.
+    pub fn tools(&self) -> &[ExportedTool] {
+        &self.tools
+    }
+
+    /// The tool the provider calls `name`.
+    pub fn by_provider_name(&self, name: &str) -> Option<&ExportedTool> {
+        self.by_provider_name.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// The request fields that carry the tools: `{"tools": [...]}`, plus
+    /// `"parallel_tool_calls": false` for OpenAI strict (strict mode is not compatible with
+    /// parallel calls), or Gemini's `{"tools": [{"functionDeclarations": [...]}]}`.
+    pub fn request_fields(&self) -> Value {
+        match self.dialect.provider() {
+            Provider::Gemini | Provider::GeminiOpenApi => {
+                json!({"tools": [{"functionDeclarations": self.entries}]})
+            }
+            Provider::OpenAiChat | Provider::OpenAiResponses if self.dialect.is_strict() => {
+                json!({"tools": self.entries, "parallel_tool_calls": false})
+            }
+            _ => json!({"tools": self.entries}),
+        }
+    }
+
+    /// Maps arguments the model produced for the provider's tool `name` back to ours: strict
+    /// mode's `null`s for optional fields become absent. Unknown names are left as they are.
+    pub fn restore(&self, name: &str, arguments: &mut Value) {
+        if let Some(tool) = self.by_provider_name(name) {
+            transform::restore(arguments, &tool.plan, 0);
+        }
+    }
+}
+
+/// Exports one parameters schema to `dialect` (the CLI's `provider export`): the parameters as
+/// the provider sees them and the changes made.
+pub fn export_parameters(
+    parameters: &Value,
+    dialect: Dialect,
+) -> Result<(Value, Vec<Change>), Vec<Problem>> {
+    export_schema(parameters, dialect).map(|(schema, changes, _)| (schema, changes))
+}
+
+/// The provider's tool entry for one raw tool (the CLI's `provider export`).
+pub fn export_tool(
+    name: &str,
+    description: &str,
+    parameters: &Value,
+    dialect: Dialect,
+) -> Result<Value, Vec<Problem>> {
+    let rule = dialect.rules().name;
+    if !rule.allows(name) {
+        return Err(vec![Problem {
+            path: "name".to_owned(),
+            message: format!(
+                "{name:?} is not a valid {} tool name (ASCII letters, digits and {:?}, at most {} characters); for example {:?}",
+                dialect.provider().id(),
+                rule.extra,
+                rule.max,
+                rule.fit(name)
+            ),
+        }]);
+    }
+    let (schema, _) = export_parameters(parameters, dialect)?;
+    Ok(entry(dialect, name, description, schema))
+}
+
+/// Maps `arguments` produced under `parameters`' export to `dialect` back to ours (the CLI's
+/// `provider restore`).
+pub fn restore_arguments(
+    parameters: &Value,
+    dialect: Dialect,
+    arguments: &mut Value,
+) -> Result<(), Vec<Problem>> {
+    let (_, _, plan) = export_schema(parameters, dialect)?;
+    transform::restore(arguments, &plan, 0);
+    Ok(())
+}
