@@ -163,11 +163,7 @@ fn constraints_outside_the_grammar_move_into_the_description_and_are_still_enfor
         .collect();
     assert_eq!(moved.len(), 2, "{issues:?}");
     assert!(moved[0].contains("minLength") && moved[1].contains("maxLength"));
-    assert!(
-        issues
-            .iter()
-            .any(|i| i.path == "#" && i.message.contains("additionalProperties"))
-    );
+    assert_eq!(issues.len(), 2, "the strict closure is not an issue: {issues:?}");
     // The check is the original schema's.
     let registry = Registry::new();
     let tool = ToolDefinition::typed("greet", "Greet.", |a: NameArgs, _| async move {

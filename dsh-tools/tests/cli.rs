@@ -244,3 +244,140 @@ fn deep_documents_are_handled() {
     );
     assert_eq!(json_out(&r)["violations"], json!([expected]));
 }
+
+const GREET: &str = r#"{"type": "object", "properties": {
+    "name": {"type": "string", "minLength": 1},
+    "times": {"type": "integer", "minimum": 1}}, "required": ["name"]}"#;
+
+#[test]
+fn provider_export_prints_the_wire_entry() {
+    let schema = TempFile::new("greet.json", GREET);
+    let r = run(
+        &[
+            "provider",
+            "export",
+            "--dialect",
+            "openai-chat",
+            "--strict",
+            "--name",
+            "greet",
+            "--description",
+            "Greet someone.",
+            schema.path(),
+        ],
+        "",
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let entry = json_out(&r);
+    assert_eq!(entry["type"], "function");
+    assert_eq!(entry["function"]["strict"], true);
+    assert_eq!(
+        entry["function"]["parameters"]["required"],
+        json!(["name", "times"])
+    );
+    assert_eq!(
+        entry["function"]["parameters"]["properties"]["times"],
+        json!({"anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}]})
+    );
+    let anthropic = run(
+        &[
+            "provider",
+            "export",
+            "--dialect",
+            "anthropic",
+            "--name",
+            "greet",
+            "--description",
+            "d",
+            "-",
+        ],
+        GREET,
+    );
+    assert_eq!(
+        json_out(&anthropic)["input_schema"]["required"],
+        json!(["name"])
+    );
+    // Not expressible: exit 1 with the path and the fix.
+    let union = r#"{"oneOf": [{"type": "object"}, {"type": "string"}]}"#;
+    let r = run(
+        &[
+            "provider",
+            "export",
+            "--dialect",
+            "anthropic",
+            "--name",
+            "u",
+            "--description",
+            "d",
+            "-",
+        ],
+        union,
+    );
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.starts_with("#: "), "{}", r.stdout);
+}
+
+#[test]
+fn provider_lint_lists_issues_per_path() {
+    let r = run(
+        &[
+            "provider",
+            "lint",
+            "--dialect",
+            "anthropic",
+            "--strict",
+            "--json",
+            "-",
+        ],
+        GREET,
+    );
+    assert_eq!(r.code, 1);
+    let out = json_out(&r);
+    assert_eq!(out["portable"], false);
+    let paths: Vec<&str> = out["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["#/properties/name", "#/properties/times"]);
+    let r = run(
+        &[
+            "provider",
+            "lint",
+            "--dialect",
+            "openai-chat",
+            "--json",
+            "-",
+        ],
+        GREET,
+    );
+    assert_eq!(r.code, 0);
+    assert_eq!(json_out(&r), json!({"portable": true, "issues": []}));
+    let r = run(&["provider", "lint", "--dialect", "mistral", "-"], GREET);
+    assert_eq!(r.code, 2, "an unknown dialect is a usage error");
+}
+
+#[test]
+fn provider_restore_maps_strict_arguments_back_and_they_validate() {
+    let schema = TempFile::new("greet-restore.json", GREET);
+    let r = run(
+        &[
+            "provider",
+            "restore",
+            "--dialect",
+            "deepseek",
+            "--strict",
+            schema.path(),
+            "-",
+        ],
+        r#"{"name": "Ada", "times": null}"#,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(json_out(&r), json!({"name": "Ada"}));
+    let valid = run(
+        &["schema", "validate", "--parameters", schema.path(), "-"],
+        &r.stdout,
+    );
+    assert_eq!(valid.code, 0, "{}", valid.stdout);
+}

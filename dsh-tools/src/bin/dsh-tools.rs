@@ -4,13 +4,19 @@
 //! dsh-tools schema check [--json] [--object-root] FILE
 //! dsh-tools schema validate [--json] [--root LABEL | --parameters] SCHEMA VALUE
 //! dsh-tools dsl compile [--json] (--value | --parameters) FILE
+//! dsh-tools provider export --dialect D [--strict] --name N --description TEXT SCHEMA
+//! dsh-tools provider lint --dialect D [--strict] [--json] SCHEMA
+//! dsh-tools provider restore --dialect D [--strict] SCHEMA ARGS
 //! ```
 //!
-//! Exit status: 0 supported / valid / compiled, 1 not, 2 unreadable input or invalid JSON (one
-//! line on standard error). A `FILE` of `-` reads standard input.
+//! Exit status: 0 supported / valid / compiled / portable, 1 not, 2 usage errors, unreadable
+//! input or invalid JSON (one line on standard error). A `FILE` of `-` reads standard input.
+//! `D` is one of `openai-chat`, `openai-responses`, `anthropic`, `gemini`, `gemini-openapi`,
+//! `deepseek`.
 
 use clap::{Args, Parser, Subcommand};
 use dsh_tools::json::{drop_deep, to_compact_string};
+use dsh_tools::provider::{self, Dialect, Problem};
 use dsh_tools::schema::dsl::{compile_parameter_spec, compile_value_spec};
 use dsh_tools::schema::{CompiledSchema, Root, assert_object_schema, assert_supported};
 use serde::Deserialize;
@@ -37,6 +43,68 @@ enum Command {
     /// The author DSL.
     #[command(subcommand)]
     Dsl(DslCommand),
+    /// Model-provider dialects: export, lint, restore.
+    #[command(subcommand)]
+    Provider(ProviderCommand),
+}
+
+#[derive(Args)]
+struct DialectArgs {
+    /// openai-chat, openai-responses, anthropic, gemini, gemini-openapi or deepseek.
+    #[arg(long, value_parser = parse_dialect)]
+    dialect: Dialect,
+    /// The provider's strict mode.
+    #[arg(long)]
+    strict: bool,
+}
+
+impl DialectArgs {
+    fn dialect(&self) -> Dialect {
+        if self.strict {
+            Dialect::strict(self.dialect.provider())
+        } else {
+            self.dialect
+        }
+    }
+}
+
+fn parse_dialect(s: &str) -> Result<Dialect, String> {
+    s.parse::<Dialect>().map_err(|e| e.to_string())
+}
+
+#[derive(Subcommand)]
+enum ProviderCommand {
+    /// Print the provider's tool entry for a parameters schema.
+    Export {
+        #[command(flatten)]
+        dialect: DialectArgs,
+        /// The tool's name.
+        #[arg(long)]
+        name: String,
+        /// The tool's description.
+        #[arg(long)]
+        description: String,
+        /// The parameters schema (`-` for standard input).
+        schema: String,
+    },
+    /// List, per path, what the provider would reject, drop or loosen.
+    Lint {
+        #[command(flatten)]
+        dialect: DialectArgs,
+        #[command(flatten)]
+        output: Output,
+        /// The parameters schema (`-` for standard input).
+        schema: String,
+    },
+    /// Map arguments produced under the exported schema back to SCHEMA's, and print them.
+    Restore {
+        #[command(flatten)]
+        dialect: DialectArgs,
+        /// The parameters schema (`-` for standard input).
+        schema: String,
+        /// The arguments (`-` for standard input).
+        args: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -177,6 +245,7 @@ fn report(json: bool, ok: bool, key: &str, violations: &[String], good: &str) ->
 fn run(cli: Cli) -> Result<ExitCode, InputError> {
     let mut stdin_used = false;
     Ok(match cli.command {
+        Command::Provider(command) => return run_provider(command, &mut stdin_used),
         Command::Schema(SchemaCommand::Check {
             output,
             object_root,
@@ -258,6 +327,85 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
                     } else {
                         println!("{e}");
                     }
+                    ExitCode::from(1)
+                }
+            }
+        }
+    })
+}
+
+fn problems_text(problems: &[Problem]) -> String {
+    let lines: Vec<String> = problems
+        .iter()
+        .map(|p| format!("{}: {}", p.path, p.message))
+        .collect();
+    lines.join("\n")
+}
+
+fn run_provider(command: ProviderCommand, stdin_used: &mut bool) -> Result<ExitCode, InputError> {
+    Ok(match command {
+        ProviderCommand::Export {
+            dialect,
+            name,
+            description,
+            schema,
+        } => {
+            let parameters = read_json(&schema, stdin_used)?;
+            let result = provider::export_tool(&name, &description, &parameters, dialect.dialect());
+            drop_deep(parameters);
+            match result {
+                Ok(entry) => {
+                    println!("{}", pretty(&entry));
+                    ExitCode::SUCCESS
+                }
+                Err(problems) => {
+                    println!("{}", problems_text(&problems));
+                    ExitCode::from(1)
+                }
+            }
+        }
+        ProviderCommand::Lint {
+            dialect,
+            output,
+            schema,
+        } => {
+            let parameters = read_json(&schema, stdin_used)?;
+            let issues = provider::lint(&parameters, dialect.dialect());
+            drop_deep(parameters);
+            let portable = issues.is_empty();
+            if output.json {
+                let body = serde_json::json!({"portable": portable, "issues": issues});
+                println!("{}", to_compact_string(&body));
+            } else if portable {
+                println!("portable to {}", dialect.dialect());
+            } else {
+                println!("{}", problems_text(&issues));
+            }
+            if portable {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
+        ProviderCommand::Restore {
+            dialect,
+            schema,
+            args,
+        } => {
+            let parameters = read_json(&schema, stdin_used)?;
+            let mut arguments = read_json(&args, stdin_used)?;
+            let result =
+                provider::restore_arguments(&parameters, dialect.dialect(), &mut arguments);
+            drop_deep(parameters);
+            match result {
+                Ok(()) => {
+                    println!("{}", to_compact_string(&arguments));
+                    drop_deep(arguments);
+                    ExitCode::SUCCESS
+                }
+                Err(problems) => {
+                    drop_deep(arguments);
+                    println!("{}", problems_text(&problems));
                     ExitCode::from(1)
                 }
             }

@@ -171,8 +171,9 @@ fn export_schema(
 }
 
 /// What `schema` would lose or be refused in `dialect`, per path: every problem (the export
-/// fails) and every change that is not a plain rewrite (moved into the description, loosened,
-/// closed, dropped).
+/// fails) and every change that tells the model less than the schema says (moved into the
+/// description, loosened, dropped). Exact rewrites and the strict closure (undone when the
+/// arguments come back) are not issues.
 ///
 /// ```
 /// use dsh_tools::provider::{Dialect, Provider, lint};
@@ -190,7 +191,7 @@ pub fn lint(schema: &Value, dialect: Dialect) -> Vec<Problem> {
         Err(problems) => problems,
         Ok((_, changes, _)) => changes
             .into_iter()
-            .filter(|c| c.kind != ChangeKind::Rewritten)
+            .filter(|c| !matches!(c.kind, ChangeKind::Rewritten | ChangeKind::Closed))
             .map(|c| Problem {
                 path: c.path,
                 message: c.message,

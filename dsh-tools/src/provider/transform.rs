@@ -517,11 +517,19 @@ impl<'a> Transform<'a> {
             return (out, plan);
         }
         let target = if keyword == "oneOf" && self.rules.one_of_as_any_of {
-            self.change(
-                path,
-                ChangeKind::Loosened,
-                "`oneOf` → `anyOf` (exactly-one is still checked by our validator)",
-            );
+            if pairwise_disjoint(branches) {
+                self.change(
+                    path,
+                    ChangeKind::Rewritten,
+                    "`oneOf` → `anyOf` (the branches are disjoint: the same values)",
+                );
+            } else {
+                self.change(
+                    path,
+                    ChangeKind::Loosened,
+                    "`oneOf` → `anyOf` (exactly-one is still checked by our validator)",
+                );
+            }
             "anyOf"
         } else {
             keyword
@@ -564,6 +572,51 @@ fn compile(schema: &Value) -> Arc<CompiledSchema> {
     Arc::new(CompiledSchema::compile(schema).unwrap_or_else(|_| {
         CompiledSchema::compile(&json!({})).expect("the empty schema compiles")
     }))
+}
+
+/// Whether no value can match two of `branches` (so `anyOf` accepts exactly what `oneOf` does):
+/// every pair differs in `type`, or both are objects requiring a property whose `const` /
+/// `enum` values do not meet (a tag).
+fn pairwise_disjoint(branches: &[Value]) -> bool {
+    let ty = |b: &Value| b.get("type").and_then(Value::as_str).map(str::to_owned);
+    let tag_values = |b: &Value, name: &str| -> Option<Vec<Value>> {
+        let required = b.get("required")?.as_array()?;
+        if !required.iter().any(|r| r.as_str() == Some(name)) {
+            return None;
+        }
+        let prop = b.get("properties")?.get(name)?;
+        if let Some(c) = prop.get("const") {
+            return Some(vec![c.clone()]);
+        }
+        prop.get("enum")?.as_array().cloned()
+    };
+    let disjoint = |a: &Value, b: &Value| -> bool {
+        match (ty(a), ty(b)) {
+            (Some(x), Some(y)) if x != y => {
+                // `integer` values are `number` values too.
+                !matches!(
+                    (x.as_str(), y.as_str()),
+                    ("integer", "number") | ("number", "integer")
+                )
+            }
+            (Some(x), Some(y)) if x == "object" && y == "object" => {
+                let Some(props) = a.get("properties").and_then(Value::as_object) else {
+                    return false;
+                };
+                props
+                    .keys()
+                    .any(|name| match (tag_values(a, name), tag_values(b, name)) {
+                        (Some(va), Some(vb)) => va.iter().all(|v| !vb.contains(v)),
+                        _ => false,
+                    })
+            }
+            _ => false,
+        }
+    };
+    branches
+        .iter()
+        .enumerate()
+        .all(|(i, a)| branches[i + 1..].iter().all(|b| disjoint(a, b)))
 }
 
 /// Whether a subset schema admits `null`.
