@@ -163,7 +163,11 @@ fn constraints_outside_the_grammar_move_into_the_description_and_are_still_enfor
         .collect();
     assert_eq!(moved.len(), 2, "{issues:?}");
     assert!(moved[0].contains("minLength") && moved[1].contains("maxLength"));
-    assert_eq!(issues.len(), 2, "the strict closure is not an issue: {issues:?}");
+    assert_eq!(
+        issues.len(),
+        2,
+        "the strict closure is not an issue: {issues:?}"
+    );
     // The check is the original schema's.
     let registry = Registry::new();
     let tool = ToolDefinition::typed("greet", "Greet.", |a: NameArgs, _| async move {
@@ -294,6 +298,8 @@ fn every_provider_parses_calls_in_order_and_broken_arguments_become_invalid_args
             "{dialect}"
         );
         let bad = calls[1].error().expect("broken arguments are an error");
+        assert!(calls[1].raw_arguments().is_some(), "{dialect}");
+        assert_eq!(calls[0].raw_arguments(), None);
         assert_eq!(bad.code(), Some("INVALID_ARGS"), "{dialect}");
         assert!(
             bad.message().starts_with("invalid arguments: "),

@@ -208,6 +208,8 @@ pub struct ToolDefinition {
     pub(crate) present_result: Option<ResultPresenter>,
     /// Why a typed tool's schemas could not be bridged: registration fails with it.
     pub(crate) invalid: Option<Arc<crate::schema::bridge::BridgeError>>,
+    /// The parameters came from the bridge, so they are in the subset (adapters skip the check).
+    pub(crate) bridged: bool,
 }
 
 impl fmt::Debug for ToolDefinition {
@@ -283,6 +285,7 @@ impl ToolDefinition {
             present_call: None,
             present_result: None,
             invalid: None,
+            bridged: false,
         }
     }
 
@@ -463,7 +466,7 @@ impl ToolDefinition {
         let schemas = crate::tool::schemas::<A, O>()?;
         let compiled = Arc::clone(&schemas.compiled);
         let body = Arc::new(body);
-        Ok(Self::from_parts(
+        let mut definition = Self::from_parts(
             name.into(),
             description.into(),
             Arc::clone(&schemas.parameters),
@@ -477,6 +480,8 @@ impl ToolDefinition {
                     crate::tool::encode(body(decoded, ctx).await?)
                 }
             },
-        ))
+        );
+        definition.bridged = true;
+        Ok(definition)
     }
 }

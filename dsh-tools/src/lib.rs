@@ -87,6 +87,7 @@ pub mod provider;
 pub mod registry;
 pub mod schedule;
 pub mod schema;
+pub mod testing;
 pub mod tool;
 pub mod wrappers;
 

@@ -304,6 +304,7 @@ fn build<T: Tool>(tool: T, schemas: Arc<TypedSchemas>) -> ToolDefinition {
             }
         },
     );
+    definition.bridged = true;
     if let Some(title) = tool.title() {
         definition = definition.title(title);
     }

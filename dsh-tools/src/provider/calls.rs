@@ -16,6 +16,8 @@ pub struct ParsedCall {
     provider_name: String,
     name: String,
     arguments: Result<Value, ToolError>,
+    /// The arguments as the provider sent them, when they could not be read.
+    raw_arguments: Option<String>,
 }
 
 /// A reply that is not the provider's response shape at all (a call inside it that cannot be
@@ -53,6 +55,12 @@ impl ParsedCall {
         self.arguments.as_ref().ok()
     }
 
+    /// The arguments exactly as the provider sent them (a string, or the JSON of a value), when
+    /// they could not be read: for logs and user interfaces.
+    pub fn raw_arguments(&self) -> Option<&str> {
+        self.raw_arguments.as_deref()
+    }
+
     /// Why the arguments could not be read (`INVALID_ARGS`).
     pub fn error(&self) -> Option<&ToolError> {
         self.arguments.as_ref().err()
@@ -88,6 +96,15 @@ impl ParsedCall {
         }
     }
 }
+
+/// One call as found in a reply: its id, the provider's tool name, the arguments read, and the
+/// arguments as sent.
+type RawCall<'a> = (
+    Option<String>,
+    String,
+    Result<Value, ToolError>,
+    Option<&'a Value>,
+);
 
 fn invalid(message: String) -> ToolError {
     ToolError::coded(
@@ -144,17 +161,21 @@ impl ProviderTools {
             provider: provider.id(),
             message: message.to_owned(),
         };
-        let mut raw: Vec<(Option<String>, String, Result<Value, ToolError>)> = Vec::new();
+        let mut raw: Vec<RawCall<'_>> = Vec::new();
         match provider {
             Provider::OpenAiChat | Provider::DeepSeek => {
-                let message = reply
-                    .get("choices")
-                    .and_then(|c| c.get(0))
-                    .and_then(|c| c.get("message"))
-                    .unwrap_or(reply);
-                if !message.is_object() {
-                    return Err(fail("expected `choices[0].message` or a message object"));
-                }
+                let message = match reply.get("choices") {
+                    Some(choices) => choices
+                        .get(0)
+                        .and_then(|c| c.get("message"))
+                        .ok_or_else(|| fail("expected `choices[0].message`"))?,
+                    // A message itself; anything else (an `{"error": …}` body sent with a 200,
+                    // say) is not a reply without calls.
+                    None if reply.get("role").is_some() || reply.get("tool_calls").is_some() => {
+                        reply
+                    }
+                    None => return Err(fail("expected `choices[0].message` or a message object")),
+                };
                 for call in message
                     .get("tool_calls")
                     .and_then(Value::as_array)
@@ -173,7 +194,7 @@ impl ProviderTools {
                         Some(other) => object(other.clone()),
                     };
                     let id = call.get("id").and_then(Value::as_str).map(str::to_owned);
-                    raw.push((id, name.to_owned(), args));
+                    raw.push((id, name.to_owned(), args, function.get("arguments")));
                 }
             }
             Provider::OpenAiResponses => {
@@ -198,7 +219,7 @@ impl ProviderTools {
                         .or_else(|| item.get("id"))
                         .and_then(Value::as_str)
                         .map(str::to_owned);
-                    raw.push((id, name.to_owned(), args));
+                    raw.push((id, name.to_owned(), args, item.get("arguments")));
                 }
             }
             Provider::Anthropic => {
@@ -220,7 +241,7 @@ impl ProviderTools {
                         Some(v) => object(v.clone()),
                     };
                     let id = block.get("id").and_then(Value::as_str).map(str::to_owned);
-                    raw.push((id, name.to_owned(), args));
+                    raw.push((id, name.to_owned(), args, block.get("input")));
                 }
             }
             Provider::Gemini | Provider::GeminiOpenApi => {
@@ -243,14 +264,19 @@ impl ProviderTools {
                         Some(v) => object(v.clone()),
                     };
                     let id = call.get("id").and_then(Value::as_str).map(str::to_owned);
-                    raw.push((id, name.to_owned(), args));
+                    raw.push((id, name.to_owned(), args, call.get("args")));
                 }
             }
         }
         Ok(raw
             .into_iter()
             .enumerate()
-            .map(|(i, (id, provider_name, args))| {
+            .map(|(i, (id, provider_name, args, sent))| {
+                let raw_arguments = args.is_err().then(|| match sent {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(other) => crate::json::to_compact_string(other),
+                    None => String::new(),
+                });
                 let name = self
                     .by_provider_name(&provider_name)
                     .map_or_else(|| provider_name.clone(), |t| t.name().to_owned());
@@ -264,6 +290,7 @@ impl ProviderTools {
                     provider_name,
                     name,
                     arguments,
+                    raw_arguments,
                 }
             })
             .collect())

@@ -77,12 +77,12 @@ use std::collections::HashMap;
 use std::fmt;
 use transform::{Plan, Transform};
 
-/// One tool as exported: its wire entry, how its name and arguments map back.
+/// One tool as exported: its names, the changes made, how its arguments map back (its wire
+/// entry is at the same index of [`ProviderTools::entries`]).
 #[derive(Clone, Debug)]
 pub struct ExportedTool {
     ours: String,
     theirs: String,
-    entry: Value,
     changes: Vec<Change>,
     plan: Plan,
 }
@@ -96,11 +96,6 @@ impl ExportedTool {
     /// The name the provider sees.
     pub fn provider_name(&self) -> &str {
         &self.theirs
-    }
-
-    /// The provider's tool entry.
-    pub fn entry(&self) -> &Value {
-        &self.entry
     }
 
     /// Every change the transform made.
@@ -159,7 +154,20 @@ fn export_schema(
     parameters: &Value,
     dialect: Dialect,
 ) -> Result<(Value, Vec<Change>, Plan), Vec<Problem>> {
-    let schema = subset(parameters).map_err(|p| vec![p])?;
+    export_checked(parameters, dialect, false)
+}
+
+/// [`export_schema`]; `in_subset`: the schema is known to be in the subset (bridged).
+fn export_checked(
+    parameters: &Value,
+    dialect: Dialect,
+    in_subset: bool,
+) -> Result<(Value, Vec<Change>, Plan), Vec<Problem>> {
+    let schema = if in_subset {
+        std::borrow::Cow::Borrowed(parameters)
+    } else {
+        subset(parameters).map_err(|p| vec![p])?
+    };
     let rules = dialect.rules();
     let mut transform = Transform::new(dialect, &rules);
     let (out, plan) = transform.root(&schema);
@@ -200,47 +208,61 @@ pub fn lint(schema: &Value, dialect: Dialect) -> Vec<Problem> {
     }
 }
 
+/// An object from its entries (moved in: `json!` would re-serialize the parameters).
+fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    let mut map = Map::with_capacity(N);
+    for (k, v) in entries {
+        map.insert(k.to_owned(), v);
+    }
+    Value::Object(map)
+}
+
 /// The provider's tool entry for one exported schema.
 fn entry(dialect: Dialect, name: &str, description: &str, parameters: Value) -> Value {
     let strict = dialect.is_strict();
+    let name = Value::String(name.to_owned());
+    let description = Value::String(description.to_owned());
     match dialect.provider() {
         Provider::OpenAiChat | Provider::DeepSeek => {
             let mut function = Map::new();
-            function.insert("name".to_owned(), json!(name));
-            function.insert("description".to_owned(), json!(description));
+            function.insert("name".to_owned(), name);
+            function.insert("description".to_owned(), description);
             function.insert("parameters".to_owned(), parameters);
             if strict || dialect.provider() == Provider::OpenAiChat {
-                function.insert("strict".to_owned(), json!(strict));
+                function.insert("strict".to_owned(), Value::Bool(strict));
             }
-            json!({"type": "function", "function": Value::Object(function)})
+            object([
+                ("type", Value::String("function".to_owned())),
+                ("function", Value::Object(function)),
+            ])
         }
-        Provider::OpenAiResponses => json!({
-            "type": "function",
-            "name": name,
-            "description": description,
-            "parameters": parameters,
-            "strict": strict,
-        }),
+        Provider::OpenAiResponses => object([
+            ("type", Value::String("function".to_owned())),
+            ("name", name),
+            ("description", description),
+            ("parameters", parameters),
+            ("strict", Value::Bool(strict)),
+        ]),
         Provider::Anthropic => {
             let mut tool = Map::new();
-            tool.insert("name".to_owned(), json!(name));
-            tool.insert("description".to_owned(), json!(description));
+            tool.insert("name".to_owned(), name);
+            tool.insert("description".to_owned(), description);
             tool.insert("input_schema".to_owned(), parameters);
             if strict {
-                tool.insert("strict".to_owned(), json!(true));
+                tool.insert("strict".to_owned(), Value::Bool(true));
             }
             Value::Object(tool)
         }
-        Provider::Gemini => json!({
-            "name": name,
-            "description": description,
-            "parametersJsonSchema": parameters,
-        }),
-        Provider::GeminiOpenApi => json!({
-            "name": name,
-            "description": description,
-            "parameters": parameters,
-        }),
+        Provider::Gemini => object([
+            ("name", name),
+            ("description", description),
+            ("parametersJsonSchema", parameters),
+        ]),
+        Provider::GeminiOpenApi => object([
+            ("name", name),
+            ("description", description),
+            ("parameters", parameters),
+        ]),
     }
 }
 
@@ -256,6 +278,7 @@ impl Registry {
         let tools = self.tools(agent);
         let rule = dialect.rules().name;
         let mut exported = Vec::with_capacity(tools.len());
+        let mut schemas = Vec::with_capacity(tools.len());
         let mut problems = Vec::new();
         let mut taken: HashMap<String, usize> = HashMap::new();
         for tool in &tools {
@@ -265,15 +288,17 @@ impl Registry {
             } else {
                 rule.fit(&ours)
             };
-            match export_schema(tool.parameters(), dialect) {
+            match export_checked(tool.parameters(), dialect, tool.definition().bridged) {
                 Err(list) => problems.extend(list.into_iter().map(|p| (ours.clone(), p))),
-                Ok((parameters, changes, plan)) => exported.push(ExportedTool {
-                    entry: entry(dialect, &theirs, tool.description(), parameters),
-                    ours,
-                    theirs,
-                    changes,
-                    plan,
-                }),
+                Ok((parameters, changes, plan)) => {
+                    schemas.push(parameters);
+                    exported.push(ExportedTool {
+                        ours,
+                        theirs,
+                        changes,
+                        plan,
+                    });
+                }
             }
         }
         if !problems.is_empty() {
@@ -286,7 +311,7 @@ impl Registry {
         for (i, tool) in exported.iter_mut().enumerate() {
             if taken.contains_key(&tool.theirs) {
                 let mut n = 2;
-                let unique = loop {
+                tool.theirs = loop {
                     let suffix = format!("_{n}");
                     let mut base = tool.theirs.clone();
                     base.truncate(rule.max - suffix.len());
@@ -296,18 +321,16 @@ impl Registry {
                     }
                     n += 1;
                 };
-                tool.theirs = unique;
-                let parameters = tool_parameters(dialect, &tool.entry);
-                tool.entry = entry(
-                    dialect,
-                    &tool.theirs,
-                    tool_description(dialect, &tool.entry),
-                    parameters,
-                );
             }
             taken.insert(tool.theirs.clone(), i);
         }
-        let entries = exported.iter().map(|t| t.entry.clone()).collect();
+        // Without problems, every tool was exported: the three lists are aligned.
+        let entries = exported
+            .iter()
+            .zip(&tools)
+            .zip(schemas)
+            .map(|((e, t), parameters)| entry(dialect, &e.theirs, t.description(), parameters))
+            .collect();
         Ok(ProviderTools {
             dialect,
             entries,
@@ -315,27 +338,6 @@ impl Registry {
             tools: exported,
         })
     }
-}
-
-fn tool_parameters(dialect: Dialect, entry: &Value) -> Value {
-    let key = match dialect.provider() {
-        Provider::Anthropic => "input_schema",
-        Provider::Gemini => "parametersJsonSchema",
-        _ => "parameters",
-    };
-    let scope = match dialect.provider() {
-        Provider::OpenAiChat | Provider::DeepSeek => &entry["function"],
-        _ => entry,
-    };
-    scope[key].clone()
-}
-
-fn tool_description(dialect: Dialect, entry: &Value) -> &str {
-    let scope = match dialect.provider() {
-        Provider::OpenAiChat | Provider::DeepSeek => &entry["function"],
-        _ => entry,
-    };
-    scope["description"].as_str().unwrap_or_default()
 }
 
 impl ProviderTools {

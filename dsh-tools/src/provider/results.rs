@@ -58,7 +58,9 @@ fn contexts(results: &[(&ParsedCall, &ToolExecutionResult)]) -> Vec<String> {
 }
 
 /// The messages (or input items) that give a step's results back to the model, in call order,
-/// with every call's additional contexts after all of the results (spec §6.12):
+/// with every call's additional contexts after all of the results (spec §6.12). Append them
+/// after the assistant message that made the calls, sent back as received (DeepSeek's thinking
+/// mode, for one, rejects a tool loop whose assistant message lost its `reasoning_content`):
 ///
 /// - OpenAI Chat / DeepSeek: a `{"role": "tool", "tool_call_id", "content"}` message per call,
 ///   then a `{"role": "user", "content"}` message per context;

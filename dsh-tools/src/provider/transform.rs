@@ -545,7 +545,7 @@ impl<'a> Transform<'a> {
             let (out, plan) =
                 self.node(branch, &format!("{path}/{keyword}/{i}"), depth + 1, objects);
             any_plan |= !plan.is_keep();
-            plans.push((compile(branch), plan));
+            plans.push((branch, plan));
             out_branches.push(out);
         }
         let mut out = Map::new();
@@ -558,8 +558,9 @@ impl<'a> Transform<'a> {
         if has_null && self.rules.nullable == Nullable::Flag {
             out.insert("nullable".to_owned(), Value::Bool(true));
         }
+        // Branch validators are compiled only when a branch has something to restore.
         let plan = if any_plan {
-            Plan::Union(plans)
+            Plan::Union(plans.into_iter().map(|(b, p)| (compile(b), p)).collect())
         } else {
             Plan::Keep
         };
