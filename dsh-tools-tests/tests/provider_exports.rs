@@ -275,6 +275,7 @@ const FIXES: &[&str] = &[
     "wrap it in a property of an object",
     "take a list of {key, value} objects",
     "use the non-strict dialect",
+    "use the `gemini` dialect",
     "flatten the arguments",
     "split the tool",
     "take a string and check it in the tool",
@@ -320,19 +321,32 @@ const MAPS: &[&str] = &[
     "corpus_flatten_map",
 ];
 
+/// Strict grammars also need a `type` on every schema: a `serde_json::Value` field (any JSON)
+/// cannot be expressed, besides the maps.
+const STRICT: &[&str] = &[
+    "grep",
+    "corpus_maps",
+    "corpus_btree",
+    "corpus_l2",
+    "corpus_l1",
+    "corpus_deep",
+    "corpus_flatten_map",
+    "corpus_anything",
+];
+
 /// Per dialect name, the fewest exports that must succeed (of 43 sources), and the sources that
 /// may fail. A change that loses an export, or fails where none may, shows here.
 const FLOORS: &[(&str, usize, &[&str])] = &[
     ("openai-chat", 43, &[]),
-    ("openai-chat (strict)", 36, MAPS),
+    ("openai-chat (strict)", 35, STRICT),
     ("openai-responses", 43, &[]),
-    ("openai-responses (strict)", 36, MAPS),
+    ("openai-responses (strict)", 35, STRICT),
     ("anthropic", 43, &[]),
-    ("anthropic (strict)", 36, MAPS),
+    ("anthropic (strict)", 35, STRICT),
     ("gemini", 43, &[]),
     ("gemini-openapi", 36, MAPS),
     ("deepseek", 43, &[]),
-    ("deepseek (strict)", 36, MAPS),
+    ("deepseek (strict)", 35, STRICT),
 ];
 
 // ---- the test ----

@@ -178,6 +178,18 @@ impl<'a> Transform<'a> {
             return self.union(map, branches, path, depth, objects);
         }
         let ty = map.get("type").and_then(Value::as_str);
+        let strict = self.rules.closure || self.rules.anthropic_strict_closure;
+        if strict && ty.is_none() && !map.contains_key("enum") && !map.contains_key("const") {
+            self.problem(
+                path,
+                format!(
+                    "a value of any type (a `serde_json::Value`) cannot be expressed in {}: strict \
+                     grammars need a `type` on every schema; give it a type (a struct, or a string \
+                     holding JSON), or use the non-strict dialect",
+                    self.dialect
+                ),
+            );
+        }
         let objects = objects + usize::from(ty == Some("object"));
         if let Some(max) = self.rules.max_depth
             && ty == Some("object")
@@ -332,8 +344,13 @@ impl<'a> Transform<'a> {
                     path,
                     format!(
                         "a map (schema-valued `additionalProperties`) cannot be expressed in {}; \
-                         take a list of {{key, value}} objects, or use the non-strict dialect",
-                        self.dialect
+                         take a list of {{key, value}} objects, or use {}",
+                        self.dialect,
+                        if self.dialect.is_strict() {
+                            "the non-strict dialect"
+                        } else {
+                            "the `gemini` dialect (`parametersJsonSchema`)"
+                        }
                     ),
                 );
                 return None;
