@@ -21,6 +21,8 @@ use std::fmt::Debug;
 
 #[path = "bridge_corpus/types.rs"]
 mod corpus;
+#[path = "provider_support/strict.rs"]
+mod strict;
 use corpus::*;
 
 /// A type of the corpus: serializable, deserializable, with a schema and random values.
@@ -238,6 +240,88 @@ fn check_schema<T: Case>(schema: &Value) {
         valid.get(),
         tried.get()
     );
+    check_strict::<T>(schema);
+}
+
+/// (c) Reversible strict mode: where the type exports to a strict dialect, every serialized
+/// value as a strict-mode model sends it (OpenAI and DeepSeek: absent optional fields as
+/// `null`) that is valid for the exported schema (the `jsonschema` crate decides) maps back to
+/// a value valid for ours that decodes, and that is the original but for a `null` where it had
+/// nothing (a field both optional and nullable: both mean `None`). A value may not be
+/// expressible at all (strict mode closes open objects: a `#[serde(flatten)]`ed optional
+/// enum's fields cannot be sent), but the property must not hold vacuously.
+fn check_strict<T: Case>(schema: &Value) {
+    use dsh_tools::provider::{Dialect, Provider, export_parameters, restore_arguments};
+    let name = std::any::type_name::<T>();
+    let compiled = CompiledSchema::compile(schema).expect("compiles");
+    for provider in [
+        Provider::OpenAiChat,
+        Provider::DeepSeek,
+        Provider::Anthropic,
+    ] {
+        let dialect = Dialect::strict(provider);
+        // Maps, values of any type and non-object roots are refused with a fix (tested in
+        // `provider_exports`); the property is about what exports.
+        let Ok((exported, _)) = export_parameters(schema, dialect) else {
+            continue;
+        };
+        let validator = jsonschema::validator_for(&exported).expect("exported schemas compile");
+        let expressible = Cell::new(0u32);
+        runner(SERIALIZED_CASES)
+            .run(&T::strategy(), |x| {
+                let v = serde_json::to_value(&x).expect("serializes");
+                // Anthropic's strict mode keeps `required`: a value is sent as it is.
+                let sent = if provider == Provider::Anthropic {
+                    v.clone()
+                } else {
+                    strict::to_strict(schema, &v)
+                };
+                if !validator.is_valid(&sent) {
+                    return Ok(());
+                }
+                expressible.set(expressible.get() + 1);
+                let mut back = sent;
+                restore_arguments(schema, dialect, &mut back).unwrap();
+                prop_assert!(compiled.is_valid(&back), "{name} in {dialect}: {back}");
+                json::decode::<T>(&back)
+                    .map_err(|e| TestCaseError::fail(format!("{name} in {dialect}: {e}")))?;
+                prop_assert_eq!(without_added_nulls(back, &v), v, "{} in {}", name, dialect);
+                Ok(())
+            })
+            .unwrap_or_else(|e| panic!("(c) {e}"));
+        assert!(
+            expressible.get() * 10 >= SERIALIZED_CASES,
+            "{name} in {dialect}: only {} of {SERIALIZED_CASES} values could be sent",
+            expressible.get()
+        );
+    }
+}
+
+/// `value` without the object members that are `null` in it and absent at the same place in
+/// `like`.
+fn without_added_nulls(value: Value, like: &Value) -> Value {
+    match (value, like) {
+        (Value::Object(map), Value::Object(like)) => Value::Object(
+            map.into_iter()
+                .filter(|(k, v)| !v.is_null() || like.contains_key(k))
+                .map(|(k, v)| {
+                    let v = match like.get(&k) {
+                        Some(l) => without_added_nulls(v, l),
+                        None => v,
+                    };
+                    (k, v)
+                })
+                .collect(),
+        ),
+        (Value::Array(items), Value::Array(like)) if items.len() == like.len() => Value::Array(
+            items
+                .into_iter()
+                .zip(like)
+                .map(|(v, l)| without_added_nulls(v, l))
+                .collect(),
+        ),
+        (value, _) => value,
+    }
 }
 
 /// Every property name and string constant in a schema: keys for mutations.

@@ -20,6 +20,10 @@ use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use tool_macro::tools::*;
 
+#[path = "provider_support/strict.rs"]
+mod strict;
+use strict::to_strict;
+
 /// Every dialect: each provider's default and, where it has one, its strict mode.
 fn dialects() -> Vec<Dialect> {
     let mut all = Vec::new();
@@ -436,45 +440,6 @@ fn bench_value(name: &str) -> Value {
         _ => include_str!("../../dsh-tools/benches/data/large.json"),
     };
     serde_json::from_str(text).unwrap()
-}
-
-/// A value valid for `schema` as a strict-mode model would send it: every optional property
-/// that is absent is sent as null.
-fn to_strict(schema: &Value, value: &Value) -> Value {
-    match (schema, value) {
-        (Value::Object(s), Value::Object(v)) if s.contains_key("properties") => {
-            let props = s["properties"].as_object().unwrap();
-            let mut out = Map::new();
-            for (name, sub) in props {
-                match v.get(name) {
-                    Some(child) => {
-                        out.insert(name.clone(), to_strict(sub, child));
-                    }
-                    None => {
-                        out.insert(name.clone(), Value::Null);
-                    }
-                }
-            }
-            for (k, child) in v {
-                if !props.contains_key(k) {
-                    out.insert(k.clone(), child.clone());
-                }
-            }
-            Value::Object(out)
-        }
-        (Value::Object(s), Value::Array(items)) if s.contains_key("items") => {
-            Value::Array(items.iter().map(|i| to_strict(&s["items"], i)).collect())
-        }
-        (Value::Object(s), _) if s.contains_key("oneOf") => {
-            for branch in s["oneOf"].as_array().unwrap() {
-                if CompiledSchema::compile(branch).unwrap().is_valid(value) {
-                    return to_strict(branch, value);
-                }
-            }
-            value.clone()
-        }
-        _ => value.clone(),
-    }
 }
 
 /// Drops optional properties at random (keeping the value valid for the original).
