@@ -8,7 +8,7 @@
 //! ([`ExportError`]), never a silently broken request. The returned [`ProviderTools`] then
 //! turns the model's reply into calls ([`ProviderTools::parse_calls`]: names mapped back,
 //! strict-mode nulls restored to "absent", malformed argument strings made `INVALID_ARGS`
-//! failures) and results into the provider's messages ([`ProviderTools::format_results`]).
+//! failures) and results into the provider's messages ([`format_results`]).
 //! No HTTP client is involved.
 //!
 //! ```
