@@ -71,7 +71,9 @@
 //! the author DSL and the `schemars` bridge), [`json`] (the lossless JSON model), [`registry`]
 //! (layers, scopes, restrictions, `schemas()`), [`pipeline`] (the call stages, hooks, results),
 //! [`wrappers`] (timeout, retry, tracing), [`schedule`] (parallel / exclusive scheduling of a
-//! model turn), [`present`] (presentation cards).
+//! model turn), [`present`] (presentation cards), [`provider`] (model-API dialects: export,
+//! parse replies, format results), [`testing`] (helpers for authors' tests), and with feature
+//! `mcp`, `mcp` (serve a registry over MCP, import MCP servers' tools).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

@@ -24,25 +24,30 @@
 //!     path: String,
 //!     /// First line, 1-based
 //!     offset: Option<u32>,
+//!     /// Most lines
+//!     #[serde(default)]
+//!     limit: u32,
 //! }
 //!
 //! let registry = Registry::new();
 //! let read = ToolDefinition::typed("read_file", "Read a file.", |a: ReadArgs, _| async move {
-//!     Ok::<_, ToolError>(format!("{} from {:?}", a.path, a.offset))
+//!     Ok::<_, ToolError>(format!("{} from {:?}, {} lines", a.path, a.offset, a.limit))
 //! })?;
 //! registry.register(read)?.keep();
 //!
 //! let tools = registry.provider_tools(None, Dialect::strict(Provider::OpenAiChat))?;
 //! let entry = &tools.entries()[0];
 //! assert_eq!(entry["function"]["strict"], json!(true));
-//! assert_eq!(entry["function"]["parameters"]["required"], json!(["path", "offset"]));
+//! assert_eq!(entry["function"]["parameters"]["required"], json!(["path", "offset", "limit"]));
 //! assert_eq!(entry["function"]["parameters"]["additionalProperties"], json!(false));
 //!
-//! // The model answers with a strict-mode call: `offset: null` means "absent".
+//! // The model answers with a strict-mode call. `limit` was optional and not nullable, so its
+//! // `null` means "absent"; `offset` always admitted null, so its null stays (both are `None`).
 //! let reply = json!({"choices": [{"message": {"tool_calls": [{"id": "call_1", "type": "function",
-//!     "function": {"name": "read_file", "arguments": "{\"path\":\"a.rs\",\"offset\":null}"}}]}}]});
+//!     "function": {"name": "read_file",
+//!                  "arguments": "{\"path\":\"a.rs\",\"offset\":null,\"limit\":null}"}}]}}]});
 //! let calls = tools.parse_calls(&reply)?;
-//! assert_eq!(calls[0].arguments(), Some(&json!({"path": "a.rs"})));
+//! assert_eq!(calls[0].arguments(), Some(&json!({"path": "a.rs", "offset": null})));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
