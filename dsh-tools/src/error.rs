@@ -135,6 +135,15 @@ impl ToolError {
         )
     }
 
+    /// The error a caught panic becomes ([`from_panic`](Self::from_panic)), consuming the
+    /// payload: it is dropped here, and a payload whose own `Drop` panics is contained (its
+    /// second payload is leaked rather than risk a loop), so nothing unwinds out.
+    pub fn from_panic_payload(payload: Box<dyn std::any::Any + Send>) -> Self {
+        let error = Self::from_panic(&*payload);
+        drop_panic_payload(payload);
+        error
+    }
+
     /// The error a panic becomes: its `&str` / `String` payload, else
     /// `<unprintable thrown value>` (spec §6.9.3).
     pub fn from_panic(payload: &(dyn std::any::Any + Send)) -> Self {
@@ -144,6 +153,16 @@ impl ToolError {
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "<unprintable thrown value>".to_owned());
         Self::new(message)
+    }
+}
+
+/// Drops a caught panic's payload without letting a panicking `Drop` unwind further.
+pub(crate) fn drop_panic_payload(payload: Box<dyn std::any::Any + Send>) {
+    if let Err(again) =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(payload)))
+    {
+        // The payload's `Drop` panicked; the new payload might do the same when dropped.
+        std::mem::forget(again);
     }
 }
 

@@ -8,7 +8,8 @@
 //! (`1.0` and `1e2` are integers; `1` equals `1.0` in `enum`/`const`) while exact `u64`/`i64`
 //! values are kept and compared exactly, never rounded.
 //!
-//! Every walk here is iterative: values nested 100,000 deep are fine on a small stack.
+//! Every walk here is iterative: values nested 100,000 deep are fine on a small stack. The one
+//! exception is [`decode`]'s call into serde (see its docs).
 
 use serde_json::{Number, Value};
 use std::cmp::Ordering;
@@ -227,6 +228,12 @@ pub fn drop_deep(value: Value) {
 /// a copy where each integral float that fits `i64`/`u64` is an integer. So a value that passes
 /// a bridged schema always decodes.
 ///
+/// Depth: the checks and copies here are iterative, but `T::deserialize` is serde's and recurses
+/// once per level where `T` holds a `serde_json::Value` (or a recursive type), and so does
+/// dropping such a `T`. The typed tool path refuses arguments deeper than
+/// [`MAX_DECODE_DEPTH`](crate::tool::MAX_DECODE_DEPTH) where the schema admits any value; a
+/// caller decoding deeper values itself should run on a large enough stack.
+///
 /// ```
 /// use serde_json::json;
 ///
@@ -292,6 +299,56 @@ fn integers_normalized(value: &Value) -> Option<Value> {
 /// A deep copy of `value`, without recursion (`Value::clone` recurses once per level).
 pub fn clone_deep(value: &Value) -> Value {
     rebuild(value, Number::clone)
+}
+
+/// A copy of `value` in which every array or object nested deeper than `max_depth` levels is
+/// replaced by the string `"…"`. Iterative; the copy's own depth is at most `max_depth + 1`, so
+/// it can be cloned, dropped and serialized by recursive code (serde, a UI) on any stack.
+///
+/// ```
+/// use serde_json::json;
+///
+/// let v = json!({"a": [[1, [2]]]});
+/// assert_eq!(dsh_tools::json::clone_truncated(&v, 2), json!({"a": ["…"]}));
+/// assert_eq!(dsh_tools::json::clone_truncated(&v, 10), v);
+/// ```
+pub fn clone_truncated(value: &Value, max_depth: usize) -> Value {
+    enum Step<'a> {
+        Enter(&'a Value, usize),
+        Leave(&'a Value),
+    }
+    let mut steps = vec![Step::Enter(value, 0)];
+    let mut built: Vec<Value> = Vec::new();
+    while let Some(step) = steps.pop() {
+        match step {
+            Step::Enter(Value::Array(_) | Value::Object(_), depth) if depth >= max_depth => {
+                built.push(Value::String("…".to_owned()));
+            }
+            Step::Enter(v @ (Value::Array(_) | Value::Object(_)), depth) => {
+                steps.push(Step::Leave(v));
+                match v {
+                    Value::Array(items) => {
+                        steps.extend(items.iter().rev().map(|c| Step::Enter(c, depth + 1)));
+                    }
+                    Value::Object(map) => {
+                        steps.extend(map.values().rev().map(|c| Step::Enter(c, depth + 1)));
+                    }
+                    _ => {}
+                }
+            }
+            Step::Enter(leaf, _) => built.push(leaf.clone()),
+            Step::Leave(Value::Array(items)) => {
+                let children = built.split_off(built.len() - items.len());
+                built.push(Value::Array(children));
+            }
+            Step::Leave(Value::Object(map)) => {
+                let children = built.split_off(built.len() - map.len());
+                built.push(Value::Object(map.keys().cloned().zip(children).collect()));
+            }
+            Step::Leave(_) => {}
+        }
+    }
+    built.pop().unwrap_or(Value::Null)
 }
 
 /// Copies `value` bottom-up with `number` applied to every number. Iterative: `Enter` pushes a

@@ -212,13 +212,18 @@ pub enum ToolCallView {
     },
 }
 
+/// How deep the raw input of a generic card goes: arguments nested deeper (a hostile model's)
+/// are cut off with `"…"`, so a card can be cloned, dropped and serialized by recursive code.
+pub const MAX_CARD_DEPTH: usize = 64;
+
 impl ToolCallView {
-    /// The generic card: title = the tool name, raw input = the arguments.
+    /// The generic card: title = the tool name, raw input = the arguments (nested at most
+    /// [`MAX_CARD_DEPTH`] levels; deeper parts become `"…"`).
     pub fn fallback(tool_name: &str, arguments: &Value) -> Self {
         Self::Generic {
             title: tool_name.to_owned(),
             kind: None,
-            raw_input: Some(arguments.clone()),
+            raw_input: Some(crate::json::clone_truncated(arguments, MAX_CARD_DEPTH)),
             content: None,
             locations: None,
         }
@@ -511,9 +516,10 @@ pub fn present_call_safely(
 ) -> ToolCallView {
     presenter
         .and_then(|present| {
-            catch_unwind(AssertUnwindSafe(|| present(args)))
-                .ok()
-                .flatten()
+            catch_unwind(AssertUnwindSafe(|| present(args))).unwrap_or_else(|payload| {
+                crate::error::drop_panic_payload(payload);
+                None
+            })
         })
         .unwrap_or_else(|| ToolCallView::fallback(tool_name, args))
 }
@@ -527,9 +533,10 @@ pub fn present_result_safely(
 ) -> ToolResultView {
     presenter
         .and_then(|present| {
-            catch_unwind(AssertUnwindSafe(|| present(args, result)))
-                .ok()
-                .flatten()
+            catch_unwind(AssertUnwindSafe(|| present(args, result))).unwrap_or_else(|payload| {
+                crate::error::drop_panic_payload(payload);
+                None
+            })
         })
         .unwrap_or_else(|| ToolResultView::fallback(&result.content))
 }

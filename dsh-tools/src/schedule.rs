@@ -59,7 +59,11 @@ impl Registry {
         };
         match std::panic::catch_unwind(AssertUnwindSafe(|| classifier(arguments))) {
             Ok(true) => ExecutionMode::Parallel,
-            _ => ExecutionMode::Exclusive,
+            Ok(false) => ExecutionMode::Exclusive,
+            Err(payload) => {
+                crate::error::drop_panic_payload(payload);
+                ExecutionMode::Exclusive
+            }
         }
     }
 

@@ -259,6 +259,11 @@ where
     Ok(schemas)
 }
 
+/// How deep typed arguments may nest where the schema admits any value (a `serde_json::Value`
+/// field): serde_json's own parser limit. Decoding, and the author's type dropping, recurse
+/// once per level; deeper arguments are `INVALID_ARGS`.
+pub const MAX_DECODE_DEPTH: u32 = 128;
+
 /// Validates `args` against `compiled` (every violation in one `INVALID_ARGS` error), then
 /// decodes them.
 pub(crate) fn validate_and_decode<A: DeserializeOwned>(
@@ -268,6 +273,15 @@ pub(crate) fn validate_and_decode<A: DeserializeOwned>(
     let violations = compiled.validate_at(args, Root::Parameters);
     if !violations.is_empty() {
         return Err(ToolArgsError::new(violations).into());
+    }
+    // serde decodes (and the author's type drops) a `serde_json::Value` recursively: where the
+    // schema admits any value, refuse what a serde_json parser would refuse too.
+    if compiled.admits_any && crate::pipeline::deeper_than(args, MAX_DECODE_DEPTH) {
+        return Err(ToolError::coded(
+            "ToolArgsError",
+            crate::error::codes::INVALID_ARGS,
+            format!("invalid arguments: the arguments nest deeper than {MAX_DECODE_DEPTH} levels"),
+        ));
     }
     crate::json::decode(args).map_err(|e| {
         ToolError::new(format!(

@@ -93,9 +93,9 @@ pub(crate) async fn core_dispatch(
             } else {
                 fut.await
             };
-            settled.unwrap_or_else(|payload| Err(ToolError::from_panic(&*payload)))
+            settled.unwrap_or_else(|payload| Err(ToolError::from_panic_payload(payload)))
         }
-        Err(payload) => Err(ToolError::from_panic(&*payload)),
+        Err(payload) => Err(ToolError::from_panic_payload(payload)),
     };
     // (e)/(f) Build the success, or the failure.
     let result = match outcome {
@@ -143,8 +143,8 @@ fn output_error(tool: &str, violation: String) -> ToolError {
     ToolOutputError::new(tool, vec![violation]).into()
 }
 
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    ToolError::from_panic(payload).message().to_owned()
+fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
+    ToolError::from_panic_payload(payload).message().to_owned()
 }
 
 /// Success construction (spec §6.6): lossless → output schema → render → meta (top level) →
@@ -164,14 +164,14 @@ pub(crate) fn build_success(
     let args = exec.arguments.as_deref().unwrap_or(&empty);
     let render = &tool.definition.output.render;
     let content = std::panic::catch_unwind(AssertUnwindSafe(|| render(args, &value)))
-        .map_err(|p| output_error(name, format!("output.render failed: {}", panic_text(&*p))))?;
+        .map_err(|p| output_error(name, format!("output.render failed: {}", panic_text(p))))?;
     let meta = match (&tool.definition.output.presentation_meta, exec.parent) {
         (Some(project), None) => {
             let meta = std::panic::catch_unwind(AssertUnwindSafe(|| project(args, &value)))
                 .map_err(|p| {
                     output_error(
                         name,
-                        format!("output.presentationMeta failed: {}", panic_text(&*p)),
+                        format!("output.presentationMeta failed: {}", panic_text(p)),
                     )
                 })?;
             if !is_lossless(&meta) {

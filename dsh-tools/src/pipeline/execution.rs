@@ -176,7 +176,10 @@ impl ProgressSink {
     /// Delivers one report (a panicking sink is logged, never propagated).
     pub fn report(&self, progress: Progress) {
         let sink = &self.0;
-        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sink(progress))).is_err() {
+        if let Err(payload) =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sink(progress)))
+        {
+            crate::error::drop_panic_payload(payload);
             tracing::warn!("a progress sink panicked; the report was dropped");
         }
     }
@@ -317,7 +320,7 @@ pub(crate) fn free(value: Value) {
 }
 
 /// Whether `value` nests more than `limit` levels (a walk that recurses at most `limit` deep).
-fn deeper_than(value: &Value, limit: u32) -> bool {
+pub(crate) fn deeper_than(value: &Value, limit: u32) -> bool {
     match value {
         Value::Array(items) => limit == 0 || items.iter().any(|v| deeper_than(v, limit - 1)),
         Value::Object(map) => limit == 0 || map.values().any(|v| deeper_than(v, limit - 1)),

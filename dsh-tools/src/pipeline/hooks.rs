@@ -30,9 +30,11 @@ pub(crate) fn contained<T: Send + 'static>(
     match std::panic::catch_unwind(AssertUnwindSafe(start)) {
         Ok(fut) => Box::pin(AssertUnwindSafe(fut).catch_unwind().map(|r| match r {
             Ok(out) => out,
-            Err(payload) => Err(ToolError::from_panic(&*payload)),
+            Err(payload) => Err(ToolError::from_panic_payload(payload)),
         })),
-        Err(payload) => Box::pin(std::future::ready(Err(ToolError::from_panic(&*payload)))),
+        Err(payload) => Box::pin(std::future::ready(Err(ToolError::from_panic_payload(
+            payload,
+        )))),
     }
 }
 

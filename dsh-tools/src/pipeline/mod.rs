@@ -15,11 +15,11 @@ mod result;
 pub use decision::{
     ApprovalOutcome, ApprovalRequest, ApprovalService, PostToolDecision, PreToolDecision,
 };
-pub(crate) use execution::free;
 pub use execution::{
     AgentId, ExecutionToken, Progress, ProgressSink, Signal, ToolExecution, ToolExecutionInput,
     ToolRunContext,
 };
+pub(crate) use execution::{deeper_than, free};
 pub use hooks::{
     BoxFuture, ExecuteCall, ExecuteNext, ExecuteWrapper, Guard, HookResult, PostExecuteHook,
     PostNext, PreExecuteHook, PreNext, ResultObserver,
@@ -254,7 +254,7 @@ impl Registry {
                 Ok(None) => {}
                 Ok(Some(reason)) => return Stage::Post(call, failure(ToolError::new(reason))),
                 Err(payload) => {
-                    return Stage::Final(call, failure(ToolError::from_panic(&*payload)));
+                    return Stage::Final(call, failure(ToolError::from_panic_payload(payload)));
                 }
             }
         }
@@ -460,7 +460,7 @@ impl Registry {
                 match std::panic::catch_unwind(AssertUnwindSafe(|| finalize(&call.exec, &result))) {
                     Ok(None) => result,
                     Ok(Some(content)) => result.with_content(content),
-                    Err(payload) => failure(ToolError::from_panic(&*payload)),
+                    Err(payload) => failure(ToolError::from_panic_payload(payload)),
                 }
             }
         };
@@ -471,7 +471,7 @@ impl Registry {
             let message = match outcome {
                 Ok(Ok(())) => continue,
                 Ok(Err(e)) => e.message().to_owned(),
-                Err(payload) => ToolError::from_panic(&*payload).message().to_owned(),
+                Err(payload) => ToolError::from_panic_payload(payload).message().to_owned(),
             };
             tracing::warn!(
                 "tool \"{}\" ({}): tools/result observer failed: {message}",

@@ -18,6 +18,11 @@ use std::sync::Arc;
 /// registry builds a *canonical* success (validated against the tool's output schema and
 /// rendered), and anything else a wrapper returns as a success is re-validated and re-rendered.
 ///
+/// Dropping and copying a result never recurses through its value, meta or contexts, however
+/// deep. Serializing one goes through serde, which recurses once per level: values parsed from
+/// text (serde_json's limit is 128 levels) are fine anywhere; a host that builds deeper values
+/// itself should serialize on a large enough stack.
+///
 /// Serializes to the spec's shape:
 /// `{"content": [...], "isError": false, "value": …, "meta"?: …, "additionalContexts"?: […], "concludesTurn"?: true}`
 /// or `{"content": [...], "isError": true, "error": {"message", "info"?}, …}`.
@@ -43,6 +48,35 @@ pub(crate) enum Outcome {
         concludes_turn: bool,
     },
     Failure(ToolError),
+}
+
+impl Drop for ResultData {
+    /// Values, meta and contexts may come from a tool returning parsed external JSON, nested
+    /// deeper than serde_json's own recursive `Drop` survives: the last owner frees them
+    /// iteratively.
+    fn drop(&mut self) {
+        if let Outcome::Success { value, .. } = &mut self.outcome
+            && let Some(value) = Arc::get_mut(value)
+        {
+            super::free(std::mem::take(value));
+        }
+        if let Some(meta) = self.meta.take() {
+            super::free(meta);
+        }
+        for context in self.contexts.take().into_iter().flatten() {
+            super::free(context.source);
+        }
+    }
+}
+
+/// A copy of a user message without recursion.
+fn clone_message(message: &UserMessage) -> UserMessage {
+    UserMessage {
+        id: message.id.clone(),
+        role: message.role.clone(),
+        content: message.content.clone(),
+        source: crate::json::clone_deep(&message.source),
+    }
 }
 
 impl PartialEq for ToolExecutionResult {
@@ -104,8 +138,12 @@ impl ToolExecutionResult {
                 Outcome::Failure(e) => Outcome::Failure(e.clone()),
             },
             content: self.data.content.clone(),
-            meta: self.data.meta.clone(),
-            contexts: self.data.contexts.clone(),
+            meta: self.data.meta.as_ref().map(crate::json::clone_deep),
+            contexts: self
+                .data
+                .contexts
+                .as_ref()
+                .map(|c| c.iter().map(clone_message).collect()),
         };
         f(&mut data);
         Self::from_data(data, None)
@@ -216,13 +254,18 @@ impl ToolExecutionResult {
     pub(crate) fn with_contexts_of(self, other: &Self) -> Self {
         match &other.data.contexts {
             None => self,
-            Some(c) => self.edit(|d| d.contexts = Some(c.clone())),
+            Some(c) => self.edit(|d| d.contexts = Some(c.iter().map(clone_message).collect())),
         }
     }
 
     /// The contexts as a vector (empty when absent).
     pub(crate) fn contexts_vec(&self) -> Vec<UserMessage> {
-        self.data.contexts.clone().unwrap_or_default()
+        self.data
+            .contexts
+            .iter()
+            .flatten()
+            .map(clone_message)
+            .collect()
     }
 
     /// This result with exactly `contexts` (absent when empty); untagged.

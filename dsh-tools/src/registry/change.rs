@@ -99,7 +99,7 @@ pub(crate) fn notify_all(
     let mut first = None;
     for listener in listeners {
         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| listener(event)))
-            .unwrap_or_else(|payload| Err(ToolError::from_panic(&*payload)));
+            .unwrap_or_else(|payload| Err(ToolError::from_panic_payload(payload)));
         if let Err(e) = outcome {
             first.get_or_insert(e);
         }

@@ -20,6 +20,8 @@ pub(crate) type NodeId = u32;
 #[derive(Debug)]
 pub struct CompiledSchema {
     pub(crate) nodes: Vec<Node>,
+    /// Some node accepts any value (no `type`): a valid value may nest arbitrarily deep there.
+    pub(crate) admits_any: bool,
 }
 
 #[derive(Debug)]
@@ -212,7 +214,8 @@ impl CompiledSchema {
             let node = compile_node(source, &mut nodes, &mut tasks);
             nodes[id as usize] = node;
         }
-        Self { nodes }
+        let admits_any = nodes.iter().any(|n| matches!(n, Node::Any));
+        Self { nodes, admits_any }
     }
 }
 

@@ -1,0 +1,161 @@
+//! Model- and remote-controlled JSON at every public entry outside the schema core: 100,000
+//! levels of nesting on a 2 MiB stack (a tokio worker's), and panics whose payloads panic again.
+//! A stack overflow aborts the whole test binary, so a regression shows as a crash here.
+
+use dsh_tools::json::drop_deep;
+use dsh_tools::{
+    CancellationToken, OutputDecl, Registry, ToolDefinition, ToolError, ToolExecutionInput,
+    ToolExecutionResult,
+};
+use serde_json::{Value, json};
+
+const DEPTH: usize = 100_000;
+
+/// Runs `f` on a thread with a tokio worker's 2 MiB stack, in a current-thread runtime.
+fn on_worker_stack<F, Fut>(f: F)
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()>,
+{
+    std::thread::Builder::new()
+        .stack_size(2 * 1024 * 1024)
+        .spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+                .block_on(f())
+        })
+        .unwrap()
+        .join()
+        .expect("the check ran out of stack or panicked");
+}
+
+/// `[[[…0…]]]`, `depth` levels, built without recursion.
+fn deep_array(depth: usize) -> Value {
+    let mut v = json!(0);
+    for _ in 0..depth {
+        v = Value::Array(vec![v]);
+    }
+    v
+}
+
+/// `{key: value}` (`json!` would serialize `value` recursively).
+fn object(key: &str, value: Value) -> Value {
+    let mut map = serde_json::Map::new();
+    map.insert(key.to_owned(), value);
+    Value::Object(map)
+}
+
+fn input(name: &str, arguments: Value) -> ToolExecutionInput {
+    ToolExecutionInput::new("c1", name, arguments, CancellationToken::new())
+}
+
+/// A panic payload whose own `Drop` panics.
+struct Grenade;
+
+impl Drop for Grenade {
+    fn drop(&mut self) {
+        panic!("the payload's drop panics too");
+    }
+}
+
+#[test]
+fn a_panic_payload_whose_drop_panics_stays_inside_execute() {
+    on_worker_stack(|| async {
+        let registry = Registry::new();
+        let tool = ToolDefinition::new(
+            "grenade",
+            "panics with a payload that panics when dropped",
+            json!({"type": "object"}),
+            OutputDecl::text(),
+            |_, _| async { std::panic::panic_any(Grenade) },
+        );
+        registry.register(tool).unwrap().keep();
+        let result = registry.execute(input("grenade", json!({}))).await;
+        assert!(result.is_error());
+        assert_eq!(result.text(), "Error: <unprintable thrown value>");
+    });
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Anything {
+    value: Value,
+}
+
+#[test]
+fn a_typed_tool_with_a_value_field_survives_deep_arguments() {
+    on_worker_stack(|| async {
+        let registry = Registry::new();
+        let tool = ToolDefinition::typed("any", "takes any JSON", |a: Anything, _| async move {
+            // The author's own value: freed without recursion, as the docs ask.
+            drop_deep(a.value);
+            Ok::<_, ToolError>("ok")
+        })
+        .unwrap();
+        registry.register(tool).unwrap().keep();
+        let result = registry
+            .execute(input("any", object("value", deep_array(DEPTH))))
+            .await;
+        assert!(result.is_error(), "{}", result.text());
+        assert_eq!(result.code(), Some("INVALID_ARGS"));
+        assert!(result.text().contains("deeper than"), "{}", result.text());
+        // Within the limit it decodes.
+        let ok = registry
+            .execute(input("any", object("value", deep_array(100))))
+            .await;
+        assert_eq!(ok.text(), "ok");
+    });
+}
+
+#[test]
+fn present_call_and_present_result_survive_deep_arguments() {
+    on_worker_stack(|| async {
+        let registry = Registry::new();
+        let tool = ToolDefinition::new(
+            "raw",
+            "no presenter",
+            json!({"type": "object"}),
+            OutputDecl::text(),
+            |_, _| async { Ok(json!("ok")) },
+        );
+        registry.register(tool).unwrap().keep();
+        let args = object("deep", deep_array(DEPTH));
+        let view = registry.present_call("raw", &args, None);
+        // The generic card's raw input is cut off: it serializes with serde's recursion.
+        let text = serde_json::to_string(&view).unwrap();
+        assert!(text.contains("…"), "{}", &text[..200.min(text.len())]);
+        drop(view);
+        drop_deep(args);
+    });
+}
+
+#[test]
+fn a_tool_returning_deep_json_builds_clones_serializes_and_drops_its_result() {
+    on_worker_stack(|| async {
+        let registry = Registry::new();
+        let tool = ToolDefinition::new(
+            "deep",
+            "returns deep JSON",
+            json!({"type": "object"}),
+            OutputDecl::json(json!({})),
+            |_, _| async { Ok(deep_array(50_000)) },
+        );
+        registry.register(tool).unwrap().keep();
+        let result = registry.execute(input("deep", json!({}))).await;
+        assert!(!result.is_error(), "{}", result.text());
+        assert_eq!(result.value().map(|v| v.is_array()), Some(true));
+        // A wrapper's copies: shared value, deep meta and contexts copied without recursion.
+        let copy: ToolExecutionResult = result.clone();
+        let note = dsh_tools::UserMessage::new("m1", Vec::new(), deep_array(DEPTH));
+        let edited = copy
+            .with_meta(Some(deep_array(DEPTH)))
+            .with_additional_contexts(vec![note]);
+        let again = edited.with_content(Vec::new());
+        assert!(again.meta().is_some());
+        drop(again);
+        drop(edited);
+        drop(copy);
+        drop(result);
+    });
+}
