@@ -381,3 +381,127 @@ fn provider_restore_maps_strict_arguments_back_and_they_validate() {
     );
     assert_eq!(valid.code, 0, "{}", valid.stdout);
 }
+
+/// `[` × n, `]` × n: a document nested `n` deep.
+fn deep_text(n: usize) -> String {
+    format!("{}{}", "[".repeat(n), "]".repeat(n))
+}
+
+#[test]
+fn deep_input_on_error_paths_fails_cleanly() {
+    // Trailing garbage after a 200,000-deep value (400 KB).
+    let trailing = TempFile::new("deep-trailing.json", &(deep_text(200_000) + "x"));
+    let r = run(&["schema", "check", trailing.path()], "");
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1);
+    assert!(r.stderr.contains("trailing characters"), "{}", r.stderr);
+    // A deep schema with a missing value file.
+    let mut schema = String::new();
+    for _ in 0..100_000 {
+        schema.push_str(r#"{"type":"array","items":"#);
+    }
+    schema.push_str(r#"{"type":"string"}"#);
+    schema.push_str(&"}".repeat(100_000));
+    let deep_schema = TempFile::new("deep-schema.json", &schema);
+    let r = run(
+        &[
+            "schema",
+            "validate",
+            deep_schema.path(),
+            "/nonexistent/value.json",
+        ],
+        "",
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    // An unsupported schema with a deep value.
+    let unsupported = TempFile::new(
+        "unsupported.json",
+        r#"{"type": "string", "format": "uuid"}"#,
+    );
+    let deep_value = TempFile::new("deep-value.json", &deep_text(200_000));
+    let r = run(
+        &["schema", "validate", unsupported.path(), deep_value.path()],
+        "",
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("format"), "{}", r.stderr);
+}
+
+#[test]
+fn a_closed_or_full_standard_output_is_a_clear_error() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dsh-tools"))
+        .args(["schema", "check", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // nobody reads: the write fails with a broken pipe
+    let mut input = child.stdin.take().unwrap();
+    let _ = input.write_all(br#"{"type": "string"}"#);
+    drop(input);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.starts_with("dsh-tools: cannot write the output"),
+        "{stderr}"
+    );
+    if let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") {
+        let out = Command::new(env!("CARGO_BIN_EXE_dsh-tools"))
+            .args(["dsl", "compile", "--json", "--value", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::from(full))
+            .stderr(Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                let _ = c.stdin.take().unwrap().write_all(br#"{"type": "string"}"#);
+                c.wait_with_output()
+            })
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write the output"));
+    }
+}
+
+#[test]
+fn input_larger_than_the_limit_is_refused_and_the_flag_raises_it() {
+    let big = TempFile::new("big.json", &format!("[{}0]", "0, ".repeat(100)));
+    let r = run(
+        &["--max-input-bytes", "100", "schema", "check", big.path()],
+        "",
+    );
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("larger than 100 bytes"), "{}", r.stderr);
+    assert!(r.stderr.contains("--max-input-bytes"));
+    let r = run(
+        &["schema", "check", "--max-input-bytes", "0", big.path()],
+        "",
+    );
+    assert_eq!(r.code, 1, "unlimited: read, and not a schema: {}", r.stderr);
+}
+
+#[test]
+fn text_output_escapes_control_characters_from_the_input() {
+    let key = "a\\u001b[31mb\\nc\\u0007";
+    let schema = format!(
+        "{{\"type\": \"object\", \"properties\": {{\"{key}\": {{\"type\": \"string\"}}}}, \"required\": [\"{key}\"]}}"
+    );
+    let value = TempFile::new("empty-object.json", "{}");
+    let r = run(
+        &["schema", "validate", "--parameters", "-", value.path()],
+        &schema,
+    );
+    assert_eq!(r.code, 1);
+    assert!(
+        !r.stdout.contains('\u{1b}') && !r.stdout.contains('\u{7}'),
+        "{:?}",
+        r.stdout
+    );
+    assert_eq!(r.stdout.lines().count(), 1, "{:?}", r.stdout);
+    assert!(
+        r.stdout.contains(r"a\u{1b}[31mb\u{a}c\u{7}"),
+        "{:?}",
+        r.stdout
+    );
+}

@@ -21,7 +21,7 @@ use dsh_tools::schema::dsl::{compile_parameter_spec, compile_value_spec};
 use dsh_tools::schema::{CompiledSchema, Root, assert_object_schema, assert_supported};
 use serde::Deserialize;
 use serde_json::Value;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -31,8 +31,70 @@ use std::process::ExitCode;
     about = "Lint JSON Schemas and author specs for dsh-tools"
 )]
 struct Cli {
+    /// Largest input file accepted, in bytes (default 16 MiB; `0` for no limit).
+    #[arg(long, global = true, value_name = "BYTES", default_value_t = DEFAULT_MAX_INPUT_BYTES)]
+    max_input_bytes: u64,
     #[command(subcommand)]
     command: Command,
+}
+
+/// The default input-size limit: 16 MiB. Parsing needs memory proportional to the input, and
+/// more per level of nesting (the parser's stack grows on the heap).
+const DEFAULT_MAX_INPUT_BYTES: u64 = 16 << 20;
+
+thread_local! {
+    /// Everything printed to standard output, written once at the end (so a closed or full
+    /// standard output is an error we report, never a panic).
+    static OUTPUT: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    /// The input-size limit of this run.
+    static MAX_INPUT: std::cell::Cell<u64> = const { std::cell::Cell::new(DEFAULT_MAX_INPUT_BYTES) };
+}
+
+/// Appends one line to the output.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        OUTPUT.with(|o| {
+            use std::fmt::Write as _;
+            let mut o = o.borrow_mut();
+            let _ = writeln!(o, $($arg)*);
+        })
+    };
+}
+
+/// Text for a terminal: control characters (escape sequences, bells, newlines inside a name)
+/// written as `\u{..}` escapes, so input can never drive the terminal.
+fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            out.push_str(&c.escape_unicode().to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A parsed document, freed without recursion whatever path drops it.
+struct Doc(Value);
+
+impl std::ops::Deref for Doc {
+    type Target = Value;
+    fn deref(&self) -> &Value {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Doc {
+    fn deref_mut(&mut self) -> &mut Value {
+        &mut self.0
+    }
+}
+
+impl Drop for Doc {
+    fn drop(&mut self) {
+        drop_deep(std::mem::take(&mut self.0));
+    }
 }
 
 #[derive(Subcommand)]
@@ -172,26 +234,44 @@ struct InputError(String);
 
 /// Reads and parses one JSON document, without a nesting limit (schemas and values of any depth
 /// are checked iteratively; parsing grows the stack on the heap as it needs).
-fn read_json(path: &str, stdin_used: &mut bool) -> Result<Value, InputError> {
-    let text = if path == "-" {
+fn read_json(path: &str, stdin_used: &mut bool) -> Result<Doc, InputError> {
+    let name = if path == "-" {
+        "standard input".to_owned()
+    } else {
+        printable(path)
+    };
+    let limit = MAX_INPUT.with(std::cell::Cell::get);
+    let reader: Box<dyn Read> = if path == "-" {
         if std::mem::replace(stdin_used, true) {
             return Err(InputError("standard input can be read only once".into()));
         }
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map_err(|e| InputError(format!("cannot read standard input: {e}")))?;
-        text
+        Box::new(std::io::stdin())
     } else {
-        std::fs::read_to_string(path).map_err(|e| InputError(format!("cannot read {path}: {e}")))?
+        Box::new(
+            std::fs::File::open(path)
+                .map_err(|e| InputError(format!("cannot read {name}: {e}")))?,
+        )
     };
-    let name = if path == "-" { "standard input" } else { path };
+    let mut text = String::new();
+    let cap = if limit == 0 { u64::MAX } else { limit + 1 };
+    reader
+        .take(cap)
+        .read_to_string(&mut text)
+        .map_err(|e| InputError(format!("cannot read {name}: {e}")))?;
+    if limit != 0 && text.len() as u64 > limit {
+        return Err(InputError(format!(
+            "{name} is larger than {limit} bytes (raise the limit with --max-input-bytes)"
+        )));
+    }
     let mut de = serde_json::Deserializer::from_str(&text);
     de.disable_recursion_limit();
     let value = Value::deserialize(serde_stacker::Deserializer::new(&mut de))
-        .and_then(|v| de.end().map(|()| v))
         .map_err(|e| InputError(format!("{name} is not valid JSON: {e}")))?;
-    Ok(value)
+    // Owned from here on: freed without recursion on every path, errors included.
+    let doc = Doc(value);
+    de.end()
+        .map_err(|e| InputError(format!("{name} is not valid JSON: {e}")))?;
+    Ok(doc)
 }
 
 /// Indented JSON for people; compact past a nesting depth where the recursive pretty printer
@@ -224,15 +304,15 @@ fn json_list(items: &[String]) -> String {
 /// Prints the result and returns the exit status (0 when `ok`).
 fn report(json: bool, ok: bool, key: &str, violations: &[String], good: &str) -> ExitCode {
     if json {
-        println!(
+        out!(
             "{{\"{key}\":{ok},\"violations\":{}}}",
             json_list(violations)
         );
     } else if ok {
-        println!("{good}");
+        out!("{good}");
     } else {
         for v in violations {
-            println!("{v}");
+            out!("{}", printable(v));
         }
     }
     if ok {
@@ -257,7 +337,7 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
             } else {
                 assert_supported(&schema)
             };
-            drop_deep(schema);
+            drop(schema);
             let violations = result
                 .err()
                 .map(|e| e.into_violations())
@@ -280,7 +360,7 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
             let schema_json = read_json(&schema, &mut stdin_used)?;
             let value = read_json(&value, &mut stdin_used)?;
             let compiled = CompiledSchema::compile(&schema_json);
-            drop_deep(schema_json);
+            drop(schema_json);
             let compiled = match compiled {
                 Ok(c) => c,
                 Err(e) => return Err(InputError(format!("{schema}: {e}"))),
@@ -291,7 +371,7 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
                 (None, false) => Root::Value,
             };
             let violations = compiled.validate_at(&value, root);
-            drop_deep(value);
+            drop(value);
             report(
                 output.json,
                 violations.is_empty(),
@@ -307,25 +387,25 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
             } else {
                 compile_parameter_spec(&spec)
             };
-            drop_deep(spec);
+            drop(spec);
             match result {
                 Ok(schema) => {
                     if output.json {
-                        println!("{{\"ok\":true,\"schema\":{}}}", to_compact_string(&schema));
+                        out!("{{\"ok\":true,\"schema\":{}}}", to_compact_string(&schema));
                     } else {
-                        println!("{}", pretty(&schema));
+                        out!("{}", pretty(&schema));
                     }
                     drop_deep(schema);
                     ExitCode::SUCCESS
                 }
                 Err(e) => {
                     if output.json {
-                        println!(
+                        out!(
                             "{{\"ok\":false,\"error\":{}}}",
                             to_compact_string(&Value::from(e.to_string()))
                         );
                     } else {
-                        println!("{e}");
+                        out!("{}", printable(&e.to_string()));
                     }
                     ExitCode::from(1)
                 }
@@ -337,7 +417,7 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
 fn problems_text(problems: &[Problem]) -> String {
     let lines: Vec<String> = problems
         .iter()
-        .map(|p| format!("{}: {}", p.path, p.message))
+        .map(|p| printable(&format!("{}: {}", p.path, p.message)))
         .collect();
     lines.join("\n")
 }
@@ -352,14 +432,14 @@ fn run_provider(command: ProviderCommand, stdin_used: &mut bool) -> Result<ExitC
         } => {
             let parameters = read_json(&schema, stdin_used)?;
             let result = provider::export_tool(&name, &description, &parameters, dialect.dialect());
-            drop_deep(parameters);
+            drop(parameters);
             match result {
                 Ok(entry) => {
-                    println!("{}", pretty(&entry));
+                    out!("{}", pretty(&entry));
                     ExitCode::SUCCESS
                 }
                 Err(problems) => {
-                    println!("{}", problems_text(&problems));
+                    out!("{}", problems_text(&problems));
                     ExitCode::from(1)
                 }
             }
@@ -371,15 +451,15 @@ fn run_provider(command: ProviderCommand, stdin_used: &mut bool) -> Result<ExitC
         } => {
             let parameters = read_json(&schema, stdin_used)?;
             let issues = provider::lint(&parameters, dialect.dialect());
-            drop_deep(parameters);
+            drop(parameters);
             let portable = issues.is_empty();
             if output.json {
                 let body = serde_json::json!({"portable": portable, "issues": issues});
-                println!("{}", to_compact_string(&body));
+                out!("{}", to_compact_string(&body));
             } else if portable {
-                println!("portable to {}", dialect.dialect());
+                out!("portable to {}", dialect.dialect());
             } else {
-                println!("{}", problems_text(&issues));
+                out!("{}", problems_text(&issues));
             }
             if portable {
                 ExitCode::SUCCESS
@@ -396,16 +476,16 @@ fn run_provider(command: ProviderCommand, stdin_used: &mut bool) -> Result<ExitC
             let mut arguments = read_json(&args, stdin_used)?;
             let result =
                 provider::restore_arguments(&parameters, dialect.dialect(), &mut arguments);
-            drop_deep(parameters);
+            drop(parameters);
             match result {
                 Ok(()) => {
-                    println!("{}", to_compact_string(&arguments));
-                    drop_deep(arguments);
+                    out!("{}", to_compact_string(&arguments));
+                    drop(arguments);
                     ExitCode::SUCCESS
                 }
                 Err(problems) => {
-                    drop_deep(arguments);
-                    println!("{}", problems_text(&problems));
+                    drop(arguments);
+                    out!("{}", problems_text(&problems));
                     ExitCode::from(1)
                 }
             }
@@ -414,11 +494,28 @@ fn run_provider(command: ProviderCommand, stdin_used: &mut bool) -> Result<ExitC
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    let cli = Cli::parse();
+    MAX_INPUT.with(|m| m.set(cli.max_input_bytes));
+    let code = match run(cli) {
         Ok(code) => code,
         Err(InputError(message)) => {
-            eprintln!("dsh-tools: {}", message.replace('\n', " "));
-            ExitCode::from(2)
+            // Standard error may be closed too: nothing left to tell then.
+            let _ = writeln!(
+                std::io::stderr(),
+                "dsh-tools: {}",
+                printable(&message.replace('\n', " "))
+            );
+            return ExitCode::from(2);
         }
+    };
+    let text = OUTPUT.with(|o| std::mem::take(&mut *o.borrow_mut()));
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        let _ = writeln!(std::io::stderr(), "dsh-tools: cannot write the output: {e}");
+        return ExitCode::from(2);
     }
+    code
 }
