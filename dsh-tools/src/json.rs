@@ -122,24 +122,49 @@ pub fn numbers_equal(a: &Number, b: &Number) -> bool {
     cmp_numbers(a, b) == Some(Ordering::Equal)
 }
 
+/// Equality of two values that are not both arrays or both objects; `None` when they are.
+#[inline]
+fn scalar_equal(x: &Value, y: &Value) -> Option<bool> {
+    Some(match (x, y) {
+        (Value::Array(_), Value::Array(_)) | (Value::Object(_), Value::Object(_)) => return None,
+        (Value::Null, Value::Null) => true,
+        (Value::Bool(p), Value::Bool(q)) => p == q,
+        (Value::String(p), Value::String(q)) => p == q,
+        (Value::Number(p), Value::Number(q)) => numbers_equal(p, q),
+        _ => false,
+    })
+}
+
 /// Deep JSON equality with numeric comparison of numbers and order-insensitive objects
-/// (the equality of `enum`, `const` and `uniqueItems`). Iterative.
+/// (the equality of `enum`, `const` and `uniqueItems`). Iterative; it allocates only when a
+/// container holds another container (scalars and flat arrays or objects compare in place).
 pub fn json_equal(a: &Value, b: &Value) -> bool {
-    let mut stack: Vec<(&Value, &Value)> = vec![(a, b)];
-    while let Some((x, y)) = stack.pop() {
+    let mut stack: Vec<(&Value, &Value)> = Vec::new();
+    let mut next = Some((a, b));
+    while let Some((x, y)) = next.take().or_else(|| stack.pop()) {
+        if let Some(equal) = scalar_equal(x, y) {
+            if !equal {
+                return false;
+            }
+            continue;
+        }
         match (x, y) {
-            (Value::Null, Value::Null) => {}
-            (Value::Bool(p), Value::Bool(q)) if p == q => {}
-            (Value::String(p), Value::String(q)) if p == q => {}
-            (Value::Number(p), Value::Number(q)) if numbers_equal(p, q) => {}
             (Value::Array(p), Value::Array(q)) if p.len() == q.len() => {
-                stack.extend(p.iter().zip(q.iter()));
+                for (pv, qv) in p.iter().zip(q) {
+                    match scalar_equal(pv, qv) {
+                        Some(true) => {}
+                        Some(false) => return false,
+                        None => stack.push((pv, qv)),
+                    }
+                }
             }
             (Value::Object(p), Value::Object(q)) if p.len() == q.len() => {
                 for (k, pv) in p {
-                    match q.get(k) {
-                        Some(qv) => stack.push((pv, qv)),
-                        None => return false,
+                    let Some(qv) = q.get(k) else { return false };
+                    match scalar_equal(pv, qv) {
+                        Some(true) => {}
+                        Some(false) => return false,
+                        None => stack.push((pv, qv)),
                     }
                 }
             }
@@ -149,54 +174,54 @@ pub fn json_equal(a: &Value, b: &Value) -> bool {
     true
 }
 
-/// A hash consistent with [`json_equal`]: equal values hash equally. Iterative.
+/// The process's random hash keys: the hash below is keyed, so inputs cannot be crafted to
+/// collide (a model controls the items `uniqueItems` compares).
+fn hash_keys() -> &'static std::collections::hash_map::RandomState {
+    static KEYS: std::sync::OnceLock<std::collections::hash_map::RandomState> =
+        std::sync::OnceLock::new();
+    KEYS.get_or_init(std::collections::hash_map::RandomState::new)
+}
+
+/// A hash consistent with [`json_equal`]: equal values hash equally. Keyed with a random
+/// per-process key (SipHash), so colliding inputs cannot be crafted. Iterative.
 pub(crate) fn json_hash(value: &Value) -> u64 {
-    use std::hash::{Hash, Hasher};
-    fn number_key(n: &Number) -> u64 {
-        // Integral values hash by their integer value so `1` and `1.0` agree; an exact integer
-        // above 2^53 and the float it rounds to may collide, which equality then separates.
+    use std::hash::BuildHasher;
+    /// A number's identity under numeric equality: integral values by their exact integer (so
+    /// `1` and `1.0` agree), other floats by their bits.
+    fn number_key(n: &Number) -> (u8, i128) {
         match exact(n) {
-            Exact::Int(i) => i as u64 ^ ((i >> 64) as u64),
-            Exact::Float(f) if f.fract() == 0.0 && f.abs() < 1.8e19 => {
-                let i = f as i128;
-                i as u64 ^ ((i >> 64) as u64)
-            }
-            Exact::Float(f) => f.to_bits(),
+            Exact::Int(i) => (0, i),
+            Exact::Float(f) if f.fract() == 0.0 && f.abs() < 1.8e19 => (0, f as i128),
+            Exact::Float(f) => (1, i128::from(f.to_bits())),
         }
     }
-    fn leaf(v: &Value) -> u64 {
-        let mut h = rustc_hash::FxHasher::default();
+    let keys = hash_keys();
+    let leaf = |v: &Value| -> u64 {
         match v {
-            Value::Null => 0u8.hash(&mut h),
-            Value::Bool(b) => (1u8, *b).hash(&mut h),
-            Value::Number(n) => (2u8, number_key(n)).hash(&mut h),
-            Value::String(s) => (3u8, s.as_str()).hash(&mut h),
-            Value::Array(a) => (4u8, a.len()).hash(&mut h),
-            Value::Object(o) => (5u8, o.len()).hash(&mut h),
+            Value::Null => keys.hash_one(0u8),
+            Value::Bool(b) => keys.hash_one((1u8, *b)),
+            Value::Number(n) => keys.hash_one((2u8, number_key(n))),
+            Value::String(s) => keys.hash_one((3u8, s.as_str())),
+            Value::Array(a) => keys.hash_one((4u8, a.len())),
+            Value::Object(o) => keys.hash_one((5u8, o.len())),
         }
-        h.finish()
-    }
+    };
     // Combine as a multiset of (position-or-key, leaf) hashes; positions make arrays ordered,
     // keys make objects order-insensitive.
     let mut total = 0u64;
     let mut stack: Vec<(&Value, u64)> = vec![(value, 0x9e37_79b9_7f4a_7c15)];
     while let Some((v, salt)) = stack.pop() {
-        let h = leaf(v).wrapping_mul(0x100_0000_01b3) ^ salt;
-        total = total.wrapping_add(h.wrapping_mul(0x2545_f491_4f6c_dd1d).rotate_left(29));
+        let h = keys.hash_one((leaf(v), salt));
+        total = total.wrapping_add(h);
         match v {
             Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
-                    stack.push((
-                        item,
-                        h.rotate_left(7) ^ (i as u64).wrapping_mul(0x9e37_79b9),
-                    ));
+                    stack.push((item, h ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)));
                 }
             }
             Value::Object(map) => {
                 for (k, item) in map {
-                    let mut kh = rustc_hash::FxHasher::default();
-                    k.hash(&mut kh);
-                    stack.push((item, h.rotate_left(11) ^ kh.finish()));
+                    stack.push((item, h ^ keys.hash_one(k.as_str())));
                 }
             }
             _ => {}
