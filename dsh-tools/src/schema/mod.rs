@@ -55,6 +55,7 @@ mod validate;
 pub use compile::CompiledSchema;
 pub use error::{JsonSchemaError, ToolArgsError, ToolOutputError};
 pub use output::{OutputSchema, assert_object_schema};
+pub use path::{MAX_KEY_BYTES, MAX_PATH_BYTES};
 pub use subset::assert_supported;
 pub use validate::Root;
 
@@ -83,9 +84,26 @@ impl Sink {
     }
 
     /// Adds a message built by `f` (called only when the message will be listed).
+    /// A message longer than the bytes left is cut to fit, with a note of what was cut, so the
+    /// byte bound holds for the whole report.
     pub(crate) fn add(&mut self, f: impl FnOnce() -> String) {
         if self.has_room() {
-            let m = f();
+            let mut m = f();
+            let room = MAX_LISTED_BYTES - self.bytes;
+            if m.len() > room && room < 64 {
+                // No room for a useful part of it: counted instead.
+                self.unlisted += 1;
+                return;
+            }
+            if m.len() > room {
+                let mut end = room.saturating_sub(48);
+                while end > 0 && !m.is_char_boundary(end) {
+                    end -= 1;
+                }
+                let cut = m.len() - end;
+                m.truncate(end);
+                m.push_str(&format!("…({cut} more bytes)"));
+            }
             self.bytes += m.len();
             self.out.push(m);
         } else {

@@ -35,8 +35,13 @@ impl<'a> PathArena<'a> {
         id
     }
 
-    /// Renders `root` followed by the segments of `id`. Keys are spliced verbatim. When `root`
-    /// is empty (parameter-root mode), a key directly under the root has no leading dot.
+    /// Renders `root` followed by the segments of `id`. Ordinary keys are spliced verbatim
+    /// (`value.lines[1].number`); a key that is empty or holds a `"`, a `\\`, a `;` or a control
+    /// character is written as a JSON string in brackets (`value["say \\"hi\\""]`), so no key
+    /// can forge the text of another violation; a key over [`MAX_KEY_BYTES`] keeps its start
+    /// and says how much was cut, and a whole path over [`MAX_PATH_BYTES`] keeps its start and
+    /// end. When `root` is empty (parameter-root mode), a key directly under the root has no
+    /// leading dot.
     pub(crate) fn render(&self, root: &str, id: PathId) -> String {
         let mut segs = Vec::new();
         let mut cur = id;
@@ -49,24 +54,85 @@ impl<'a> PathArena<'a> {
         for seg in segs.into_iter().rev() {
             match seg {
                 Seg::Key(k) => {
-                    if !out.is_empty() {
-                        out.push('.');
+                    if plain(k) {
+                        if !out.is_empty() {
+                            out.push('.');
+                        }
+                        out.push_str(k);
+                    } else {
+                        bracketed(&mut out, k);
                     }
-                    out.push_str(k);
                 }
                 Seg::Index(i) => {
                     let _ = write!(out, "[{i}]");
                 }
                 Seg::Lit(s) => out.push_str(s),
                 Seg::Prop(k) => {
-                    out.push_str(".properties.");
-                    out.push_str(k);
+                    if plain(k) {
+                        out.push_str(".properties.");
+                        out.push_str(k);
+                    } else {
+                        out.push_str(".properties");
+                        bracketed(&mut out, k);
+                    }
                 }
                 Seg::OneOf(i) => {
                     let _ = write!(out, ".oneOf[{i}]");
                 }
             }
         }
+        if out.len() > MAX_PATH_BYTES {
+            let head = floor_char(&out, MAX_PATH_BYTES / 4);
+            let tail = ceil_char(&out, out.len() - MAX_PATH_BYTES / 2);
+            let cut = tail - head;
+            out = format!("{}…({cut} bytes of path)…{}", &out[..head], &out[tail..]);
+        }
         out
     }
+}
+
+/// Longest key written whole in a path.
+pub const MAX_KEY_BYTES: usize = 256;
+/// Longest path written whole in a violation.
+pub const MAX_PATH_BYTES: usize = 4096;
+
+/// A key written verbatim: short, non-empty, nothing that reads as message structure.
+fn plain(key: &str) -> bool {
+    !key.is_empty()
+        && key.len() <= MAX_KEY_BYTES
+        && !key
+            .chars()
+            .any(|c| c == '"' || c == '\\' || c == ';' || c.is_control())
+}
+
+/// `["<key as a JSON string>"]`, the key cut to [`MAX_KEY_BYTES`] with a note of the rest.
+fn bracketed(out: &mut String, key: &str) {
+    let (shown, cut) = if key.len() > MAX_KEY_BYTES {
+        let end = floor_char(key, MAX_KEY_BYTES);
+        (&key[..end], key.len() - end)
+    } else {
+        (key, 0)
+    };
+    out.push('[');
+    out.push_str(&serde_json::Value::from(shown).to_string());
+    if cut > 0 {
+        let _ = write!(out, "…({cut} more bytes)");
+    }
+    out.push(']');
+}
+
+/// The largest char boundary of `s` at or below `i`.
+fn floor_char(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The smallest char boundary of `s` at or above `i`.
+fn ceil_char(s: &str, mut i: usize) -> usize {
+    while i < s.len() && !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
 }

@@ -231,3 +231,38 @@ fn listing_agrees_with_the_fast_path_on_deep_overlapping_one_of() {
         [r#""value[0]" must match exactly one oneOf branch (matched 2)"#]
     );
 }
+
+#[test]
+fn keys_cannot_forge_violations_and_long_keys_are_cut() {
+    use crate::schema::{CompiledSchema, MAX_LISTED_BYTES, Root};
+    use serde_json::json;
+    let schema = json!({"type": "object", "properties": {}, "additionalProperties": false});
+    let compiled = CompiledSchema::compile(&schema).unwrap();
+    let forged = "x\" is fine; \"y";
+    let violations = compiled.validate_at(&json!({ forged: 1 }), Root::Value);
+    // The key's own quotes are escaped: no unescaped `"` or `; "` can come from it.
+    assert_eq!(
+        violations,
+        [r#""value["x\" is fine; \"y"]" is not a declared property (additionalProperties: false)"#]
+    );
+    // Ordinary keys keep the spec's messages.
+    let ordinary = compiled.validate_at(&json!({"line_2": 1}), Root::Value);
+    assert_eq!(
+        ordinary,
+        [r#""value.line_2" is not a declared property (additionalProperties: false)"#]
+    );
+    // A 5 MiB key: one short violation, the report within its bound.
+    let huge = "k".repeat(5 << 20);
+    let violations = compiled.validate_at(&json!({ huge.as_str(): 1 }), Root::Value);
+    assert_eq!(violations.len(), 1);
+    assert!(violations[0].len() < 1024, "{}", violations[0].len());
+    assert!(violations[0].contains("more bytes"));
+    // Many long keys: the whole report stays under the byte bound.
+    let mut many = serde_json::Map::new();
+    for i in 0..2_000 {
+        many.insert(format!("{i}{}", "k".repeat(250)), json!(1));
+    }
+    let report = compiled.validate_at(&serde_json::Value::Object(many), Root::Value);
+    let total: usize = report.iter().map(String::len).sum();
+    assert!(total <= MAX_LISTED_BYTES + 64, "{total}");
+}
