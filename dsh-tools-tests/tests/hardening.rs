@@ -131,7 +131,7 @@ fn present_call_and_present_result_survive_deep_arguments() {
 }
 
 #[test]
-fn a_tool_returning_deep_json_builds_clones_serializes_and_drops_its_result() {
+fn a_tool_returning_deep_json_builds_copies_and_drops_its_result() {
     on_worker_stack(|| async {
         let registry = Registry::new();
         let tool = ToolDefinition::new(
@@ -158,4 +158,47 @@ fn a_tool_returning_deep_json_builds_clones_serializes_and_drops_its_result() {
         drop(copy);
         drop(result);
     });
+}
+
+#[test]
+fn a_parent_chain_of_30000_scopes_resolves_and_cycles_stop() {
+    let registry = Registry::new();
+    let tool = ToolDefinition::new(
+        "ping",
+        "answers pong",
+        json!({"type": "object"}),
+        OutputDecl::text(),
+        |_, _| async { Ok(json!("pong")) },
+    );
+    registry.register(tool).unwrap().keep();
+    for i in 1..30_000 {
+        let _ = registry.child_scope(format!("a{i}").as_str(), format!("a{}", i - 1).as_str());
+    }
+    // A cycle at the top of the chain: a0's parent is the deepest scope.
+    let _ = registry.child_scope("a0", "a29999");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let result = rt.block_on(registry.execute(input("ping", json!({})).agent("a29999")));
+    assert_eq!(result.text(), "pong");
+    assert_eq!(registry.schemas(Some(&"a15000".into())).unwrap().len(), 1);
+}
+
+#[test]
+fn many_required_properties_compile_and_report_within_bounds() {
+    let mut properties = serde_json::Map::new();
+    let mut required = Vec::new();
+    for i in 0..200_000 {
+        properties.insert(format!("p{i}"), json!({"type": "integer"}));
+        required.push(json!(format!("p{i}")));
+    }
+    let schema = json!({"type": "object", "properties": properties, "required": required});
+    let compiled = dsh_tools::schema::CompiledSchema::compile(&schema).unwrap();
+    let violations = compiled.validate_at(&json!({}), dsh_tools::schema::Root::Parameters);
+    assert_eq!(
+        violations.len(),
+        dsh_tools::schema::MAX_LISTED_VIOLATIONS + 1
+    );
+    assert_eq!(violations[0], r#"missing required property "p0""#);
+    drop_deep(schema);
 }

@@ -231,9 +231,25 @@ impl State {
             return Vec::new();
         };
         let mut chain = vec![agent.clone()];
+        // Cycle detection: a scan while the chain is short, a set once it is long (a chain of
+        // 30,000 scopes stays linear).
+        let mut seen: Option<rustc_hash::FxHashSet<AgentId>> = None;
         let mut cur = agent;
         while let Some(parent) = self.parents.get(cur) {
-            if chain.contains(parent) {
+            let repeat = match &mut seen {
+                Some(set) => !set.insert(parent.clone()),
+                None => {
+                    let repeat = chain.contains(parent);
+                    if !repeat && chain.len() >= 16 {
+                        let mut set: rustc_hash::FxHashSet<AgentId> =
+                            chain.iter().cloned().collect();
+                        set.insert(parent.clone());
+                        seen = Some(set);
+                    }
+                    repeat
+                }
+            };
+            if repeat {
                 break; // a cycle in the parent links: stop at the first repeat
             }
             chain.push(parent.clone());

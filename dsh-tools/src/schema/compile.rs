@@ -318,14 +318,17 @@ fn compile_node<'a>(
                         .collect()
                 })
                 .unwrap_or_default();
+            // A set, so that many required names against many properties stay linear.
+            let required_set: rustc_hash::FxHashSet<&str> = required.iter().map(|r| &**r).collect();
             let mut props = Vec::new();
             for (k, child) in props_src.into_iter().flatten() {
                 props.push(Prop {
                     key: Box::from(k.as_str()),
                     id: alloc(child, nodes, tasks),
-                    required: required.iter().any(|r| **r == **k),
+                    required: required_set.contains(k.as_str()),
                 });
             }
+            drop(required_set);
             let required_count = props.iter().filter(|p| p.required).count();
             let index = (props.len() > LINEAR_LOOKUP_MAX).then(|| {
                 props
