@@ -17,6 +17,18 @@ fn on_small_stack(f: impl FnOnce() + Send + 'static) {
         .expect("the check ran out of stack or panicked");
 }
 
+/// A violation whose path was cut: its start, its end, the note, and a bounded length.
+fn assert_cut(violation: &str, start: &str, end: &str) {
+    assert!(violation.starts_with(start), "{}", &violation[..80]);
+    assert!(
+        violation.ends_with(end),
+        "{}",
+        &violation[violation.len() - 80..]
+    );
+    assert!(violation.contains(" bytes of path)…"));
+    assert!(violation.len() < 8 * 1024, "{}", violation.len());
+}
+
 fn object(entries: Vec<(&str, Value)>) -> Value {
     Value::Object(
         entries
@@ -69,8 +81,8 @@ fn deep_array_schema_and_value() {
         assert!(!compiled.is_valid(&bad));
         let violations = compiled.validate_at(&bad, Root::Parameters);
         assert_eq!(violations.len(), 1);
-        let expected = format!("\"{}\" must be an integer", "[0]".repeat(DEPTH));
-        assert_eq!(violations[0], expected);
+        // Past 4 KiB a path keeps its start and end with a note of what was cut.
+        assert_cut(&violations[0], "\"[0][0][0]", "[0][0]\" must be an integer");
     });
 }
 
@@ -118,10 +130,11 @@ fn deep_object_schema_and_value() {
             object(vec![("a", inner)])
         });
         let violations = compiled.validate(&bad);
-        let path = format!("value{}", ".a".repeat(DEPTH));
-        assert_eq!(
-            violations,
-            [format!("missing required property \"{path}\"")]
+        assert_eq!(violations.len(), 1);
+        assert_cut(
+            &violations[0],
+            "missing required property \"value.a.a.a",
+            ".a.a\"",
         );
     });
 }

@@ -36,7 +36,7 @@ impl<'a> PathArena<'a> {
     }
 
     /// Renders `root` followed by the segments of `id`. Ordinary keys are spliced verbatim
-    /// (`value.lines[1].number`); a key that is empty or holds a `"`, a `\\`, a `;` or a control
+    /// (`value.lines[1].number`); a key that holds a `"`, a `\\`, a `;` or a control
     /// character is written as a JSON string in brackets (`value["say \\"hi\\""]`), so no key
     /// can forge the text of another violation; a key over [`MAX_KEY_BYTES`] keeps its start
     /// and says how much was cut, and a whole path over [`MAX_PATH_BYTES`] keeps its start and
@@ -96,10 +96,10 @@ pub const MAX_KEY_BYTES: usize = 256;
 /// Longest path written whole in a violation.
 pub const MAX_PATH_BYTES: usize = 4096;
 
-/// A key written verbatim: short, non-empty, nothing that reads as message structure.
+/// A key written verbatim: short, nothing that reads as message structure (an empty key is
+/// verbatim too: the spec renders it, at the parameter root, as `arguments`).
 fn plain(key: &str) -> bool {
-    !key.is_empty()
-        && key.len() <= MAX_KEY_BYTES
+    key.len() <= MAX_KEY_BYTES
         && !key
             .chars()
             .any(|c| c == '"' || c == '\\' || c == ';' || c.is_control())
