@@ -55,11 +55,12 @@ pub(super) fn string_problem<'s>(s: &'s StringNode, x: &str) -> Option<Problem<'
 pub(super) fn string_problems<'s>(s: &'s StringNode, x: &str, out: &mut Vec<Problem<'s>>) {
     match string_problem(s, x) {
         None => return,
-        Some(p @ (Problem::Enum(_) | Problem::Const(_))) => {
+        // The lengths passed and the pattern (already run once) failed: nothing else to list.
+        Some(p @ (Problem::Enum(_) | Problem::Const(_) | Problem::Pattern(_))) => {
             out.push(p);
             return;
         }
-        // A length or pattern problem: list every one of them.
+        // A length problem (the pattern has not run yet): list every one of them.
         Some(_) => {}
     }
     let chars = x.chars().count() as u64;
