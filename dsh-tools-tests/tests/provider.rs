@@ -496,3 +496,52 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn parsed_calls_run_as_the_agent_the_tools_were_exported_for() {
+    let registry = example_registry();
+    let scope = registry.scope("agent-1");
+    scope
+        .restrict(dsh_tools::Restriction::deny(["add"]))
+        .unwrap()
+        .keep();
+    scope
+        .register(ToolDefinition::new(
+            "own",
+            "the agent's own tool",
+            json!({"type": "object"}),
+            OutputDecl::text(),
+            |_, _| async { Ok(json!("mine")) },
+        ))
+        .unwrap()
+        .keep();
+    let agent = dsh_tools::AgentId::new("agent-1");
+    let tools = registry
+        .provider_tools(Some(&agent), Dialect::new(Provider::OpenAiChat))
+        .unwrap();
+    assert_eq!(tools.agent(), Some(&agent));
+    assert!(
+        tools.by_provider_name("add").is_none(),
+        "restricted: not exported"
+    );
+    // The model calls the agent's own tool, and a restricted one by name anyway.
+    let reply = json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "own", "arguments": "{}"}},
+        {"id": "c2", "type": "function", "function": {"name": "add", "arguments": "{\"a\": 1, \"b\": 2}"}}]}}]});
+    let calls = tools.parse_calls(&reply).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let own = rt.block_on(calls[0].execute(&registry, CancellationToken::new()));
+    assert_eq!(own.text(), "mine");
+    let denied = rt.block_on(calls[1].execute(&registry, CancellationToken::new()));
+    assert_eq!(denied.code(), Some("UNKNOWN_TOOL"), "{}", denied.text());
+}
+
+#[test]
+fn boolean_schemas_are_refused_by_strict_dialects() {
+    let schema = json!({"type": "object", "properties": {"any": true}});
+    let problems = export_parameters(&schema, Dialect::strict(Provider::OpenAiChat)).unwrap_err();
+    assert_eq!(problems[0].path, "#/properties/any");
+    assert!(export_parameters(&schema, Dialect::new(Provider::OpenAiChat)).is_ok());
+}

@@ -260,6 +260,8 @@ impl McpImport {
         registry: &Registry,
         options: ImportOptions,
     ) -> Result<ImportedTools, ImportError> {
+        // Subscribed before listing, so a change between the two is not missed.
+        let mut changes = self.changed.subscribe();
         let tools = self.list_tools().await?;
         let state = Arc::new(Mutex::new(SyncState::default()));
         let ctx = SyncCtx {
@@ -268,7 +270,6 @@ impl McpImport {
             peer: self.peer().clone(),
         };
         sync(&ctx, &state, tools);
-        let mut changes = self.changed.subscribe();
         let task_state = Arc::clone(&state);
         let task = tokio::spawn(async move {
             while changes.changed().await.is_ok() {

@@ -236,7 +236,10 @@ impl McpServer {
             None => self.registry.execute(input).await,
             Some(token) => self.execute_with_progress(input, token, &cx.peer).await,
         };
-        if result.code() == Some(crate::error::codes::UNKNOWN_TOOL) {
+        // The tool went away during the call (a remote failure carrying that code is a result).
+        if result.code() == Some(crate::error::codes::UNKNOWN_TOOL)
+            && self.registry.get(&name, self.agent.as_ref()).is_none()
+        {
             return Err(unknown_tool(&name));
         }
         let structured_any = cx

@@ -2,7 +2,7 @@
 
 use super::{Provider, ProviderTools};
 use crate::error::{ToolError, codes};
-use crate::pipeline::{ToolExecutionInput, ToolExecutionResult};
+use crate::pipeline::{AgentId, ToolExecutionInput, ToolExecutionResult};
 use crate::registry::Registry;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -15,6 +15,8 @@ pub struct ParsedCall {
     provider_call_id: Option<String>,
     provider_name: String,
     name: String,
+    /// The agent the tools were exported for: the call runs through its scope.
+    agent: Option<AgentId>,
     arguments: Result<Value, ToolError>,
     /// The arguments as the provider sent them, when they could not be read.
     raw_arguments: Option<String>,
@@ -66,20 +68,22 @@ impl ParsedCall {
         self.arguments.as_ref().err()
     }
 
-    /// The registry input for this call, or, when its arguments could not be read, the
-    /// failure to hand back to the model in its place.
+    /// The registry input for this call (as the agent the tools were exported for, so its
+    /// scope, restrictions, hooks and approvals apply), or, when its arguments could not be
+    /// read, the failure to hand back to the model in its place.
     #[allow(clippy::result_large_err)]
     pub fn into_input(
         self,
         signal: CancellationToken,
     ) -> Result<ToolExecutionInput, ToolExecutionResult> {
         match self.arguments {
-            Ok(arguments) => Ok(ToolExecutionInput::new(
-                self.call_id,
-                self.name,
-                arguments,
-                signal,
-            )),
+            Ok(arguments) => {
+                let input = ToolExecutionInput::new(self.call_id, self.name, arguments, signal);
+                Ok(match self.agent {
+                    Some(agent) => input.agent(agent),
+                    None => input,
+                })
+            }
             Err(e) => Err(ToolExecutionResult::failure(e)),
         }
     }
@@ -289,6 +293,7 @@ impl ProviderTools {
                     provider_call_id: id,
                     provider_name,
                     name,
+                    agent: self.agent().cloned(),
                     arguments,
                     raw_arguments,
                 }

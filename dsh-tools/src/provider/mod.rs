@@ -113,6 +113,8 @@ impl ExportedTool {
 #[derive(Clone, Debug)]
 pub struct ProviderTools {
     dialect: Dialect,
+    /// The agent whose view was exported: parsed calls run as this agent.
+    agent: Option<AgentId>,
     tools: Vec<ExportedTool>,
     entries: Vec<Value>,
     by_provider_name: HashMap<String, usize>,
@@ -338,6 +340,7 @@ impl Registry {
             .collect();
         Ok(ProviderTools {
             dialect,
+            agent: agent.cloned(),
             entries,
             by_provider_name: taken,
             tools: exported,
@@ -349,6 +352,11 @@ impl ProviderTools {
     /// The dialect.
     pub fn dialect(&self) -> Dialect {
         self.dialect
+    }
+
+    /// The agent whose view was exported (its calls run through its scope).
+    pub fn agent(&self) -> Option<&AgentId> {
+        self.agent.as_ref()
     }
 
     /// The provider's tool entries, in view order (the `tools` array for OpenAI and Anthropic;

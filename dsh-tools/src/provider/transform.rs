@@ -171,6 +171,17 @@ impl<'a> Transform<'a> {
             return (json!({}), Plan::Keep);
         }
         let Value::Object(map) = schema else {
+            if self.rules.closure || self.rules.anthropic_strict_closure {
+                self.problem(
+                    path,
+                    format!(
+                        "a boolean schema (`{schema}`) cannot be expressed in {}: strict grammars \
+                         need a `type` on every schema; give it a type, or use the non-strict \
+                         dialect",
+                        self.dialect
+                    ),
+                );
+            }
             return (schema.clone(), Plan::Keep);
         };
         // Unions: `oneOf` (ours) is `anyOf` or kept; a `null` branch is spelled nullable.
