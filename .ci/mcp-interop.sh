@@ -92,7 +92,8 @@ install_python() {
         timeout 300 python3 -m venv "$VENV" || return
     fi
     "$PY" -c 'import sys; assert sys.version_info >= (3, 10), sys.version' || return
-    timeout 600 "$PY" -m pip install -q "mcp==$MCP_PY_VERSION" || return
+    # The venv's own pip: nothing is installed outside target/.
+    timeout 600 "$VENV/bin/pip" install -q "mcp==$MCP_PY_VERSION" || return
     local got
     got=$("$PY" -c 'import importlib.metadata as m; print(m.version("mcp"))') || return
     [[ $got == "$MCP_PY_VERSION" ]] || { echo "mcp $got installed, want $MCP_PY_VERSION"; return 1; }
@@ -207,7 +208,7 @@ conformance_json_schema() {
 }
 
 step "build examples (mcp_server, mcp_import)" build build_examples
-step "install Python mcp==$MCP_PY_VERSION in $VENV" pip install_python
+step "install Python mcp==$MCP_PY_VERSION in $VENV" python-deps install_python
 step "install $NODE_PKG + $CONFORMANCE_PKG in $NODE_PREFIX" npm install_node
 step "Python mcp client vs mcp_server over stdio" python-stdio python_client_stdio
 step "mcp_import vs Python MCPServer (.ci/py_server.py)" import import_python_server

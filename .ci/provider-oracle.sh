@@ -65,7 +65,7 @@ install_sdks() {
         timeout 300 python3 -m venv "$VENV" || return
     fi
     "$PY" -c 'import sys; assert sys.version_info >= (3, 10), sys.version' || return
-    timeout 600 "$PY" -m pip install -q "openai==$OPENAI_VERSION" \
+    timeout 600 "$VENV/bin/pip" install -q "openai==$OPENAI_VERSION" \
         "anthropic==$ANTHROPIC_VERSION" "google-genai==$GENAI_VERSION" || return
     local got
     got=$("$PY" -c 'import importlib.metadata as m; print(*(m.version(p) for p in ("openai", "anthropic", "google-genai")))') || return
@@ -87,7 +87,7 @@ run_oracle() {
     DETAIL=$(tail -n 1 "$OUT/oracle.log" | sed 's/^provider-oracle checks: //')
 }
 
-step "install openai==$OPENAI_VERSION anthropic==$ANTHROPIC_VERSION google-genai==$GENAI_VERSION in $VENV" pip install_sdks
+step "install openai==$OPENAI_VERSION anthropic==$ANTHROPIC_VERSION google-genai==$GENAI_VERSION in $VENV" python-deps install_sdks
 step "cargo test -p dsh-tools-tests --test provider_exports" export export_schemas
 step "SDK oracles (.ci/provider_oracle.py)" oracle run_oracle
 # The per-check counts and known mismatches, indented under the verdict.

@@ -318,12 +318,16 @@ fn integers_normalized(value: &Value) -> Option<Value> {
     if !any {
         return None;
     }
-    Some(rebuild(value, |n| integral(n).unwrap_or_else(|| n.clone())))
+    Some(rebuild(
+        value,
+        |n| integral(n).unwrap_or_else(|| n.clone()),
+        usize::MAX,
+    ))
 }
 
 /// A deep copy of `value`, without recursion (`Value::clone` recurses once per level).
 pub fn clone_deep(value: &Value) -> Value {
-    rebuild(value, Number::clone)
+    rebuild(value, Number::clone, usize::MAX)
 }
 
 /// A copy of `value` in which every array or object nested deeper than `max_depth` levels is
@@ -338,6 +342,13 @@ pub fn clone_deep(value: &Value) -> Value {
 /// assert_eq!(dsh_tools::json::clone_truncated(&v, 10), v);
 /// ```
 pub fn clone_truncated(value: &Value, max_depth: usize) -> Value {
+    rebuild(value, Number::clone, max_depth)
+}
+
+/// Copies `value` bottom-up with `number` applied to every number, and every array or object
+/// at depth `max_depth` replaced by `"…"`. Iterative: `Enter` pushes a node's children, `Leave`
+/// assembles the node from what its children built.
+fn rebuild(value: &Value, number: impl Fn(&Number) -> Number, max_depth: usize) -> Value {
     enum Step<'a> {
         Enter(&'a Value, usize),
         Leave(&'a Value),
@@ -351,52 +362,15 @@ pub fn clone_truncated(value: &Value, max_depth: usize) -> Value {
             }
             Step::Enter(v @ (Value::Array(_) | Value::Object(_)), depth) => {
                 steps.push(Step::Leave(v));
+                let child = |c| Step::Enter(c, depth + 1);
                 match v {
-                    Value::Array(items) => {
-                        steps.extend(items.iter().rev().map(|c| Step::Enter(c, depth + 1)));
-                    }
-                    Value::Object(map) => {
-                        steps.extend(map.values().rev().map(|c| Step::Enter(c, depth + 1)));
-                    }
+                    Value::Array(items) => steps.extend(items.iter().rev().map(child)),
+                    Value::Object(map) => steps.extend(map.values().rev().map(child)),
                     _ => {}
                 }
             }
+            Step::Enter(Value::Number(n), _) => built.push(Value::Number(number(n))),
             Step::Enter(leaf, _) => built.push(leaf.clone()),
-            Step::Leave(Value::Array(items)) => {
-                let children = built.split_off(built.len() - items.len());
-                built.push(Value::Array(children));
-            }
-            Step::Leave(Value::Object(map)) => {
-                let children = built.split_off(built.len() - map.len());
-                built.push(Value::Object(map.keys().cloned().zip(children).collect()));
-            }
-            Step::Leave(_) => {}
-        }
-    }
-    built.pop().unwrap_or(Value::Null)
-}
-
-/// Copies `value` bottom-up with `number` applied to every number. Iterative: `Enter` pushes a
-/// node's children, `Leave` assembles the node from what its children built.
-fn rebuild(value: &Value, number: impl Fn(&Number) -> Number) -> Value {
-    enum Step<'a> {
-        Enter(&'a Value),
-        Leave(&'a Value),
-    }
-    let mut steps = vec![Step::Enter(value)];
-    let mut built: Vec<Value> = Vec::new();
-    while let Some(step) = steps.pop() {
-        match step {
-            Step::Enter(v @ (Value::Array(_) | Value::Object(_))) => {
-                steps.push(Step::Leave(v));
-                match v {
-                    Value::Array(items) => steps.extend(items.iter().rev().map(Step::Enter)),
-                    Value::Object(map) => steps.extend(map.values().rev().map(Step::Enter)),
-                    _ => {}
-                }
-            }
-            Step::Enter(Value::Number(n)) => built.push(Value::Number(number(n))),
-            Step::Enter(leaf) => built.push(leaf.clone()),
             Step::Leave(Value::Array(items)) => {
                 let children = built.split_off(built.len() - items.len());
                 built.push(Value::Array(children));
