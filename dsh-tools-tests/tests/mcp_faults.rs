@@ -122,7 +122,7 @@ async fn deeply_nested_arguments_are_refused_without_overflowing_the_stack() {
 }
 
 #[tokio::test]
-async fn a_line_over_16_mib_does_not_balloon_or_crash_the_server() {
+async fn a_line_over_16_mib_leaves_other_sessions_of_the_registry_usable() {
     let probe = Arc::new(Probe::default());
     let registry = registry(&probe);
     let mut raw = Raw::start(registry.clone()).await;

@@ -185,9 +185,9 @@ impl McpServer {
 
     /// Starts (once) the task that tells legacy sessions of changes.
     fn start_forwarder(&self) {
-        let weak = Arc::downgrade(&self.shared);
-        let mut changes = self.shared.changes.subscribe();
-        self.shared.forwarder.call_once(move || {
+        self.shared.forwarder.call_once(|| {
+            let weak = Arc::downgrade(&self.shared);
+            let mut changes = self.shared.changes.subscribe();
             tokio::spawn(async move {
                 while changes.changed().await.is_ok() {
                     let Some(shared) = weak.upgrade() else { return };
