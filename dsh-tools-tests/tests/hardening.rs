@@ -202,3 +202,108 @@ fn many_required_properties_compile_and_report_within_bounds() {
     assert_eq!(violations[0], r#"missing required property "p0""#);
     drop_deep(schema);
 }
+
+// ---- patterns: what the model and the schema's author control ----
+
+use dsh_tools::schema::{CompiledSchema, MAX_REGEX_WORK, Root};
+
+fn string_with_pattern(pattern: &str) -> CompiledSchema {
+    CompiledSchema::compile(&json!({
+        "type": "object",
+        "properties": {"s": {"type": "string", "pattern": pattern}, "n": {"type": "integer"}}
+    }))
+    .unwrap()
+}
+
+#[test]
+fn a_word_boundary_pattern_on_non_ascii_text_runs_within_budget() {
+    // Unicode `\b` sent 8 MB of `é` to the slow engine (13 s). With ECMA-262's ASCII `\b`, the
+    // check runs (it is not cut by the work budget) and reports an ordinary mismatch.
+    let schema = string_with_pattern(r"(?:\w|\b){20}y");
+    let value = json!({"s": "é".repeat(500_000)});
+    assert_eq!(
+        schema.validate_at(&value, Root::Parameters),
+        [r#""s" must match pattern "(?:\\w|\\b){20}y""#]
+    );
+}
+
+#[test]
+fn a_long_string_is_matched_once_across_fast_path_probe_and_collector() {
+    // 3 MiB against a small pattern costs 3 Mi of the 4 Mi units: a second run in the collector
+    // (or a branch probe) would not fit and would show as "not checked".
+    let long = "a".repeat(3 << 20);
+    const { assert!(3 << 20 < MAX_REGEX_WORK && 6 << 20 > MAX_REGEX_WORK) };
+    let schema = string_with_pattern("^a+$");
+    let value = json!({"s": long, "n": "x"});
+    assert_eq!(
+        schema.validate_at(&value, Root::Parameters),
+        [r#""n" must be an integer"#]
+    );
+    let in_one_of = CompiledSchema::compile(&json!({
+        "oneOf": [
+            {"type": "object", "properties": {"s": {"type": "string", "pattern": "^a+$"}, "k": {"const": 1, "type": "integer"}}, "required": ["k"]},
+            {"type": "object", "properties": {"s": {"type": "string", "pattern": "^a+$"}, "k": {"const": 2, "type": "integer"}}, "required": ["k"]}
+        ]
+    }))
+    .unwrap();
+    let violations =
+        in_one_of.validate_at(&json!({"s": "a".repeat(3 << 20), "k": 3}), Root::Parameters);
+    assert!(
+        violations.iter().all(|v| !v.contains("not checked")),
+        "{violations:?}"
+    );
+}
+
+#[test]
+fn regex_work_per_validation_is_bounded_and_reported() {
+    let schema = string_with_pattern("^a+$");
+    let value = json!({"s": "a".repeat((MAX_REGEX_WORK as usize) + 1)});
+    assert_eq!(
+        schema.validate_at(&value, Root::Parameters),
+        [r#""s" must match pattern "^a+$" (not checked: over the regex work limit)"#]
+    );
+    assert!(!schema.is_valid(&value));
+    // A new validation has a fresh budget.
+    assert!(schema.is_valid(&json!({"s": "aaa"})));
+}
+
+#[test]
+fn two_thousand_patterns_compile_small_and_the_total_is_bounded() {
+    let mut properties = serde_json::Map::new();
+    for i in 0..2000 {
+        properties.insert(
+            format!("p{i}"),
+            json!({"type": "string", "pattern": format!(r"\w{{20}}{i}")}),
+        );
+    }
+    let schema = json!({"type": "object", "properties": properties});
+    let compiled = CompiledSchema::compile(&schema).unwrap();
+    let value = json!({"p7": "a".repeat(20) + "7", "p8": "short"});
+    assert_eq!(
+        compiled.validate_at(&value, Root::Parameters),
+        [r#""p8" must match pattern "\\w{20}8""#]
+    );
+    // Patterns near the per-pattern limit: the schema's total is reached after a few, and each
+    // pattern past it is listed without being built.
+    let mut big = serde_json::Map::new();
+    for i in 0..40 {
+        big.insert(
+            format!("p{i}"),
+            json!({"type": "string", "pattern": format!(r"\pL{{20}}{i}")}),
+        );
+    }
+    let err = CompiledSchema::compile(&json!({"type": "object", "properties": big})).unwrap_err();
+    let over: Vec<_> = err
+        .violations()
+        .iter()
+        .filter(|v| {
+            v.ends_with("is over the limit on compiled patterns per schema (16 MiB together)")
+        })
+        .collect();
+    assert!(
+        !over.is_empty() && over.len() < 40,
+        "{:?}",
+        err.violations()
+    );
+    assert!(over[0].starts_with("schema.properties.p"), "{over:?}");
+}

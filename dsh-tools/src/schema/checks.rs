@@ -1,6 +1,7 @@
 //! Scalar and array checks shared by the validator's two engines: `None` means the value passes.
 
 use super::compile::{ArrayNode, LiteralNode, NumberNode, StringNode};
+use super::pattern::Outcome;
 use crate::json::{
     cmp_numbers, is_integer, is_lossless_number, json_equal, json_hash, numbers_equal,
 };
@@ -14,6 +15,17 @@ pub(super) enum Problem<'s> {
     MinLength(u64),
     MaxLength(u64),
     Pattern(&'s str),
+    /// The pattern was not run: the validation's regex work budget is spent.
+    PatternUnchecked(&'s str),
+}
+
+fn pattern_problem<'s>(s: &'s StringNode, x: &str) -> Option<Problem<'s>> {
+    let (p, text) = s.pattern.as_ref()?;
+    match p.check(x) {
+        Outcome::Match => None,
+        Outcome::Miss => Some(Problem::Pattern(text)),
+        Outcome::OverBudget => Some(Problem::PatternUnchecked(text)),
+    }
 }
 
 pub(super) fn string_problem<'s>(s: &'s StringNode, x: &str) -> Option<Problem<'s>> {
@@ -43,12 +55,7 @@ pub(super) fn string_problem<'s>(s: &'s StringNode, x: &str) -> Option<Problem<'
             return Some(Problem::MaxLength(max));
         }
     }
-    if let Some((re, text)) = &s.pattern
-        && !re.is_match(x)
-    {
-        return Some(Problem::Pattern(text));
-    }
-    None
+    pattern_problem(s, x)
 }
 
 /// Every length / pattern problem of a string (collect mode lists them all).
@@ -56,7 +63,12 @@ pub(super) fn string_problems<'s>(s: &'s StringNode, x: &str, out: &mut Vec<Prob
     match string_problem(s, x) {
         None => return,
         // The lengths passed and the pattern (already run once) failed: nothing else to list.
-        Some(p @ (Problem::Enum(_) | Problem::Const(_) | Problem::Pattern(_))) => {
+        Some(
+            p @ (Problem::Enum(_)
+            | Problem::Const(_)
+            | Problem::Pattern(_)
+            | Problem::PatternUnchecked(_)),
+        ) => {
             out.push(p);
             return;
         }
@@ -70,11 +82,7 @@ pub(super) fn string_problems<'s>(s: &'s StringNode, x: &str, out: &mut Vec<Prob
     if let Some(max) = s.max_length.filter(|m| chars > *m) {
         out.push(Problem::MaxLength(max));
     }
-    if let Some((re, text)) = &s.pattern
-        && !re.is_match(x)
-    {
-        out.push(Problem::Pattern(text));
-    }
+    out.extend(pattern_problem(s, x));
 }
 
 #[inline]

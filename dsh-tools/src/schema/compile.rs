@@ -4,7 +4,8 @@
 //! however deep the source schema was.
 
 use super::JsonSchemaError;
-use super::subset::{self, Type, build_pattern, count_bound};
+use super::pattern::{self, Pattern};
+use super::subset::{self, Type, count_bound};
 use crate::json::to_compact_string;
 use rustc_hash::FxHashMap;
 use serde_json::{Number, Value};
@@ -22,6 +23,8 @@ pub struct CompiledSchema {
     pub(crate) nodes: Vec<Node>,
     /// Some node accepts any value (no `type`): a valid value may nest arbitrarily deep there.
     pub(crate) admits_any: bool,
+    /// Some node has a `pattern`: validations open a regex budget session.
+    pub(crate) has_patterns: bool,
 }
 
 #[derive(Debug)]
@@ -52,7 +55,7 @@ pub(crate) struct StringNode {
     pub(crate) constant: Option<Choices<Box<str>>>,
     pub(crate) min_length: Option<u64>,
     pub(crate) max_length: Option<u64>,
-    pub(crate) pattern: Option<(regex::Regex, Box<str>)>,
+    pub(crate) pattern: Option<(std::sync::Arc<Pattern>, Box<str>)>,
 }
 
 #[derive(Debug)]
@@ -215,7 +218,14 @@ impl CompiledSchema {
             nodes[id as usize] = node;
         }
         let admits_any = nodes.iter().any(|n| matches!(n, Node::Any));
-        Self { nodes, admits_any }
+        let has_patterns = nodes
+            .iter()
+            .any(|n| matches!(n, Node::String(s) if s.pattern.is_some()));
+        Self {
+            nodes,
+            admits_any,
+            has_patterns,
+        }
     }
 }
 
@@ -261,7 +271,7 @@ fn compile_node<'a>(
                 max_length: map.get("maxLength").and_then(count_bound),
                 pattern: map.get("pattern").and_then(Value::as_str).and_then(|p| {
                     Some((
-                        build_pattern(p).ok()?,
+                        pattern::build(p).ok()?,
                         to_compact_string(&Value::from(p)).into(),
                     ))
                 }),

@@ -10,10 +10,29 @@
 //! |---|---|---|
 //! | `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum` | `number`, `integer` | `"<p>" must be >= 1` (`<=`, `>`, `<`) |
 //! | `minLength`, `maxLength` (Unicode scalar values) | `string` | `"<p>" must be at least 3 characters long` |
-//! | `pattern` (the [`regex`] crate's syntax, unanchored) | `string` | `"<p>" must match pattern "^a"` |
+//! | `pattern` (the [`regex`](https://docs.rs/regex) crate's syntax, unanchored, with ECMA-262's ASCII `\w`, `\d`, `\b`; see [limits](#patterns)) | `string` | `"<p>" must match pattern "^a"` |
 //! | `minItems`, `maxItems` | `array` | `"<p>" must have at least 1 items` |
 //! | `uniqueItems` | `array` | `"<p>" must not contain duplicate items (<i> and <j> are equal)` |
 //! | `additionalProperties` as a schema | `object` | the undeclared member's own violations |
+//!
+//! ## Patterns
+//!
+//! - **Dialect.** The [`regex`](https://docs.rs/regex) crate's syntax with ECMA-262's meaning of
+//!   the Perl classes, the dialect JSON Schema names and JavaScript validators (and so model
+//!   providers) implement: `\w`, `\d` and `\b` are ASCII (`[0-9A-Za-z_]`, `[0-9]`, a boundary
+//!   between an ASCII word character and anything else); `\s`, `.`, `\p{…}` and literals stay
+//!   Unicode. This also keeps patterns small (`\w{20}` compiles to 7 KB, not 1.1 MB) and on the
+//!   fast engine for any text.
+//! - **Built once.** A pattern is built once per process (a bounded cache keyed by its text).
+//! - **Size.** One pattern compiles to at most [`MAX_PATTERN_BYTES`]; a schema's distinct
+//!   patterns to at most [`MAX_SCHEMA_PATTERN_BYTES`] together (past it, the schema is
+//!   unsupported: `schema.properties.p.pattern is over the limit on compiled patterns per schema`).
+//! - **Work.** Checking an `n`-byte string costs `n × (1 + compiled size / 4 KiB)` units, an
+//!   upper bound on the matcher's work up to a constant; one validation (fast path and collector
+//!   together) spends at most [`MAX_REGEX_WORK`]. A check that does not fit is not run: the string
+//!   fails with `"<p>" must match pattern "…" (not checked: over the regex work limit)`, as does
+//!   every later check of that validation. A string of 1 KiB or more is matched at most once per
+//!   validation.
 //!
 //! Schema-valued `additionalProperties` goes beyond the list: Rust maps
 //! (`HashMap<String, T>`) need it for a validated value to always decode.
@@ -47,6 +66,7 @@ pub mod dsl;
 mod error;
 mod output;
 mod path;
+mod pattern;
 mod subset;
 #[cfg(test)]
 mod tests;
@@ -56,6 +76,7 @@ pub use compile::CompiledSchema;
 pub use error::{JsonSchemaError, ToolArgsError, ToolOutputError};
 pub use output::{OutputSchema, assert_object_schema};
 pub use path::{MAX_KEY_BYTES, MAX_PATH_BYTES};
+pub use pattern::{MAX_PATTERN_BYTES, MAX_REGEX_WORK, MAX_SCHEMA_PATTERN_BYTES};
 pub use subset::assert_supported;
 pub use validate::Root;
 

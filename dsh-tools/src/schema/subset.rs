@@ -1,8 +1,10 @@
 //! `assert_supported`: is a JSON value a schema of the supported subset? (spec §2.1)
 
 use super::path::{PathArena, PathId, ROOT, Seg};
+use super::pattern::{self, MAX_SCHEMA_PATTERN_BYTES};
 use super::{JsonSchemaError, Sink};
 use crate::json::{is_integer, is_lossless, is_lossless_number, json_equal};
+use rustc_hash::FxHashSet;
 use serde_json::{Map, Value};
 
 /// Constraint keywords in the fixed order used by every keyword-list message.
@@ -103,21 +105,37 @@ fn is_keyword(k: &str) -> bool {
     k == "type" || k == "oneOf" || CONSTRAINTS.contains(&k) || ANNOTATIONS.contains(&k)
 }
 
-/// Builds the `pattern` regex with bounded compile size.
-pub(crate) fn build_pattern(pattern: &str) -> Result<regex::Regex, String> {
-    regex::RegexBuilder::new(pattern)
-        .size_limit(1 << 20)
-        .dfa_size_limit(1 << 21)
-        .build()
-        .map_err(|e| match e {
-            regex::Error::Syntax(text) => text
-                .lines()
-                .rev()
-                .find_map(|l| l.strip_prefix("error: "))
-                .unwrap_or("invalid syntax")
-                .to_owned(),
-            other => other.to_string(),
-        })
+/// The distinct patterns of one schema and their compiled size together.
+#[derive(Default)]
+struct SchemaPatterns<'a> {
+    seen: FxHashSet<&'a str>,
+    bytes: usize,
+}
+
+impl<'a> SchemaPatterns<'a> {
+    /// Builds `p` (once per process) and counts it toward the schema's total: the problem, if any.
+    fn add(&mut self, p: &'a str) -> Option<String> {
+        if self.bytes > MAX_SCHEMA_PATTERN_BYTES {
+            // Past the total, nothing more is built: each further new pattern is reported.
+            return (!self.seen.contains(p)).then(over_total);
+        }
+        match pattern::build(p) {
+            Err(e) => Some(format!("must be a valid regular expression: {e}")),
+            Ok(built) => {
+                if self.seen.insert(p) {
+                    self.bytes += built.bytes;
+                }
+                (self.bytes > MAX_SCHEMA_PATTERN_BYTES).then(over_total)
+            }
+        }
+    }
+}
+
+fn over_total() -> String {
+    format!(
+        "is over the limit on compiled patterns per schema ({} MiB together)",
+        MAX_SCHEMA_PATTERN_BYTES >> 20
+    )
 }
 
 /// Reads a non-negative integer bound (`minLength` and the like), saturating at `u64::MAX`.
@@ -171,9 +189,12 @@ pub(crate) fn check(schema: &Value) -> Vec<String> {
     let mut paths = PathArena::default();
     let mut sink = Sink::default();
     let mut tasks = vec![Task::Visit(schema, ROOT)];
+    let mut patterns = SchemaPatterns::default();
     while let Some(task) = tasks.pop() {
         match task {
-            Task::Visit(node, path) => visit(node, path, &mut paths, &mut sink, &mut tasks),
+            Task::Visit(node, path) => {
+                visit(node, path, &mut paths, &mut sink, &mut tasks, &mut patterns)
+            }
             Task::ObjectTail(map, path) => object_tail(map, path, &paths, &mut sink),
             Task::UnionTail(map, path) => {
                 for kw in CONSTRAINTS {
@@ -199,6 +220,7 @@ fn visit<'a>(
     paths: &mut PathArena<'a>,
     sink: &mut Sink,
     tasks: &mut Vec<Task<'a>>,
+    patterns: &mut SchemaPatterns<'a>,
 ) {
     let Some(map) = node.as_object() else {
         sink.add(|| format!("{} must be a schema object", at(paths, path)));
@@ -279,7 +301,7 @@ fn visit<'a>(
                     return;
                 }
             };
-            typed_node(map, ty, path, paths, sink, tasks);
+            typed_node(map, ty, path, paths, sink, tasks, patterns);
         }
     }
 }
@@ -291,6 +313,7 @@ fn typed_node<'a>(
     paths: &mut PathArena<'a>,
     sink: &mut Sink,
     tasks: &mut Vec<Task<'a>>,
+    patterns: &mut SchemaPatterns<'a>,
 ) {
     // (4) misplaced keywords, fixed order.
     for kw in CONSTRAINTS {
@@ -352,9 +375,7 @@ fn typed_node<'a>(
                 .is_none()
                 .then(|| "must be a non-negative integer".to_owned()),
             "pattern" => match v {
-                Value::String(p) => build_pattern(p)
-                    .err()
-                    .map(|e| format!("must be a valid regular expression: {e}")),
+                Value::String(p) => patterns.add(p),
                 _ => Some("must be a string".to_owned()),
             },
             _ => (!v.is_boolean()).then(|| "must be a boolean".to_owned()),

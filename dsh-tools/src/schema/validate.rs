@@ -11,6 +11,7 @@ use super::Sink;
 use super::checks::*;
 use super::compile::{Additional, CompiledSchema, Node, NodeId, StringNode, same_len_eq};
 use super::path::{PathArena, PathId, ROOT, Seg};
+use super::pattern::SessionGuard;
 use crate::json::{is_lossless, is_lossless_number};
 use serde_json::{Map, Value};
 
@@ -49,6 +50,10 @@ impl CompiledSchema {
     /// than a few dozen levels deep, where the check goes on iteratively).
     #[inline]
     pub fn is_valid(&self, value: &Value) -> bool {
+        if self.has_patterns {
+            let _budget = SessionGuard::enter();
+            return self.fits::<false>(0, value, FAST_DEPTH);
+        }
         self.fits::<false>(0, value, FAST_DEPTH)
     }
 
@@ -62,6 +67,8 @@ impl CompiledSchema {
     /// At most [`MAX_LISTED_VIOLATIONS`](super::MAX_LISTED_VIOLATIONS) messages are listed; a
     /// final line counts the rest.
     pub fn validate_at(&self, value: &Value, root: Root<'_>) -> Vec<String> {
+        // One regex budget for the fast path and the collector: a long string is matched once.
+        let _budget = self.has_patterns.then(SessionGuard::enter);
         if self.is_valid(value) {
             return Vec::new();
         }
@@ -72,6 +79,7 @@ impl CompiledSchema {
     #[cold]
     #[inline(never)]
     pub(crate) fn collect(&self, value: &Value, root: Root<'_>) -> Vec<String> {
+        let _budget = self.has_patterns.then(SessionGuard::enter);
         let mut c = Collector::new(self, root.label(), false);
         c.run(0, value);
         c.sink.finish()
@@ -545,6 +553,9 @@ impl<'a> Collector<'a> {
                 Problem::MinLength(n) => format!("must be at least {n} characters long"),
                 Problem::MaxLength(n) => format!("must be at most {n} characters long"),
                 Problem::Pattern(text) => format!("must match pattern {text}"),
+                Problem::PatternUnchecked(text) => {
+                    format!("must match pattern {text} (not checked: over the regex work limit)")
+                }
             };
             self.fail(path, || what);
             if self.abandon {

@@ -5,7 +5,8 @@ use super::load::{self, Extra, Node, NodeId};
 use super::shape::{self, Annotations, Budget, COPY_BUDGET, Out, Shape, Typed};
 use super::{MAX_DEPTH, Problems};
 use crate::json::{cmp_numbers, is_integer, is_lossless, is_lossless_number};
-use crate::schema::subset::{SUBSET_TEXT, Type, build_pattern, count_bound};
+use crate::schema::pattern;
+use crate::schema::subset::{SUBSET_TEXT, Type, count_bound};
 use serde_json::{Map, Number, Value};
 use std::cmp::Ordering;
 
@@ -517,7 +518,7 @@ impl<'a> NodeCx<'_, 'a> {
     fn pattern(&mut self, kw: &Kw<'a>) -> Option<Option<String>> {
         match kw.pattern {
             None => Some(None),
-            Some(Value::String(p)) => match build_pattern(p) {
+            Some(Value::String(p)) => match pattern::build(p) {
                 Ok(_) => Some(Some(p.clone())),
                 Err(e) => {
                     self.report(format!("pattern must be a valid regular expression: {e}"));
