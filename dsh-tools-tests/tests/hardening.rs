@@ -307,3 +307,72 @@ fn two_thousand_patterns_compile_small_and_the_total_is_bounded() {
     );
     assert!(over[0].starts_with("schema.properties.p"), "{over:?}");
 }
+
+// ---- the schemars bridge: shared subtypes ----
+
+#[allow(dead_code)]
+#[derive(schemars::JsonSchema)]
+struct Leaf {
+    x: u8,
+}
+
+macro_rules! doubled {
+    ($($name:ident($inner:ident)),*) => {$(
+        #[allow(dead_code)]
+        #[derive(schemars::JsonSchema)]
+        struct $name {
+            a: $inner,
+            b: $inner,
+        }
+    )*};
+}
+
+doubled!(
+    D1(Leaf),
+    D2(D1),
+    D3(D2),
+    D4(D3),
+    D5(D4),
+    D6(D5),
+    D7(D6),
+    D8(D7),
+    D9(D8),
+    D10(D9),
+    D11(D10),
+    D12(D11),
+    D13(D12),
+    D14(D13),
+    D15(D14),
+    D16(D15),
+    D17(D16),
+    D18(D17),
+    D19(D18),
+    D20(D19),
+    D21(D20),
+    D22(D21),
+    D23(D22),
+    D24(D23),
+    D30(D24)
+);
+
+#[test]
+fn a_type_whose_inlined_schema_is_exponential_fails_fast_at_the_node_limit() {
+    // D30 names 31 types; inlined, its schema would have 2^30 nodes. The bridge inlines `$ref`s
+    // itself and stops at `MAX_NODES`, so this takes memory proportional to the limit.
+    for err in [
+        dsh_tools::schema::bridge::schema_for::<D30>().unwrap_err(),
+        dsh_tools::schema::bridge::schema_for::<D20>().unwrap_err(),
+    ] {
+        assert!(
+            err.to_string().contains(&format!(
+                "more than {} nodes once every $ref is inlined",
+                dsh_tools::schema::bridge::MAX_NODES
+            )),
+            "{err}"
+        );
+    }
+    // Sharing below the limit still bridges, inlined.
+    let ok = dsh_tools::schema::bridge::schema_for::<D10>().unwrap();
+    assert!(!ok.to_string().contains("$ref"));
+    assert_eq!(ok["properties"]["a"]["properties"]["b"]["type"], "object");
+}

@@ -302,7 +302,10 @@ pub fn schema_for<T: schemars::JsonSchema>() -> Result<Value, BridgeError> {
     let generator = SchemaSettings::draft2020_12()
         .with(|s| {
             s.meta_schema = None;
-            s.inline_subschemas = true;
+            // schemars' own inlining expands shared subtypes before any limit applies (a type
+            // with two fields of the same type, 24 levels deep, is 2^24 nodes): keep `$defs` and
+            // let the loader inline `$ref`s, counting nodes as it goes.
+            s.inline_subschemas = false;
         })
         .into_generator();
     let schema = generator.into_root_schema_for::<T>();
