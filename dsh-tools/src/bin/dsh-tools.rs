@@ -302,7 +302,7 @@ fn json_list(items: &[String]) -> String {
 }
 
 /// Prints the result and returns the exit status (0 when `ok`).
-fn report(json: bool, ok: bool, key: &str, violations: &[String], good: &str) -> ExitCode {
+fn report(json: bool, ok: bool, key: &str, violations: &[String], good: &str) -> u8 {
     if json {
         out!(
             "{{\"{key}\":{ok},\"violations\":{}}}",
@@ -316,13 +316,13 @@ fn report(json: bool, ok: bool, key: &str, violations: &[String], good: &str) ->
         }
     }
     if ok {
-        ExitCode::SUCCESS
+        0
     } else {
-        ExitCode::from(1)
+        1
     }
 }
 
-fn run(cli: Cli) -> Result<ExitCode, InputError> {
+fn run(cli: Cli) -> Result<u8, InputError> {
     let mut stdin_used = false;
     Ok(match cli.command {
         Command::Provider(command) => return run_provider(command, &mut stdin_used),
@@ -396,7 +396,7 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
                         out!("{}", pretty(&schema));
                     }
                     drop_deep(schema);
-                    ExitCode::SUCCESS
+                    0
                 }
                 Err(e) => {
                     if output.json {
@@ -407,7 +407,7 @@ fn run(cli: Cli) -> Result<ExitCode, InputError> {
                     } else {
                         out!("{}", printable(&e.to_string()));
                     }
-                    ExitCode::from(1)
+                    1
                 }
             }
         }
@@ -422,7 +422,7 @@ fn problems_text(problems: &[Problem]) -> String {
     lines.join("\n")
 }
 
-fn run_provider(command: ProviderCommand, stdin_used: &mut bool) -> Result<ExitCode, InputError> {
+fn run_provider(command: ProviderCommand, stdin_used: &mut bool) -> Result<u8, InputError> {
     Ok(match command {
         ProviderCommand::Export {
             dialect,
@@ -436,11 +436,11 @@ fn run_provider(command: ProviderCommand, stdin_used: &mut bool) -> Result<ExitC
             match result {
                 Ok(entry) => {
                     out!("{}", pretty(&entry));
-                    ExitCode::SUCCESS
+                    0
                 }
                 Err(problems) => {
                     out!("{}", problems_text(&problems));
-                    ExitCode::from(1)
+                    1
                 }
             }
         }
@@ -462,9 +462,9 @@ fn run_provider(command: ProviderCommand, stdin_used: &mut bool) -> Result<ExitC
                 out!("{}", problems_text(&issues));
             }
             if portable {
-                ExitCode::SUCCESS
+                0
             } else {
-                ExitCode::from(1)
+                1
             }
         }
         ProviderCommand::Restore {
@@ -481,12 +481,12 @@ fn run_provider(command: ProviderCommand, stdin_used: &mut bool) -> Result<ExitC
                 Ok(()) => {
                     out!("{}", to_compact_string(&arguments));
                     drop(arguments);
-                    ExitCode::SUCCESS
+                    0
                 }
                 Err(problems) => {
                     drop(arguments);
                     out!("{}", problems_text(&problems));
-                    ExitCode::from(1)
+                    1
                 }
             }
         }
@@ -494,28 +494,44 @@ fn run_provider(command: ProviderCommand, stdin_used: &mut bool) -> Result<ExitC
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    ExitCode::from(cli_main(std::env::args_os(), &mut std::io::stdout()))
+}
+
+/// The whole CLI: parses `args` (the program name first), runs, writes the output to `out` at
+/// the end and messages to standard error; returns the exit status (0 ok, 1 violations found,
+/// 2 bad usage, unreadable input or unwritable output). Also the fuzz target's entry.
+pub(crate) fn cli_main<I, T>(args: I, out: &mut dyn Write) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    OUTPUT.with(|o| o.borrow_mut().clear());
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // `--help` and `--version` are not errors; a closed stream is not worth a panic.
+            let _ = e.print();
+            return u8::from(e.use_stderr()) * 2;
+        }
+    };
     MAX_INPUT.with(|m| m.set(cli.max_input_bytes));
     let code = match run(cli) {
         Ok(code) => code,
         Err(InputError(message)) => {
+            OUTPUT.with(|o| o.borrow_mut().clear());
             // Standard error may be closed too: nothing left to tell then.
             let _ = writeln!(
                 std::io::stderr(),
                 "dsh-tools: {}",
                 printable(&message.replace('\n', " "))
             );
-            return ExitCode::from(2);
+            return 2;
         }
     };
     let text = OUTPUT.with(|o| std::mem::take(&mut *o.borrow_mut()));
-    let mut stdout = std::io::stdout().lock();
-    if let Err(e) = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         let _ = writeln!(std::io::stderr(), "dsh-tools: cannot write the output: {e}");
-        return ExitCode::from(2);
+        return 2;
     }
     code
 }
