@@ -3,6 +3,9 @@
 //!
 //! * `serde` — the floor: `T::deserialize(&value)`.
 //! * `dsh` — our validation (`is_valid`, then every violation when invalid) + the same decode.
+//! * `dsh_bridged` — the same, against the *bridged* schema of the same Rust types
+//!   (`bridge::schema_for::<T>()`): exactly what `#[tool]` validates, where `Option<i64>` is
+//!   `oneOf [{integer, minimum: i64::MIN, maximum: i64::MAX}, {type: null}]`.
 //! * `jsonschema` — the `jsonschema` crate's validator built once: `is_valid` for valid payloads,
 //!   every error collected for the invalid one, + the same decode.
 //!
@@ -15,7 +18,7 @@ use serde_json::Value;
 use std::hint::black_box;
 
 #[allow(dead_code)]
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ReadArgs {
     path: String,
@@ -24,7 +27,7 @@ struct ReadArgs {
 }
 
 #[allow(dead_code)]
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 enum Mode {
     Replace,
@@ -33,7 +36,7 @@ enum Mode {
 }
 
 #[allow(dead_code)]
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 enum Target {
     File { path: String },
@@ -41,7 +44,7 @@ enum Target {
 }
 
 #[allow(dead_code)]
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 enum LineEndings {
     Lf,
@@ -50,7 +53,7 @@ enum LineEndings {
 }
 
 #[allow(dead_code)]
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 enum Encoding {
     Utf8,
@@ -58,7 +61,7 @@ enum Encoding {
 }
 
 #[allow(dead_code)]
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct EditOptions {
     create_backup: bool,
@@ -67,7 +70,7 @@ struct EditOptions {
 }
 
 #[allow(dead_code)]
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Edit {
     old: String,
@@ -76,7 +79,7 @@ struct Edit {
 }
 
 #[allow(dead_code)]
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct EditArgs {
     path: String,
@@ -89,7 +92,7 @@ struct EditArgs {
 }
 
 #[allow(dead_code)]
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 enum Status {
     Active,
@@ -98,7 +101,7 @@ enum Status {
 }
 
 #[allow(dead_code)]
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Row {
     id: i64,
@@ -112,7 +115,7 @@ struct Row {
 }
 
 #[allow(dead_code)]
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct TableArgs {
     table: String,
@@ -124,7 +127,7 @@ fn parse(text: &str) -> Value {
 }
 
 /// One payload: its schema, value and the typed decode.
-fn bench_payload<T: for<'de> Deserialize<'de>>(
+fn bench_payload<T: for<'de> Deserialize<'de> + schemars::JsonSchema>(
     c: &mut Criterion,
     name: &str,
     schema: &str,
@@ -145,6 +148,15 @@ fn bench_payload<T: for<'de> Deserialize<'de>>(
         T::deserialize(&value).is_ok(),
         "{name}: validity and decoding disagree"
     );
+    let bridged = CompiledSchema::compile(
+        &dsh_tools::schema::bridge::schema_for::<T>().expect("benchmark types bridge"),
+    )
+    .expect("bridged schemas are in the subset");
+    assert_eq!(
+        valid,
+        bridged.is_valid(&value),
+        "{name}: the bridged schema disagrees"
+    );
     if !valid {
         assert_eq!(dsh.validate_at(&value, Root::Parameters).len(), 3, "{name}");
         assert_eq!(js.iter_errors(&value).count(), 3, "{name}");
@@ -158,6 +170,17 @@ fn bench_payload<T: for<'de> Deserialize<'de>>(
         b.iter(|| {
             let value = black_box(&value);
             let violations = dsh.validate_at(value, Root::Parameters);
+            if violations.is_empty() {
+                Ok(T::deserialize(value).expect("validated arguments decode"))
+            } else {
+                Err(violations)
+            }
+        })
+    });
+    group.bench_function(format!("dsh_bridged/{name}"), |b| {
+        b.iter(|| {
+            let value = black_box(&value);
+            let violations = bridged.validate_at(value, Root::Parameters);
             if violations.is_empty() {
                 Ok(T::deserialize(value).expect("validated arguments decode"))
             } else {

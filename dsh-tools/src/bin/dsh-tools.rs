@@ -315,11 +315,7 @@ fn report(json: bool, ok: bool, key: &str, violations: &[String], good: &str) ->
             out!("{}", printable(v));
         }
     }
-    if ok {
-        0
-    } else {
-        1
-    }
+    if ok { 0 } else { 1 }
 }
 
 fn run(cli: Cli) -> Result<u8, InputError> {
@@ -461,11 +457,7 @@ fn run_provider(command: ProviderCommand, stdin_used: &mut bool) -> Result<u8, I
             } else {
                 out!("{}", problems_text(&issues));
             }
-            if portable {
-                0
-            } else {
-                1
-            }
+            if portable { 0 } else { 1 }
         }
         ProviderCommand::Restore {
             dialect,

@@ -31,7 +31,9 @@ pub struct CompiledSchema {
 pub(crate) enum Node {
     /// No `type` and no `oneOf`: any lossless JSON value.
     Any,
-    OneOf(Box<[NodeId]>),
+    /// The branches and, for `oneOf [X, {"type": "null"}]` where `X` can never be `null` (every
+    /// `Option<T>`), `X`: decided by a null check instead of evaluating both branches.
+    OneOf(Box<[NodeId]>, Option<NodeId>),
     String(StringNode),
     Number(NumberNode),
     /// `boolean` or `null`, with optional enum/const.
@@ -67,6 +69,9 @@ pub(crate) struct NumberNode {
     pub(crate) constant: Option<Choices<Number>>,
     /// `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`.
     pub(crate) bounds: [Option<Number>; 4],
+    /// Only inclusive integer bounds (a Rust integer type's range, as the bridge emits): an
+    /// `i64`/`u64` value is decided by two integer comparisons.
+    pub(crate) range: Option<(i128, i128)>,
 }
 
 #[derive(Debug)]
@@ -217,6 +222,34 @@ impl CompiledSchema {
             let node = compile_node(source, &mut nodes, &mut tasks);
             nodes[id as usize] = node;
         }
+        // `oneOf [X, null]` where X never admits null: exactly one branch matches any value.
+        for i in 0..nodes.len() {
+            let Node::OneOf(branches, _) = &nodes[i] else {
+                continue;
+            };
+            let [a, b] = **branches else {
+                continue;
+            };
+            let only_null = |id: NodeId| {
+                matches!(&nodes[id as usize], Node::Literal(l)
+                    if l.ty == Type::Null && l.one_of.is_none() && l.constant.is_none())
+            };
+            let never_null = |id: NodeId| match &nodes[id as usize] {
+                Node::String(_) | Node::Number(_) | Node::Object(_) | Node::Array(_) => true,
+                Node::Literal(l) => l.ty != Type::Null,
+                Node::Any | Node::OneOf(..) => false,
+            };
+            let of = if only_null(b) && never_null(a) {
+                Some(a)
+            } else if only_null(a) && never_null(b) {
+                Some(b)
+            } else {
+                None
+            };
+            if let Node::OneOf(_, nullable) = &mut nodes[i] {
+                *nullable = of;
+            }
+        }
         let admits_any = nodes.iter().any(|n| matches!(n, Node::Any));
         let has_patterns = nodes
             .iter()
@@ -249,7 +282,10 @@ fn compile_node<'a>(
         return Node::Any;
     };
     if let Some(Value::Array(branches)) = map.get("oneOf") {
-        return Node::OneOf(branches.iter().map(|b| alloc(b, nodes, tasks)).collect());
+        return Node::OneOf(
+            branches.iter().map(|b| alloc(b, nodes, tasks)).collect(),
+            None,
+        );
     }
     let Some(ty) = map
         .get("type")
@@ -288,7 +324,27 @@ fn compile_node<'a>(
                 "exclusiveMinimum",
                 "exclusiveMaximum",
             ];
+            let exact = |k: &str| match map.get(k).and_then(Value::as_number) {
+                None => Some(None),
+                Some(n) => n
+                    .as_i64()
+                    .map(i128::from)
+                    .or_else(|| n.as_u64().map(i128::from))
+                    .map(Some),
+            };
+            let range = match (exact("minimum"), exact("maximum")) {
+                (Some(lo), Some(hi))
+                    if (lo.is_some() || hi.is_some())
+                        && !["enum", "const", "exclusiveMinimum", "exclusiveMaximum"]
+                            .iter()
+                            .any(|k| map.contains_key(*k)) =>
+                {
+                    Some((lo.unwrap_or(i128::MIN), hi.unwrap_or(i128::MAX)))
+                }
+                _ => None,
+            };
             Node::Number(NumberNode {
+                range,
                 plain: !constrained.iter().any(|k| map.contains_key(*k)),
                 integer: ty == Type::Integer,
                 one_of: choices(en, false, as_num),

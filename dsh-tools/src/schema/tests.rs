@@ -20,7 +20,12 @@ fn scalar() -> impl Strategy<Value = Value> {
             "2",
             "-1",
             "1e2",
-            "9007199254740993"
+            "9007199254740993",
+            "-9223372036854775808",
+            "9223372036854775808",
+            "18446744073709551615",
+            "4294967296",
+            "1e30"
         ])
         .prop_map(|t| serde_json::from_str::<Value>(t).unwrap()),
     ]
@@ -51,6 +56,11 @@ fn scalar_schema() -> impl Strategy<Value = Value> {
         Just(json!({"type": "integer"})),
         Just(json!({"type": "integer", "enum": [1, 2]})),
         Just(json!({"type": "integer", "maximum": 1.5, "exclusiveMinimum": -1})),
+        // The bridge's integer ranges (decided by the integer fast path).
+        Just(json!({"type": "integer", "minimum": i64::MIN, "maximum": i64::MAX})),
+        Just(json!({"type": "integer", "minimum": 0, "maximum": u32::MAX})),
+        Just(json!({"type": "integer", "minimum": 0, "maximum": u64::MAX})),
+        Just(json!({"type": "number", "minimum": -1})),
         Just(json!({"type": "boolean"})),
         Just(json!({"type": "boolean", "const": true})),
         Just(json!({"type": "null"})),
@@ -94,7 +104,13 @@ fn schema() -> impl Strategy<Value = Value> {
                     json!({"type": "object", "properties": properties, "required": required,
                            "additionalProperties": extra})
                 }),
-            prop::collection::vec(inner, 2..4).prop_map(|b| json!({"oneOf": b})),
+            prop::collection::vec(inner.clone(), 2..4).prop_map(|b| json!({"oneOf": b})),
+            // `Option<T>` as the bridge writes it, either order (the null-check fast path).
+            (inner, any::<bool>()).prop_map(|(x, first)| if first {
+                json!({"oneOf": [x, {"type": "null"}]})
+            } else {
+                json!({"oneOf": [{"type": "null"}, x]})
+            }),
         ]
     })
 }
@@ -265,4 +281,33 @@ fn keys_cannot_forge_violations_and_long_keys_are_cut() {
     let report = compiled.validate_at(&serde_json::Value::Object(many), Root::Value);
     let total: usize = report.iter().map(String::len).sum();
     assert!(total <= MAX_LISTED_BYTES + 64, "{total}");
+}
+
+#[test]
+fn bridged_option_and_integer_ranges_decide_exactly() {
+    let s = CompiledSchema::compile(&json!({"oneOf": [
+        {"type": "integer", "minimum": 0, "maximum": u32::MAX},
+        {"type": "null"}
+    ]}))
+    .unwrap();
+    for (text, valid) in [
+        ("null", true),
+        ("0", true),
+        ("4294967295", true),
+        ("4294967296", false),
+        ("-1", false),
+        ("1.0", true),
+        ("1.5", false),
+        ("1e30", false),
+        ("\"1\"", false),
+        ("18446744073709551615", false),
+    ] {
+        let v: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(s.is_valid(&v), valid, "{text}");
+        assert_eq!(s.collect(&v, Root::Value).is_empty(), valid, "{text}");
+    }
+    // X admits null too: no shortcut, both branches count.
+    let both = CompiledSchema::compile(&json!({"oneOf": [{}, {"type": "null"}]})).unwrap();
+    assert!(!both.is_valid(&Value::Null));
+    assert!(both.is_valid(&json!(1)));
 }

@@ -118,8 +118,10 @@ impl CompiledSchema {
         match node {
             // A probe cannot count matches: a branch past its budget is "don't know", and
             // miscounting it as a miss could turn two matches into one. Let the collector decide.
-            Node::OneOf(_) if PROBE => false,
-            Node::OneOf(branches) => {
+            // Exact: null matches only the null branch, anything else only X's.
+            Node::OneOf(_, Some(of)) => v.is_null() || self.fits::<PROBE>(*of, v, depth - 1),
+            Node::OneOf(..) if PROBE => false,
+            Node::OneOf(branches, None) => {
                 let mut matched = 0;
                 for b in branches.iter() {
                     if self.fits::<PROBE>(*b, v, depth - 1) {
@@ -200,7 +202,11 @@ fn leaf_fits(node: &Node, v: &Value) -> Option<bool> {
             _ => false,
         },
         Node::Number(n) => match v {
-            Value::Number(x) => number_type_ok(n, x) && (n.plain || number_problem(n, x).is_none()),
+            Value::Number(x) => match (n.range, x.as_i64(), x.as_u64()) {
+                (Some((lo, hi)), Some(i), _) => (lo..=hi).contains(&i128::from(i)),
+                (Some((lo, hi)), None, Some(u)) => (lo..=hi).contains(&i128::from(u)),
+                _ => number_type_ok(n, x) && (n.plain || number_problem(n, x).is_none()),
+            },
             _ => false,
         },
         Node::Literal(l) => literal_type_ok(l, v) && literal_problem(l, v).is_none(),
@@ -383,7 +389,7 @@ impl<'a> Collector<'a> {
                     self.silent -= 1;
                     matched += usize::from(!std::mem::take(&mut self.branch_failed));
                 }
-                let Node::OneOf(branches) = &self.schema.nodes[id as usize] else {
+                let Node::OneOf(branches, _) = &self.schema.nodes[id as usize] else {
                     return;
                 };
                 let settled = self.silent > 0 && matched > 1;
@@ -420,7 +426,7 @@ impl<'a> Collector<'a> {
                     self.fail(path, || "must be a lossless JSON value".to_owned());
                 }
             }
-            Node::OneOf(_) => self.tasks.push(Task::OneOf {
+            Node::OneOf(..) => self.tasks.push(Task::OneOf {
                 id,
                 value: v,
                 path,
