@@ -202,11 +202,20 @@ fn leaf_fits(node: &Node, v: &Value) -> Option<bool> {
             _ => false,
         },
         Node::Number(n) => match v {
-            Value::Number(x) => match (n.range, x.as_i64(), x.as_u64()) {
-                (Some((lo, hi)), Some(i), _) => (lo..=hi).contains(&i128::from(i)),
-                (Some((lo, hi)), None, Some(u)) => (lo..=hi).contains(&i128::from(u)),
-                _ => number_type_ok(n, x) && (n.plain || number_problem(n, x).is_none()),
-            },
+            Value::Number(x) => {
+                if n.plain {
+                    return Some(number_type_ok(n, x));
+                }
+                if let Some((lo, hi)) = n.range {
+                    if let Some(i) = x.as_i64() {
+                        return Some(lo <= i128::from(i) && i128::from(i) <= hi);
+                    }
+                    if let Some(u) = x.as_u64() {
+                        return Some(lo <= i128::from(u) && i128::from(u) <= hi);
+                    }
+                }
+                number_type_ok(n, x) && number_problem(n, x).is_none()
+            }
             _ => false,
         },
         Node::Literal(l) => literal_type_ok(l, v) && literal_problem(l, v).is_none(),
