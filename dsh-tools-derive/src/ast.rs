@@ -2,7 +2,9 @@
 //! context parameter and its return type. Rules about one part are checked here; rules that
 //! span several parts are in `check`.
 //!
-//! The form is decided by position and by doc comments, never by a type's name:
+//! The form is decided by position and by doc comments, never by a type's name (with one
+//! exception before the form is decided: a first parameter written `State<T>` is the tool's
+//! state, as in axum, and is not part of the arguments):
 //!
 //! * If any parameter has a `///` doc comment, the function uses the **inline form**: every
 //!   documented parameter is an argument (its doc comment is the property's description), and a
@@ -27,6 +29,8 @@ pub(crate) struct ToolFn {
     pub(crate) form: Form,
     /// The context parameter's type.
     pub(crate) context: Option<Type>,
+    /// A first parameter of type `State<T>`: `T`.
+    pub(crate) state: Option<Type>,
     /// The declared return type.
     pub(crate) output: Option<Type>,
 }
@@ -133,6 +137,23 @@ impl ToolFn {
                 FnArg::Typed(param) => params.push(param.clone()),
             }
         }
+        // A first parameter `State<T>` is the tool's state, outside the arguments' form.
+        let state = match params.first().and_then(|p| state_type(&p.ty)) {
+            Some(ty) => {
+                params.remove(0);
+                Some(ty)
+            }
+            None => None,
+        };
+        for param in &params {
+            if state_type(&param.ty).is_some() {
+                cx.error_spanned(
+                    &param.ty,
+                    "the `State<T>` parameter comes first: `async fn f(State(s): State<T>, ...)` \
+                     (a tool has at most one state; put several values in one struct)",
+                );
+            }
+        }
         let documented: Vec<bool> = params.iter().map(|p| p.attrs.iter().any(is_doc)).collect();
         let last = params.len().saturating_sub(1);
         let (form, context) = if documented.iter().any(|d| *d) {
@@ -197,6 +218,7 @@ impl ToolFn {
             opaque_doc,
             form,
             context,
+            state,
             output,
         }
     }
@@ -204,6 +226,24 @@ impl ToolFn {
     /// The function's name without `r#`.
     pub(crate) fn name(&self) -> String {
         self.item.sig.ident.unraw().to_string()
+    }
+}
+
+/// `T` when `ty` is written `State<T>` (any path ending in `State` with one type argument).
+fn state_type(ty: &Type) -> Option<Type> {
+    let Type::Path(path) = ty else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    if last.ident != "State" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.iter().collect::<Vec<_>>().as_slice() {
+        [syn::GenericArgument::Type(inner)] => Some(inner.clone()),
+        _ => None,
     }
 }
 

@@ -20,6 +20,7 @@ pub(crate) const RENDER: &str = "render";
 pub(crate) const PRESENT_CALL: &str = "present_call";
 pub(crate) const PRESENT_RESULT: &str = "present_result";
 pub(crate) const FINALIZE_CONTENT: &str = "finalize_content";
+pub(crate) const STRUCT_NAME: &str = "struct_name";
 pub(crate) const CRATE: &str = "crate";
 
 /// Every key, in the order the docs list them.
@@ -37,6 +38,7 @@ pub(crate) const KEYS: &[&str] = &[
     PRESENT_CALL,
     PRESENT_RESULT,
     FINALIZE_CONTENT,
+    STRUCT_NAME,
     CRATE,
 ];
 
@@ -89,6 +91,7 @@ pub(crate) struct Attrs {
     pub(crate) present_result: Option<Set<Path>>,
     pub(crate) finalize_content: Option<Set<Path>>,
     pub(crate) krate: Option<Set<Path>>,
+    pub(crate) struct_name: Option<Set<syn::Ident>>,
 }
 
 /// Parses the attribute's arguments; every problem goes to `cx`.
@@ -179,6 +182,28 @@ fn parse_key(attrs: &mut Attrs, meta: ParseNestedMeta<'_>, cx: &mut Ctxt) -> syn
             cx,
         ),
         CRATE => path_key(&mut attrs.krate, CRATE, value, key_span, cx),
+        STRUCT_NAME => {
+            let v = match value {
+                Some(Expr::Path(p)) if p.qself.is_none() && p.path.get_ident().is_some() => {
+                    p.path.get_ident().cloned()
+                }
+                Some(other) => {
+                    cx.error_spanned(
+                        other,
+                        "`struct_name` takes a type name: `struct_name = ReadFileTool`",
+                    );
+                    None
+                }
+                None => {
+                    cx.error(
+                        key_span,
+                        "`struct_name` needs a value: `struct_name = ReadFileTool`",
+                    );
+                    None
+                }
+            };
+            store(&mut attrs.struct_name, STRUCT_NAME, key_span, v, cx);
+        }
         _ => {
             let hint = closest(&key)
                 .map(|k| format!(" (did you mean `{k}`?)"))

@@ -73,7 +73,11 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
         None => quote!(::dsh_tools),
     };
     let private = quote!(#krate::__private);
-    let struct_ident = Ident::new(&upper_camel(&tool.name()), fn_ident.span());
+    let struct_ident = match &attrs.struct_name {
+        Some(set) => set.value.clone(),
+        // At the function's name: a clash with the author's own type (E0428) points there.
+        None => Ident::new(&upper_camel(&tool.name()), fn_ident.span()),
+    };
     let name = &checked.name;
     let description = &checked.description;
 
@@ -113,6 +117,15 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
             )
         }
     };
+    if let Some(ty) = &tool.state {
+        // Spanned at the state's type: a `T` that is not `Clone` is reported there.
+        call_args.insert(
+            0,
+            quote_spanned! {ty.span()=>
+                #krate::State(<#ty as ::core::clone::Clone>::clone(&self.state))
+            },
+        );
+    }
     if let Some(ty) = &tool.context {
         call_args.push(quote_spanned! {ty.span()=>
             <#ty as #private::ToolContext>::from_context(#ctx_ident)
@@ -262,6 +275,61 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
         }
     };
 
+    let tool_struct = match &tool.state {
+        // Spanned at the function's name: a clash with the author's own type (E0428) is
+        // reported there, and `struct_name = ...` is the fix the docs give.
+        None => quote_spanned! {struct_ident.span()=>
+            #[doc = #description]
+            #[derive(
+                ::core::clone::Clone,
+                ::core::marker::Copy,
+                ::core::fmt::Debug,
+                ::core::default::Default
+            )]
+            #vis struct #struct_ident;
+        },
+        Some(ty) => {
+            let with_doc = format!(
+                "The `{}` tool with the state its body takes (each call gets a clone).",
+                checked.name
+            );
+            let name_text = struct_ident.to_string();
+            // At the state's type, like the call's clone: a `T` without `Clone` is one error there.
+            let clone_state = quote_spanned! {ty.span()=>
+                <#ty as ::core::clone::Clone>::clone(&self.state)
+            };
+            quote_spanned! {struct_ident.span()=>
+                #[doc = #description]
+                #[doc = ""]
+                #[doc = "Built with `with(state)`: the tool holds the state its body takes."]
+                #vis struct #struct_ident {
+                    state: #ty,
+                }
+
+                impl #struct_ident {
+                    #[doc = #with_doc]
+                    #vis fn with(state: #ty) -> Self {
+                        Self { state }
+                    }
+                }
+
+                #[automatically_derived]
+                impl ::core::clone::Clone for #struct_ident {
+                    fn clone(&self) -> Self {
+                        Self { state: #clone_state }
+                    }
+                }
+
+                #[automatically_derived]
+                impl ::core::fmt::Debug for #struct_ident {
+                    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                        f.debug_struct(#name_text).finish_non_exhaustive()
+                    }
+                }
+            }
+        }
+    };
+
     let from_impl = quote_spanned! {output_ty.span()=>
         #[automatically_derived]
         impl ::core::convert::From<#struct_ident> for #krate::ToolDefinition {
@@ -274,14 +342,7 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
     quote! {
         #item
 
-        #[doc = #description]
-        #[derive(
-            ::core::clone::Clone,
-            ::core::marker::Copy,
-            ::core::fmt::Debug,
-            ::core::default::Default
-        )]
-        #vis struct #struct_ident;
+        #tool_struct
 
         #args_struct
 

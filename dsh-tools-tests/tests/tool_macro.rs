@@ -70,3 +70,90 @@ mod hints {
         assert!(hints.is_empty());
     }
 }
+
+/// Tools with state: the tool holds it, each registration its own, each call a clone; both forms.
+mod state {
+    use dsh_tools::{CancellationToken, Registry, State, ToolError, ToolExecutionInput, tool};
+    use serde_json::json;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[derive(Clone)]
+    struct Counter {
+        prefix: String,
+        calls: Arc<AtomicUsize>,
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct GreetArgs {
+        name: String,
+    }
+
+    /// Greets with the state's prefix.
+    #[tool]
+    async fn greet(State(c): State<Counter>, args: GreetArgs) -> Result<String, ToolError> {
+        c.calls.fetch_add(1, Ordering::SeqCst);
+        Ok(format!("{} {}", c.prefix, args.name))
+    }
+
+    /// Counts the calls so far plus `extra`.
+    #[tool(struct_name = CallsSoFar)]
+    async fn calls(
+        counter: State<Counter>,
+        /// added to the count
+        extra: Option<usize>,
+    ) -> Result<usize, ToolError> {
+        Ok(counter.calls.load(Ordering::SeqCst) + extra.unwrap_or(0))
+    }
+
+    #[tokio::test]
+    async fn each_registration_has_its_own_state_and_calls_share_it() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let state = |prefix: &str| Counter {
+            prefix: prefix.into(),
+            calls: Arc::clone(&calls),
+        };
+        let global = Registry::new();
+        global.register(Greet::with(state("Hello"))).unwrap().keep();
+        global.register(CallsSoFar::with(state(""))).unwrap().keep();
+        let other = Registry::new();
+        other
+            .register(Greet::with(state("Bonjour")))
+            .unwrap()
+            .keep();
+        async fn run(
+            r: &Registry,
+            name: &str,
+            args: serde_json::Value,
+        ) -> dsh_tools::ToolExecutionResult {
+            r.execute(ToolExecutionInput::new(
+                "c",
+                name,
+                args,
+                CancellationToken::new(),
+            ))
+            .await
+        }
+        assert_eq!(
+            run(&global, "greet", json!({"name": "Ada"})).await.text(),
+            "Hello Ada"
+        );
+        assert_eq!(
+            run(&other, "greet", json!({"name": "Ada"})).await.text(),
+            "Bonjour Ada"
+        );
+        assert_eq!(
+            run(&global, "calls", json!({"extra": 10})).await.text(),
+            "12"
+        );
+        // Arguments are validated before the state is touched.
+        let bad = run(&global, "greet", json!({})).await;
+        assert_eq!(bad.code(), Some("INVALID_ARGS"));
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        // The state is not part of the model-facing schema.
+        let schemas = global.schemas(None).unwrap();
+        let greet = schemas.iter().find(|s| s.name == "greet").unwrap();
+        assert_eq!(greet.parameters["required"], json!(["name"]));
+        assert_eq!(format!("{:?}", Greet::with(state("x"))), "Greet { .. }");
+    }
+}

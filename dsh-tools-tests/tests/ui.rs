@@ -15,6 +15,7 @@ fn ui() {
         "types",
         "inline",
         "hooks",
+        "state",
     ] {
         cases.compile_fail(format!("tests/ui/{category}/*.rs"));
     }

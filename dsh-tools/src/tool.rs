@@ -422,3 +422,49 @@ impl JsonSchema for NoArgs {
         schemars::json_schema!({"type": "object", "properties": {}, "additionalProperties": false})
     }
 }
+
+/// Shared state a `#[tool]` function takes as its first parameter, the way an axum handler
+/// takes `State<T>`: a database pool, an HTTP client, a workspace root.
+///
+/// The generated tool type then holds the state: it is built with `ReadFile::with(state)` (there
+/// is no unit value to register, so forgetting the state is a compile error), and each call
+/// receives a clone (`T: Clone`; wrap what is not cheap to clone in an `Arc`).
+///
+/// ```
+/// use dsh_tools::{tool, Registry, State, ToolError};
+/// use std::path::PathBuf;
+///
+/// #[derive(Clone)]
+/// struct Workspace {
+///     root: PathBuf,
+/// }
+///
+/// /// Resolve a path inside the workspace.
+/// #[tool]
+/// async fn resolve(
+///     State(ws): State<Workspace>,
+///     /// a path relative to the workspace root
+///     path: String,
+/// ) -> Result<String, ToolError> {
+///     Ok(ws.root.join(path).display().to_string())
+/// }
+///
+/// let registry = Registry::new();
+/// registry.register(Resolve::with(Workspace { root: "/srv".into() }))?.keep();
+/// # Ok::<(), dsh_tools::registry::RegistrationError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct State<T>(pub T);
+
+impl<T> std::ops::Deref for State<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> std::ops::DerefMut for State<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.0
+    }
+}
