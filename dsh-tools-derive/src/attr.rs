@@ -21,6 +21,7 @@ pub(crate) const PRESENT_CALL: &str = "present_call";
 pub(crate) const PRESENT_RESULT: &str = "present_result";
 pub(crate) const FINALIZE_CONTENT: &str = "finalize_content";
 pub(crate) const STRUCT_NAME: &str = "struct_name";
+pub(crate) const ALLOW_UNKNOWN_ARGS: &str = "allow_unknown_args";
 pub(crate) const CRATE: &str = "crate";
 
 /// Every key, in the order the docs list them.
@@ -38,6 +39,7 @@ pub(crate) const KEYS: &[&str] = &[
     PRESENT_CALL,
     PRESENT_RESULT,
     FINALIZE_CONTENT,
+    ALLOW_UNKNOWN_ARGS,
     STRUCT_NAME,
     CRATE,
 ];
@@ -92,6 +94,7 @@ pub(crate) struct Attrs {
     pub(crate) finalize_content: Option<Set<Path>>,
     pub(crate) krate: Option<Set<Path>>,
     pub(crate) struct_name: Option<Set<syn::Ident>>,
+    pub(crate) allow_unknown_args: Option<Set<bool>>,
 }
 
 /// Parses the attribute's arguments; every problem goes to `cx`.
@@ -182,6 +185,13 @@ fn parse_key(attrs: &mut Attrs, meta: ParseNestedMeta<'_>, cx: &mut Ctxt) -> syn
             cx,
         ),
         CRATE => path_key(&mut attrs.krate, CRATE, value, key_span, cx),
+        ALLOW_UNKNOWN_ARGS => flag(
+            &mut attrs.allow_unknown_args,
+            ALLOW_UNKNOWN_ARGS,
+            value,
+            key_span,
+            cx,
+        ),
         STRUCT_NAME => {
             let v = match value {
                 Some(Expr::Path(p)) if p.qself.is_none() && p.path.get_ident().is_some() => {

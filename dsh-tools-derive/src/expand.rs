@@ -100,13 +100,22 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
                 quote!(#(#attrs)* #ident: #ty)
             });
             let names: Vec<&Ident> = args.iter().map(|a| &a.ident).collect();
+            let deny = if attrs
+                .allow_unknown_args
+                .as_ref()
+                .is_some_and(|set| set.value)
+            {
+                quote!(#[serde(crate = #serde)])
+            } else {
+                quote!(#[serde(crate = #serde, deny_unknown_fields)])
+            };
             (
                 quote!(#ident),
                 quote! {
                     #[doc(hidden)]
                     #[allow(non_camel_case_types)]
                     #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
-                    #[serde(crate = #serde, deny_unknown_fields)]
+                    #deny
                     #[schemars(crate = #schemars)]
                     #vis struct #ident {
                         #(#fields,)*
@@ -225,6 +234,14 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
             }
         })
     };
+    let allow_unknown = attrs.allow_unknown_args.as_ref().map(|set| {
+        let value = set.value;
+        quote! {
+            fn allow_unknown_args(&self) -> bool {
+                #value
+            }
+        }
+    });
     let render = hook(
         &attrs.render,
         "render",
@@ -270,6 +287,7 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
             #present_call
             #present_result
             #finalize
+            #allow_unknown
 
             #call
         }

@@ -190,6 +190,25 @@ fn check<T: Case>() {
         bridge::from_schemars(&schemars::schema_for!(T)).unwrap_or_else(|e| panic!("{name}: {e}"));
     check_schema::<T>(&inlined);
     check_schema::<T>(&referenced);
+    // The tool layer's arguments schema (the root closed) keeps (a) and (b).
+    let args = bridge::schema_for_args::<T>(false).unwrap_or_else(|e| panic!("{name}: {e}"));
+    check_schema::<T>(&args);
+    // (c) The output direction: every serialized value validates against the *serialize*
+    // contract's schema, the one a tool's output is checked with.
+    let output =
+        bridge::schema_for_serialize::<T>().unwrap_or_else(|e| panic!("{name} (serialize): {e}"));
+    let compiled = CompiledSchema::compile(&output).expect("the bridge's output compiles");
+    runner(SERIALIZED_CASES)
+        .run(&T::strategy(), |x| {
+            let v = serde_json::to_value(&x).expect("corpus values serialize");
+            let violations = compiled.validate(&v);
+            prop_assert!(
+                violations.is_empty(),
+                "{name}: {v} against {output}: {violations:?}"
+            );
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("(c) {e}"));
 }
 
 fn check_schema<T: Case>(schema: &Value) {

@@ -97,6 +97,24 @@ fn adapted(name: &str) -> Option<(bool, Vec<String>, &'static str)> {
     })
 }
 
+/// Our undeclared-property message keeps the spec's words and then lists the declared names
+/// (issue #9, item 4: the model needs them to fix its call); conformance compares the spec's part.
+fn spec_words(message: &str) -> String {
+    const SPEC: &str = "(additionalProperties: false)";
+    match message.find(SPEC) {
+        Some(i) => {
+            let rest = &message[i + SPEC.len()..];
+            assert!(
+                rest.starts_with(": the declared properties are ")
+                    || rest == ": no properties are declared",
+                "{message}"
+            );
+            message[..i + SPEC.len()].to_owned()
+        }
+        None => message.to_owned(),
+    }
+}
+
 /// The unsupported-keyword message names the extended subset (issue #2, item 4).
 fn rewrite(message: &str) -> String {
     message.replace(UPSTREAM_SUBSET, OUR_SUBSET)
@@ -216,7 +234,12 @@ fn schema_validate() {
         let compiled = CompiledSchema::compile(&schema).unwrap_or_else(|e| panic!("{name}: {e}"));
         let root = root_of(case["root_path"].as_str().unwrap());
         let expected = strings(&case["violations"]);
-        assert_eq!(compiled.validate_at(&value, root), expected, "{name}");
+        let actual: Vec<String> = compiled
+            .validate_at(&value, root)
+            .into_iter()
+            .map(|m| spec_words(&m))
+            .collect();
+        assert_eq!(actual, expected, "{name}");
         assert_eq!(
             compiled.is_valid(&value),
             case["valid"].as_bool().unwrap(),

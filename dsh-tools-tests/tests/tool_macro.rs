@@ -157,3 +157,138 @@ mod state {
         assert_eq!(format!("{:?}", Greet::with(state("x"))), "Greet { .. }");
     }
 }
+
+/// One contract for unknown arguments (closed by default in both forms, `allow_unknown_args` to
+/// opt out), outputs checked against what they serialize to, and a failing `Serialize`.
+mod contracts {
+    use dsh_tools::{CancellationToken, Registry, ToolError, ToolExecutionInput, tool};
+    use serde_json::{Value, json};
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct WriteArgs {
+        path: String,
+        content: String,
+    }
+
+    /// Writes a file.
+    #[tool]
+    async fn write_file(args: WriteArgs) -> Result<usize, ToolError> {
+        Ok(args.path.len() + args.content.len())
+    }
+
+    /// Writes a file, ignoring what it does not know.
+    #[tool(allow_unknown_args)]
+    async fn write_lenient(args: WriteArgs) -> Result<usize, ToolError> {
+        Ok(args.path.len() + args.content.len())
+    }
+
+    /// Adds, ignoring extra keys.
+    #[tool(allow_unknown_args)]
+    async fn add_lenient(
+        /// a term
+        a: i64,
+    ) -> Result<i64, ToolError> {
+        Ok(a)
+    }
+
+    #[derive(serde::Serialize, schemars::JsonSchema)]
+    struct Listing {
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        entries: Vec<String>,
+        #[serde(skip_serializing)]
+        #[allow(dead_code)]
+        cache: u32,
+    }
+
+    /// Lists nothing.
+    #[tool]
+    async fn list_empty() -> Result<Listing, ToolError> {
+        Ok(Listing {
+            entries: Vec::new(),
+            cache: 7,
+        })
+    }
+
+    struct Unserializable;
+
+    impl serde::Serialize for Unserializable {
+        fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+            Err(serde::ser::Error::custom("the clock is not serializable"))
+        }
+    }
+
+    impl schemars::JsonSchema for Unserializable {
+        fn schema_name() -> std::borrow::Cow<'static, str> {
+            "Unserializable".into()
+        }
+        fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+            schemars::json_schema!({"type": "string"})
+        }
+    }
+
+    /// Fails to serialize.
+    #[tool]
+    async fn broken() -> Result<Unserializable, ToolError> {
+        Ok(Unserializable)
+    }
+
+    async fn run(r: &Registry, name: &str, args: Value) -> dsh_tools::ToolExecutionResult {
+        r.execute(ToolExecutionInput::new(
+            "c",
+            name,
+            args,
+            CancellationToken::new(),
+        ))
+        .await
+    }
+
+    #[tokio::test]
+    async fn unknown_arguments_outputs_and_serialize_failures() {
+        let r = Registry::new();
+        for d in [
+            WriteFile.definition(),
+            WriteLenient.definition(),
+            AddLenient.definition(),
+            ListEmpty.definition(),
+            Broken.definition(),
+        ] {
+            r.register(d).unwrap().keep();
+        }
+        use dsh_tools::Tool;
+        let made_up = json!({"path": "a", "content": "b", "append": true});
+        let closed = run(&r, "write_file", made_up.clone()).await;
+        assert_eq!(closed.code(), Some("INVALID_ARGS"));
+        assert_eq!(
+            closed.text(),
+            "Error: invalid arguments: \"append\" is not a declared property \
+             (additionalProperties: false): the declared properties are \"path\", \"content\""
+        );
+        assert_eq!(
+            WriteFile.definition().parameters()["additionalProperties"],
+            false
+        );
+        assert_eq!(run(&r, "write_lenient", made_up).await.text(), "2");
+        assert!(
+            WriteLenient
+                .definition()
+                .parameters()
+                .get("additionalProperties")
+                .is_none()
+        );
+        assert_eq!(
+            run(&r, "add_lenient", json!({"a": 4, "b": 1})).await.text(),
+            "4"
+        );
+        // The output schema is what `Listing` serializes to: `entries` may be absent, `cache` is.
+        let listed = run(&r, "list_empty", json!({})).await;
+        assert!(!listed.is_error(), "{}", listed.text());
+        assert_eq!(listed.value(), Some(&json!({})));
+        let broken = run(&r, "broken", json!({})).await;
+        assert_eq!(broken.code(), Some("INVALID_TOOL_OUTPUT"));
+        assert!(
+            broken.text().contains("the clock is not serializable"),
+            "{}",
+            broken.text()
+        );
+    }
+}

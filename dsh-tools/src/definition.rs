@@ -463,7 +463,7 @@ impl ToolDefinition {
         F: Fn(A, ToolRunContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
     {
-        let schemas = crate::tool::schemas::<A, O>()?;
+        let schemas = crate::tool::schemas::<A, O>(false)?;
         let compiled = Arc::clone(&schemas.compiled);
         let body = Arc::new(body);
         let mut definition = Self::from_parts(

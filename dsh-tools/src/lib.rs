@@ -59,7 +59,10 @@
 //! assert_eq!(denied.text(), "Error: that file is off limits");
 //! let invalid = registry.execute(call(json!({"file": "/etc/hosts"}))).await;
 //! assert_eq!(invalid.code(), Some("INVALID_ARGS"));
-//! assert_eq!(invalid.text(), r#"Error: invalid arguments: missing required property "path""#);
+//! assert_eq!(
+//!     invalid.text(),
+//!     r#"Error: invalid arguments: missing required property "path"; "file" is not a declared property (additionalProperties: false): the declared properties are "path""#
+//! );
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # }).unwrap();
 //! ```

@@ -194,9 +194,17 @@ pub trait Tool: Send + Sync + Sized + 'static {
         None
     }
 
+    /// Whether the arguments object accepts properties it does not declare (`false`: the
+    /// model-facing schema is closed, and a made-up argument is `INVALID_ARGS` listing the
+    /// declared ones). Nested objects stay closed either way; a struct with
+    /// `#[serde(deny_unknown_fields)]` stays closed too, since serde would refuse the extra.
+    fn allow_unknown_args(&self) -> bool {
+        false
+    }
+
     /// The definition, or why the types' schemas cannot be bridged into the subset.
     fn try_definition(self) -> Result<ToolDefinition, BridgeError> {
-        let schemas = schemas::<Self::Args, Self::Output>()?;
+        let schemas = schemas::<Self::Args, Self::Output>(self.allow_unknown_args())?;
         Ok(build(self, schemas))
     }
 
@@ -206,7 +214,7 @@ pub trait Tool: Send + Sync + Sized + 'static {
     fn definition(self) -> ToolDefinition {
         let name = self.name().to_owned();
         let description = self.description().to_owned();
-        match schemas::<Self::Args, Self::Output>() {
+        match schemas::<Self::Args, Self::Output>(self.allow_unknown_args()) {
             Ok(schemas) => build(self, schemas),
             Err(error) => ToolDefinition::invalid(name, description, error),
         }
@@ -220,22 +228,22 @@ pub(crate) struct TypedSchemas {
     pub(crate) compiled: Arc<CompiledSchema>,
 }
 
-type Cache = Mutex<FxHashMap<(TypeId, TypeId), Arc<TypedSchemas>>>;
+type Cache = Mutex<FxHashMap<(TypeId, TypeId, bool), Arc<TypedSchemas>>>;
 
 /// The schemas of `A` and `O`, bridged and compiled once per process (a pure function of the
 /// types, so the memo is not state).
-pub(crate) fn schemas<A, O>() -> Result<Arc<TypedSchemas>, BridgeError>
+pub(crate) fn schemas<A, O>(allow_unknown: bool) -> Result<Arc<TypedSchemas>, BridgeError>
 where
     A: JsonSchema + 'static,
     O: JsonSchema + 'static,
 {
     static CACHE: OnceLock<Cache> = OnceLock::new();
-    let key = (TypeId::of::<A>(), TypeId::of::<O>());
+    let key = (TypeId::of::<A>(), TypeId::of::<O>(), allow_unknown);
     let cache = CACHE.get_or_init(Default::default);
     if let Some(found) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(Arc::clone(found));
     }
-    let parameters = bridge::schema_for::<A>()?;
+    let parameters = bridge::schema_for_args::<A>(allow_unknown)?;
     if parameters.get("type").and_then(Value::as_str) != Some("object") {
         return Err(BridgeError::internal(format!(
             "a tool's parameters must be an object, and `{}` is not a struct with named \
@@ -243,7 +251,7 @@ where
             std::any::type_name::<A>()
         )));
     }
-    let output = bridge::schema_for::<O>()?;
+    let output = bridge::schema_for_serialize::<O>()?;
     // The bridge guarantees a supported schema; compile cannot fail on its output.
     let compiled = CompiledSchema::compile(&parameters)
         .map_err(|e| BridgeError::internal(format!("bridged parameters do not compile: {e}")))?;
@@ -292,7 +300,13 @@ pub(crate) fn validate_and_decode<A: DeserializeOwned>(
 
 /// The output value as JSON.
 pub(crate) fn encode<O: Serialize>(out: O) -> Result<Value, ToolError> {
-    serde_json::to_value(out).map_err(|e| ToolError::new(format!("tool output is not JSON: {e}")))
+    serde_json::to_value(out).map_err(|e| {
+        ToolError::coded(
+            "ToolOutputError",
+            crate::error::codes::INVALID_TOOL_OUTPUT,
+            format!("tool output is not JSON: {e}"),
+        )
+    })
 }
 
 fn build<T: Tool>(tool: T, schemas: Arc<TypedSchemas>) -> ToolDefinition {

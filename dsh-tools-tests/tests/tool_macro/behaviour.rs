@@ -63,7 +63,8 @@ async fn inline_form_reports_every_violation_with_paths() {
     assert_eq!(
         bad.text(),
         "Error: invalid arguments: missing required property \"b\"; \"a\" must be an integer; \
-         \"c\" is not a declared property (additionalProperties: false)"
+         \"c\" is not a declared property (additionalProperties: false): the declared \
+         properties are \"a\", \"b\""
     );
     let nested = json!({"pattern": "x", "paths": ["a", 3], "labels": {"k": 1}});
     let nested = call(&registry, "grep", nested).await;

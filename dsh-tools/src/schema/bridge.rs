@@ -278,12 +278,11 @@ fn strip_annotations(schema: &mut Value) {
     }
 }
 
-/// Generates the schema of `T` and bridges it with [`from_schemars`].
+/// Generates the schema of `T` and bridges it with [`from_schemars`]: what `T` *accepts*.
 ///
-/// Settings: JSON Schema draft 2020-12 without `$schema`, subschemas inlined, and schemars'
-/// default *deserialize* contract (the schema describes what `T` accepts: `#[serde(default)]`
-/// fields are optional, `#[serde(skip)]` fields absent). The root `title` is dropped when it is
-/// only `T`'s schema name.
+/// Settings: JSON Schema draft 2020-12 without `$schema`, and schemars' *deserialize* contract
+/// (`#[serde(default)]` fields are optional, `#[serde(skip)]` fields absent). The root `title` is
+/// dropped when it is only `T`'s schema name.
 ///
 /// ```
 /// use dsh_tools::schema::bridge;
@@ -299,7 +298,64 @@ fn strip_annotations(schema: &mut Value) {
 /// assert!(err.to_string().contains(r#"recursive type "Tree""#));
 /// ```
 pub fn schema_for<T: schemars::JsonSchema>() -> Result<Value, BridgeError> {
-    let generator = SchemaSettings::draft2020_12()
+    generate::<T>(SchemaSettings::draft2020_12()).map(|(out, _)| out)
+}
+
+/// The parameters schema of a tool whose arguments are `T`: [`schema_for`], with the root object
+/// **closed** (`additionalProperties: false`) unless `allow_unknown`. serde ignores unknown
+/// fields, but a model's made-up argument is a mistake to report (and every provider's strict
+/// mode wants closed objects). A root that schemars describes with more than `properties` (a
+/// `#[serde(flatten)]` enum or map: `anyOf`, `oneOf`, `allOf`, `additionalProperties`) is left
+/// as it is, and a type with `#[serde(deny_unknown_fields)]` stays closed either way.
+pub fn schema_for_args<T: schemars::JsonSchema>(allow_unknown: bool) -> Result<Value, BridgeError> {
+    let (mut out, raw_keys) = generate::<T>(SchemaSettings::draft2020_12())?;
+    let plain = [
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "additionalProperties",
+        "unevaluatedProperties",
+    ]
+    .iter()
+    .all(|k| !raw_keys.iter().any(|r| r == k));
+    if !allow_unknown
+        && plain
+        && let Some(map) = out.as_object_mut()
+        && map.get("type").and_then(Value::as_str) == Some("object")
+    {
+        map.entry("additionalProperties")
+            .or_insert(Value::Bool(false));
+    }
+    Ok(out)
+}
+
+/// Generates the schema of `T` under schemars' *serialize* contract and bridges it: what `T`
+/// *produces* when serialized, the schema of a tool's output. A field with
+/// `#[serde(skip_serializing_if = "...")]` is optional and a `#[serde(skip_serializing)]` field
+/// absent even without `#[serde(default)]`. Objects are left as schemars describes them.
+///
+/// ```
+/// use dsh_tools::schema::bridge;
+/// use schemars::JsonSchema;
+/// use serde::Serialize;
+///
+/// #[derive(Serialize, JsonSchema)]
+/// struct Listing {
+///     #[serde(skip_serializing_if = "Vec::is_empty")]
+///     entries: Vec<String>,
+/// }
+/// let schema = bridge::schema_for_serialize::<Listing>().unwrap();
+/// assert!(schema.get("required").is_none_or(|r| r.as_array().unwrap().is_empty()));
+/// ```
+pub fn schema_for_serialize<T: schemars::JsonSchema>() -> Result<Value, BridgeError> {
+    generate::<T>(SchemaSettings::draft2020_12().for_serialize()).map(|(out, _)| out)
+}
+
+/// The bridged schema, and the keys of schemars' own root object.
+fn generate<T: schemars::JsonSchema>(
+    settings: SchemaSettings,
+) -> Result<(Value, Vec<String>), BridgeError> {
+    let generator = settings
         .with(|s| {
             s.meta_schema = None;
             // schemars' own inlining expands shared subtypes before any limit applies (a type
@@ -315,7 +371,11 @@ pub fn schema_for<T: schemars::JsonSchema>() -> Result<Value, BridgeError> {
     {
         map.shift_remove("title");
     }
-    Ok(out)
+    let raw_keys = schema
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    Ok((out, raw_keys))
 }
 
 /// One reason a schema could not be bridged: where, and what to do about it.

@@ -53,7 +53,7 @@
 //!     [
 //!         r#"missing required property "path""#,
 //!         r#""limit" must be >= 1"#,
-//!         r#""x" is not a declared property (additionalProperties: false)"#,
+//!         r#""x" is not a declared property (additionalProperties: false): the declared properties are "path", "limit""#,
 //!     ]
 //! );
 //! # Ok::<(), dsh_tools::schema::JsonSchemaError>(())

@@ -259,13 +259,25 @@ fn keys_cannot_forge_violations_and_long_keys_are_cut() {
     // The key's own quotes are escaped: no unescaped `"` or `; "` can come from it.
     assert_eq!(
         violations,
-        [r#""value["x\" is fine; \"y"]" is not a declared property (additionalProperties: false)"#]
+        [
+            r#""value["x\" is fine; \"y"]" is not a declared property (additionalProperties: false): no properties are declared"#
+        ]
     );
-    // Ordinary keys keep the spec's messages.
+    // Ordinary keys keep the spec's messages, then the names the model may use: quoted, with
+    // `;` escaped too, so a declared name cannot read as another violation either.
     let ordinary = compiled.validate_at(&json!({"line_2": 1}), Root::Value);
     assert_eq!(
         ordinary,
-        [r#""value.line_2" is not a declared property (additionalProperties: false)"#]
+        [
+            r#""value.line_2" is not a declared property (additionalProperties: false): no properties are declared"#
+        ]
+    );
+    let named = CompiledSchema::compile(&json!({"type": "object", "properties": {"path": {}, "a; \"b": {}}, "additionalProperties": false})).unwrap();
+    assert_eq!(
+        named.validate_at(&json!({"mode": 1}), Root::Parameters),
+        [
+            r#""mode" is not a declared property (additionalProperties: false): the declared properties are "path", "a\u003b \"b""#
+        ]
     );
     // A 5 MiB key: one short violation, the report within its bound.
     let huge = "k".repeat(5 << 20);

@@ -540,7 +540,10 @@ impl<'a> Collector<'a> {
                     if o.find(k).is_none() {
                         let child = self.child(path, Seg::Key(k));
                         self.fail(child, || {
-                            "is not a declared property (additionalProperties: false)".to_owned()
+                            format!(
+                                "is not a declared property (additionalProperties: false): {}",
+                                declared(o)
+                            )
                         });
                         if self.abandon {
                             return;
@@ -578,6 +581,35 @@ impl<'a> Collector<'a> {
             }
         }
     }
+}
+
+/// What a model needs to fix a made-up property: the names it may use (at most 32, each cut at
+/// `MAX_KEY_BYTES`), in declaration order.
+fn declared(o: &super::compile::ObjectNode) -> String {
+    const SHOWN: usize = 32;
+    if o.props.is_empty() {
+        return "no properties are declared".to_owned();
+    }
+    let mut out = String::from("the declared properties are ");
+    for (i, p) in o.props.iter().take(SHOWN).enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let mut key = &*p.key;
+        if key.len() > super::MAX_KEY_BYTES {
+            let mut end = super::MAX_KEY_BYTES;
+            while !key.is_char_boundary(end) {
+                end -= 1;
+            }
+            key = &key[..end];
+        }
+        // JSON-quoted, and `;` escaped too: a name cannot read as the next violation.
+        out.push_str(&crate::json::to_compact_string(&Value::from(key)).replace(';', "\\u003b"));
+    }
+    if o.props.len() > SHOWN {
+        out.push_str(&format!(" and {} more", o.props.len() - SHOWN));
+    }
+    out
 }
 
 /// The fast path with an explicit recursion budget (0 = start in the silent collector).
