@@ -49,9 +49,23 @@ pub mod codes {
     pub const TOOL_TIMEOUT: &str = "TOOL_TIMEOUT";
     /// A schema outside the supported subset.
     pub const UNSUPPORTED_SCHEMA: &str = "UNSUPPORTED_SCHEMA";
+    /// A failure that may pass on another attempt (a busy service, a dropped connection): the
+    /// only one [`wrappers::retry`](crate::wrappers::retry) retries by default.
+    pub const TRANSIENT: &str = "TRANSIENT";
 }
 
 impl ToolError {
+    /// A failure worth another attempt ([`codes::TRANSIENT`]): what
+    /// [`wrappers::retry`](crate::wrappers::retry) retries by default.
+    ///
+    /// ```
+    /// use dsh_tools::ToolError;
+    /// assert_eq!(ToolError::transient("rate limited").code(), Some("TRANSIENT"));
+    /// ```
+    pub fn transient(message: impl Into<String>) -> Self {
+        Self::coded("TransientError", codes::TRANSIENT, message)
+    }
+
     /// A plain error (no routable info).
     pub fn new(message: impl Into<String>) -> Self {
         Self {

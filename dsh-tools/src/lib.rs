@@ -107,7 +107,9 @@ pub use pipeline::{
     ExecutionToken, PostNext, PostToolDecision, PreNext, PreToolDecision, Signal, ToolExecution,
     ToolExecutionInput, ToolExecutionResult, ToolRunContext,
 };
-pub use registry::{PresentationMode, Registration, Registry, Restriction, Scope, ToolSchema};
+pub use registry::{
+    PresentationMode, Registration, Registry, Restriction, Scope, ScopedRegistration, ToolSchema,
+};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{Concurrency, NoArgs, State, Tool, ToolArgs, ToolOutput, ToolReturn};
 

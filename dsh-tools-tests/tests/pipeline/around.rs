@@ -103,7 +103,7 @@ async fn scenario_054_short_circuit_success_is_re_rendered() {
         json!({"content": t("short-circuited"), "isError": false, "value": "short-circuited"})
     );
     assert_eq!(runs.get(), 0);
-    drop(short);
+    short.dispose();
     // A copy of the real success with other content is re-rendered too …
     let spread = registry.on_execute(|_c, next: ExecuteNext| async move {
         Ok(next.run().await?.with_content(blocks("swapped")))
@@ -113,7 +113,7 @@ async fn scenario_054_short_circuit_success_is_re_rendered() {
         to_json(&r),
         json!({"content": t("ran:t"), "isError": false, "value": "ran:t"})
     );
-    drop(spread);
+    spread.dispose();
     // … and so is the canonical result of another call (a cache hit).
     let cached: Arc<Mutex<Option<ToolExecutionResult>>> = Arc::default();
     let c = Arc::clone(&cached);
@@ -143,7 +143,7 @@ async fn scenario_054_short_circuit_success_is_re_rendered() {
         before + 1,
         "the second call was served from the cache"
     );
-    drop(cache);
+    cache.dispose();
     // … while the same on a failure keeps the wrapper's content.
     keep(&registry, failing("f", ToolError::new("x")));
     registry
@@ -237,7 +237,9 @@ async fn scenario_059_wrapper_success_after_the_tool_disappeared() {
     let slot = Arc::new(Mutex::new(Some(registry.register(echo()).unwrap())));
     registry
         .on_execute(move |_c, _next: ExecuteNext| {
-            drop(slot.lock().unwrap().take());
+            if let Some(r) = slot.lock().unwrap().take() {
+                r.dispose();
+            }
             async { Ok(ToolExecutionResult::success(json!("replacement")).with_content(vec![])) }
         })
         .keep();

@@ -31,7 +31,7 @@ async fn scenario_073_post_contexts_ride_on_the_result() {
         to_json(&r)["additionalContexts"][0]["source"],
         json!({"kind": "plugin", "plugin": "test"})
     );
-    drop(accept);
+    accept.dispose();
     let why = um_from("why it was rejected", "test");
     let w = why.clone();
     registry
@@ -227,7 +227,7 @@ async fn scenario_077_conclude_turn_through_a_composite() {
         to_json(&r),
         json!({"content": t("blocked"), "isError": false, "value": "blocked"})
     );
-    drop(blocker);
+    blocker.dispose();
     let r = exec(&registry, call("composite", json!({}))).await;
     assert_eq!(
         to_json(&r),
@@ -244,7 +244,7 @@ async fn scenario_077_conclude_turn_through_a_composite() {
         json!({"content": t("replaced"), "isError": false, "value": "terminal",
                "concludesTurn": true})
     );
-    drop(replace);
+    replace.dispose();
     let _value = registry.on_post_execute(|_e, _r, _n: PostNext| async {
         Ok(PostToolDecision::replace_value(json!("other")))
     });

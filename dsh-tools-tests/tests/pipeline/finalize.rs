@@ -41,7 +41,9 @@ async fn scenario_032_snapshotted_at_call_start_runs_on_outer_failures() {
     registry
         .on_pre_execute(move |_e, _next: PreNext| {
             // Unregister the tool mid-call, then fail.
-            drop(registration.lock().unwrap().take());
+            if let Some(r) = registration.lock().unwrap().take() {
+                r.dispose();
+            }
             async {
                 Err::<PreToolDecision, _>(ToolError::coded(
                     "HarnessError",

@@ -122,7 +122,7 @@ async fn scenario_094_non_lossless_arguments() {
         next.run()
     });
     exec(&registry, call("t", json!({}))).await;
-    drop(_capture);
+    _capture.dispose();
     let parent = parent.only();
     let (pre_before, global_before) = (pre.get(), global.get());
 

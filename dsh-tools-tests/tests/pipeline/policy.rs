@@ -414,7 +414,9 @@ async fn scenario_049_guard_table_snapshot() {
     let (tr, s, scope) = (trace.clone(), Arc::clone(&slot), a.clone());
     let own = a.guard(move |_e: &ToolExecution| {
         tr.push("first");
-        drop(s.lock().unwrap().take());
+        if let Some(r) = s.lock().unwrap().take() {
+            r.dispose();
+        }
         let tr = tr.clone();
         scope
             .guard(move |_e: &ToolExecution| {

@@ -69,7 +69,7 @@ async fn scenario_063_content_vs_value_replacement() {
         json!({"isError": false, "value": {"text": "body"}, "content": t("policy content"),
                "meta": {"projected": "body"}})
     );
-    drop(content);
+    content.dispose();
     let context = um_from("value context", "test");
     let _value = deciding_once(
         &registry,
@@ -114,7 +114,7 @@ async fn scenario_064_both_replacements_and_invalid_replacement() {
         to_json(&r),
         plain_failure("tools/post-execute accept decision cannot replace both value and content")
     );
-    drop(both);
+    both.dispose();
     deciding(&registry, PostToolDecision::replace_value(json!(1)));
     let r = exec(&registry, call("echo", json!({"text": "hi"}))).await;
     assert_eq!(

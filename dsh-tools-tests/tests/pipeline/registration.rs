@@ -235,17 +235,22 @@ fn scenario_009_duplicates_and_disposal() {
         "tool \"echo\" is already registered (for a per-agent variant, register through that \
          agent's `agent.ctx` instead)"
     );
-    // A plugin's registration lives as long as its disposer.
-    let plugin = registry.register(raw("scoped")).unwrap();
+    // Dropping the disposer keeps the tool (as the spec's ignored disposer does); a scoped
+    // handle undoes it when dropped.
+    let plugin = registry.register(raw("scoped")).unwrap().scoped();
     assert_eq!(names(&registry, None), ["echo", "scoped"]);
     drop(plugin);
     assert_eq!(names(&registry, None), ["echo"]);
+    let ignored = registry.register(raw("kept")).unwrap();
+    drop(ignored);
+    assert_eq!(names(&registry, None), ["echo", "kept"]);
     let disposer = registry.register(raw("scoped")).unwrap();
-    assert_eq!(names(&registry, None), ["echo", "scoped"]);
+    assert_eq!(names(&registry, None), ["echo", "kept", "scoped"]);
     disposer.dispose();
-    assert_eq!(names(&registry, None), ["echo"]);
+    assert_eq!(names(&registry, None), ["echo", "kept"]);
     // The name is free again after disposal.
     keep(&registry, raw("scoped"));
+    assert_eq!(names(&registry, None), ["echo", "kept", "scoped"]);
     // Scoped duplicates.
     let a = registry.scope("A");
     a.register(raw("y")).unwrap().keep();

@@ -4,7 +4,7 @@ use super::map;
 use crate::definition::{OutputDecl, ToolDefinition};
 use crate::error::ToolError;
 use crate::pipeline::{AgentId, ToolRunContext};
-use crate::registry::{Registration, Registry};
+use crate::registry::{Registry, ScopedRegistration};
 use crate::schema::{CompiledSchema, Root, ToolArgsError, bridge};
 use rmcp::model::{CallToolRequestParams, SubscriptionFilter, Tool};
 use rmcp::service::{
@@ -338,7 +338,7 @@ impl ImportedTools {
 #[derive(Default)]
 struct SyncState {
     /// Remote name → (the remote tool as JSON, to notice changes; the registration).
-    live: HashMap<String, (Value, Registration)>,
+    live: HashMap<String, (Value, ScopedRegistration)>,
     order: Vec<String>,
     collisions: Vec<String>,
     passed_through: Vec<(String, String)>,
@@ -409,7 +409,9 @@ fn sync(ctx: &SyncCtx, state: &Mutex<SyncState>, tools: Vec<Tool>) {
         };
         match registered {
             Ok(registration) => {
-                state.live.insert(remote, (fingerprint, registration));
+                state
+                    .live
+                    .insert(remote, (fingerprint, registration.scoped()));
                 state.order.push(local);
             }
             Err(e) => state.skipped.push((local, e.to_string())),

@@ -2,7 +2,7 @@
 
 use super::map;
 use crate::pipeline::{AgentId, Progress, ProgressSink, ToolExecutionInput, ToolExecutionResult};
-use crate::registry::{ChangeEvent, Registration, Registry};
+use crate::registry::{ChangeEvent, Registry, ScopedRegistration};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListToolsResult,
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
@@ -51,7 +51,7 @@ struct Shared {
     /// The MCP tools of the current registry generation.
     tools: Mutex<Option<(u64, Arc<Vec<Tool>>)>>,
     /// Keeps the registry's change listener; dropped with the last clone.
-    _listener: Registration,
+    _listener: ScopedRegistration,
 }
 
 impl fmt::Debug for McpServer {
@@ -100,7 +100,7 @@ impl McpServer {
                 legacy_peers: Mutex::new(Vec::new()),
                 forwarder: std::sync::Once::new(),
                 tools: Mutex::new(None),
-                _listener: listener,
+                _listener: listener.scoped(),
             }
         });
         let capabilities = ServerCapabilities::builder()

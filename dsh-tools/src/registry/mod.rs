@@ -2,8 +2,9 @@
 //! that intersect, guards, hooks, and the projection the model sees.
 //!
 //! A `Registry` is a cheap `Clone` handle; there is no global state. Every registration returns
-//! a [`Registration`] whose drop (or [`dispose`](Registration::dispose)) undoes it; call
-//! [`keep`](Registration::keep) to keep it for the registry's lifetime.
+//! a [`Registration`]: [`dispose`](Registration::dispose) undoes it, and dropping or ignoring it
+//! keeps the registration (as the spec's disposer does). [`scoped`](Registration::scoped) turns
+//! it into a guard that undoes the registration when dropped.
 
 mod change;
 mod errors;
@@ -178,8 +179,9 @@ impl fmt::Debug for Registry {
     }
 }
 
-/// Undoes one registration when dropped or disposed (tools, restrictions, guards, hooks).
-#[must_use = "dropping a Registration undoes it; call `.keep()` to keep it"]
+/// The handle of one registration (a tool, restriction, guard, hook or listener): call
+/// [`dispose`](Self::dispose) to undo it. Dropping or ignoring the handle keeps the registration,
+/// as the spec's disposer does (`registry.register(tool)?;` registers for good).
 pub struct Registration {
     registry: Weak<Inner>,
     target: Target,
@@ -217,17 +219,9 @@ impl fmt::Debug for Registration {
 }
 
 impl Registration {
-    /// Undoes the registration now (idempotent with drop).
-    pub fn dispose(self) {}
-
-    /// Keeps the registration for the registry's lifetime.
-    pub fn keep(mut self) {
-        self.target = Target::Nothing;
-    }
-}
-
-impl Drop for Registration {
-    fn drop(&mut self) {
+    /// Undoes the registration now (a second dispose of the same registration, or one after the
+    /// registry is gone, does nothing).
+    pub fn dispose(mut self) {
         let target = std::mem::replace(&mut self.target, Target::Nothing);
         let Some(inner) = self.registry.upgrade() else {
             return;
@@ -238,6 +232,58 @@ impl Drop for Registration {
             if let Err(e) = registry.notify(&event) {
                 tracing::warn!("tools/change listener failed on {event:?}: {e}");
             }
+        }
+    }
+
+    /// Keeps the registration for the registry's lifetime: what dropping the handle does too
+    /// (kept so that code written when dropping undid a registration still reads clearly).
+    pub fn keep(self) {}
+
+    /// A guard that disposes the registration when it is dropped: a hook or tool for the
+    /// length of a scope.
+    ///
+    /// ```
+    /// use dsh_tools::{OutputDecl, Registry, ToolDefinition};
+    /// use serde_json::json;
+    ///
+    /// let registry = Registry::new();
+    /// let tool = || ToolDefinition::new("t", "d", json!({}), OutputDecl::text(), |_, _| async { Ok(json!("")) });
+    /// {
+    ///     let _scoped = registry.register(tool()).unwrap().scoped();
+    ///     assert_eq!(registry.schemas(None).unwrap().len(), 1);
+    /// }
+    /// assert_eq!(registry.schemas(None).unwrap().len(), 0);
+    /// registry.register(tool()).unwrap(); // dropped: kept
+    /// assert_eq!(registry.schemas(None).unwrap().len(), 1);
+    /// ```
+    pub fn scoped(self) -> ScopedRegistration {
+        ScopedRegistration(Some(self))
+    }
+}
+
+/// A [`Registration`] disposed when dropped ([`Registration::scoped`]).
+#[must_use = "dropping a ScopedRegistration undoes the registration at once"]
+#[derive(Debug)]
+pub struct ScopedRegistration(Option<Registration>);
+
+impl ScopedRegistration {
+    /// Undoes the registration now.
+    pub fn dispose(mut self) {
+        if let Some(r) = self.0.take() {
+            r.dispose();
+        }
+    }
+
+    /// Keeps the registration after all.
+    pub fn keep(mut self) {
+        self.0.take();
+    }
+}
+
+impl Drop for ScopedRegistration {
+    fn drop(&mut self) {
+        if let Some(r) = self.0.take() {
+            r.dispose();
         }
     }
 }

@@ -17,22 +17,16 @@ pub struct Retry {
     when: Predicate,
 }
 
-/// Whether a failure is worth another attempt by default: any failure except the ones a retry
-/// cannot change (unknown tool, invalid arguments or output, cancellation, timeout).
+/// Whether a failure is worth another attempt by default: only one its tool marked so
+/// ([`ToolError::transient`](crate::ToolError::transient), code `TRANSIENT`). A plain error
+/// (`io::Error`, "division by zero") is final: retrying it would run the body again for the same
+/// answer, or repeat a side effect. Widen it with [`Retry::when`].
 pub fn is_transient(result: &ToolExecutionResult) -> bool {
-    const FINAL: [&str; 6] = [
-        codes::UNKNOWN_TOOL,
-        codes::INVALID_ARGS,
-        codes::INVALID_TOOL_OUTPUT,
-        codes::ABORTED,
-        codes::ABORTED_BEFORE_DISPATCH,
-        codes::TOOL_TIMEOUT,
-    ];
-    result.is_error() && !result.code().is_some_and(|c| FINAL.contains(&c))
+    result.is_error() && result.code() == Some(codes::TRANSIENT)
 }
 
 /// A wrapper that runs the rest of the chain up to `attempts` times while the result is a
-/// transient failure ([`is_transient`], or [`Retry::when`]), sleeping `backoff` between
+/// transient failure ([`is_transient`]: marked with `ToolError::transient`, or [`Retry::when`]), sleeping `backoff` between
 /// attempts. It stops as soon as the caller cancels, returning the last result.
 ///
 /// Attempts belong to one execution: contexts a failed attempt deferred and a turn conclusion
@@ -52,7 +46,7 @@ pub fn is_transient(result: &ToolExecutionResult) -> bool {
 /// let t = tries.clone();
 /// registry.register(ToolDefinition::new("flaky", "fails twice", json!({}), OutputDecl::text(), move |_, _| {
 ///     let n = t.fetch_add(1, Ordering::SeqCst);
-///     async move { if n < 2 { Err(ToolError::new("busy")) } else { Ok(json!("done")) } }
+///     async move { if n < 2 { Err(ToolError::transient("busy")) } else { Ok(json!("done")) } }
 /// })).unwrap().keep();
 /// let result = registry.execute(ToolExecutionInput::new("c1", "flaky", json!({}), CancellationToken::new())).await;
 /// assert_eq!(result.text(), "done");
