@@ -82,3 +82,89 @@ fn an_ignored_registration_keeps_the_tool_and_dispose_removes_it() {
     // Hooks follow the same rule: a dropped handle keeps the wrapper.
     registry.on_execute(wrappers::retry(2));
 }
+
+/// Drops set a flag: whether the body's future was dropped.
+struct DropFlag(Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_declared_timeout_is_enforced_without_a_wrapper() {
+    use std::sync::atomic::AtomicBool;
+    use std::time::Duration;
+    let registry = Registry::new();
+    let dropped = Arc::new(AtomicBool::new(false));
+    let flag = dropped.clone();
+    // Ignores its signal and would run for an hour.
+    registry
+        .register(
+            ToolDefinition::new(
+                "stuck",
+                "hangs",
+                json!({}),
+                OutputDecl::text(),
+                move |_, _| {
+                    let guard = DropFlag(flag.clone());
+                    async move {
+                        tokio::time::sleep(Duration::from_secs(3600)).await;
+                        drop(guard);
+                        Ok(json!("late"))
+                    }
+                },
+            )
+            .timeout(Duration::from_millis(100))
+            .timeout_grace(Duration::from_secs(1)),
+        )
+        .unwrap();
+    // Honours its signal.
+    registry
+        .register(
+            ToolDefinition::new(
+                "polite",
+                "stops",
+                json!({}),
+                OutputDecl::text(),
+                |_, ctx| async move {
+                    ctx.signal().cancelled().await;
+                    Ok(json!("stopped"))
+                },
+            )
+            .timeout(Duration::from_millis(100)),
+        )
+        .unwrap();
+    let caller = CancellationToken::new();
+    let started = tokio::time::Instant::now();
+    let stuck = registry
+        .execute(ToolExecutionInput::new(
+            "c1",
+            "stuck",
+            json!({}),
+            caller.clone(),
+        ))
+        .await;
+    assert_eq!(stuck.code(), Some("TOOL_TIMEOUT"));
+    assert_eq!(stuck.text(), "Error: tool call timed out after 100ms");
+    assert!(
+        dropped.load(Ordering::SeqCst),
+        "the body was dropped after the grace period"
+    );
+    // Paused time: the call settled at the deadline plus the grace, not after an hour.
+    assert_eq!(started.elapsed(), Duration::from_millis(1100));
+    let polite = registry
+        .execute(ToolExecutionInput::new(
+            "c2",
+            "polite",
+            json!({}),
+            caller.clone(),
+        ))
+        .await;
+    assert_eq!(polite.code(), Some("TOOL_TIMEOUT"));
+    assert!(
+        !caller.is_cancelled(),
+        "only the body's signal is cancelled"
+    );
+}

@@ -11,6 +11,10 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// How long a body that ignores its cancelled signal is awaited after its timeout before it is
+/// dropped: 5 s.
+pub const DEFAULT_TIMEOUT_GRACE: Duration = Duration::from_secs(5);
+
 /// Renders a canonical value into content: `(arguments, value) -> blocks`.
 pub type RenderFn = Arc<dyn Fn(&Value, &Value) -> Vec<ContentBlock> + Send + Sync>;
 /// Computes presentation metadata for top-level calls: `(arguments, value) -> meta`.
@@ -202,6 +206,7 @@ pub struct ToolDefinition {
     pub(crate) output: OutputDecl,
     pub(crate) execute: ExecuteFn,
     pub(crate) timeout: Option<Duration>,
+    pub(crate) timeout_grace: Duration,
     pub(crate) concurrency_safe: Option<ClassifierFn>,
     pub(crate) finalize_content: Option<FinalizeFn>,
     pub(crate) present_call: Option<CallPresenter>,
@@ -280,6 +285,7 @@ impl ToolDefinition {
             output,
             execute: Arc::new(move |args, ctx| Box::pin(execute(args, ctx))),
             timeout: None,
+            timeout_grace: DEFAULT_TIMEOUT_GRACE,
             concurrency_safe: None,
             finalize_content: None,
             present_call: None,
@@ -337,9 +343,26 @@ impl ToolDefinition {
         self
     }
 
-    /// A declarative timeout, enforced by the [`timeout`](crate::wrappers::timeout) wrapper.
+    /// A timeout, enforced on every call with no extra setup. When it passes, the body's signal
+    /// is cancelled (only the body's: the caller's turn goes on); a body that settles within the
+    /// [grace period](Self::timeout_grace) is awaited, one that ignores its signal is dropped
+    /// after it. Either way the call settles as `TOOL_TIMEOUT` (`tool call timed out after
+    /// <ms>ms`).
+    ///
+    /// In Rust a dropped future can do nothing more, so the call is over; but work the body
+    /// handed to `tokio::spawn` or a thread keeps running: pass such tasks the signal
+    /// (`ctx.signal()`) or abort their handles when it fires. The
+    /// [`timeout`](crate::wrappers::timeout) wrapper adds the same deadline as an around-dispatch
+    /// wrapper (visible to wrappers outside it).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// How long a body that ignores its cancelled signal is awaited after the
+    /// [timeout](Self::timeout) before it is dropped (default [`DEFAULT_TIMEOUT_GRACE`]).
+    pub fn timeout_grace(mut self, grace: Duration) -> Self {
+        self.timeout_grace = grace;
         self
     }
 
@@ -404,6 +427,11 @@ impl ToolDefinition {
     /// The output declaration.
     pub fn output(&self) -> &OutputDecl {
         &self.output
+    }
+
+    /// The grace period after the timeout.
+    pub fn timeout_grace_duration(&self) -> Duration {
+        self.timeout_grace
     }
 
     /// The declared timeout.

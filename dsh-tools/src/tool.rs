@@ -163,7 +163,7 @@ pub trait Tool: Send + Sync + Sized + 'static {
         ToolHints::new()
     }
 
-    /// A declarative timeout, enforced by the [`timeout`](crate::wrappers::timeout) wrapper.
+    /// A timeout, enforced on every call ([`ToolDefinition::timeout`](crate::ToolDefinition::timeout)).
     fn timeout(&self) -> Option<Duration> {
         None
     }

@@ -47,13 +47,6 @@ pub(crate) async fn core_dispatch(
 ) -> ToolExecutionResult {
     let exec = &ctx.execution;
     let tag = |r: ToolExecutionResult| r.tagged(exec.token);
-    // (a) The body's signal, read-only: the caller's own, or, when a wrapper replaced it, a
-    // child of the wrapper's token that `relay` also cancels when the caller's fires.
-    let body_signal = if replaced {
-        installed.child_token()
-    } else {
-        installed.clone()
-    };
     // The fused signal fired: the caller's or the wrapper's.
     let fused_aborted = || installed.is_cancelled() || (replaced && exec.signal.is_cancelled());
     if fused_aborted() {
@@ -77,7 +70,15 @@ pub(crate) async fn core_dispatch(
             "tool execution arguments must be losslessly JSON-serializable",
         )));
     };
-    // (d) Invoke and await to settlement (never dropped).
+    // (a) The body's signal, read-only: the caller's own, or a child of the installed token
+    // when a wrapper replaced it (`relay` also cancels it when the caller's fires) or when a
+    // declared timeout needs a signal of its own to cancel (never the caller's).
+    let body_signal = if replaced || tool.definition.timeout.is_some() {
+        installed.child_token()
+    } else {
+        installed.clone()
+    };
+    // (d) Invoke and await to settlement (dropped only past a declared timeout's grace).
     exec.run.body_invoked.store(true, Ordering::Release);
     let run = ToolRunContext {
         execution: Arc::clone(exec),
@@ -88,10 +89,25 @@ pub(crate) async fn core_dispatch(
     let outcome = match std::panic::catch_unwind(AssertUnwindSafe(|| body(args, run))) {
         Ok(fut) => {
             let fut = AssertUnwindSafe(fut).catch_unwind();
-            let settled = if replaced {
-                relay(fut, exec.signal.token(), &body_signal).await
-            } else {
-                fut.await
+            let fut = async {
+                if replaced {
+                    relay(fut, exec.signal.token(), &body_signal).await
+                } else {
+                    fut.await
+                }
+            };
+            let settled = match tool.definition.timeout {
+                None => fut.await,
+                Some(limit) => {
+                    let grace = tool.definition.timeout_grace;
+                    match with_deadline(fut, limit, grace, &body_signal).await {
+                        Some(settled) => settled,
+                        // The deadline passed: whatever came back (or nothing, past the grace).
+                        None => {
+                            return tag(ToolExecutionResult::failure(ToolError::timeout(limit)));
+                        }
+                    }
+                }
             };
             settled.unwrap_or_else(|payload| Err(ToolError::from_panic_payload(payload)))
         }
@@ -111,6 +127,26 @@ pub(crate) async fn core_dispatch(
         Err(e) => ToolExecutionResult::failure(e),
     };
     tag(result)
+}
+
+/// Polls `body` until it settles; if `limit` passes first, cancels `signal` and polls on for at
+/// most `grace`, then drops it. `None` when the deadline passed (settled late or dropped).
+async fn with_deadline<F: Future>(
+    body: F,
+    limit: std::time::Duration,
+    grace: std::time::Duration,
+    signal: &CancellationToken,
+) -> Option<F::Output> {
+    let mut body = pin!(body);
+    match tokio::time::timeout(limit, body.as_mut()).await {
+        Ok(out) => Some(out),
+        Err(_) => {
+            signal.cancel();
+            // Awaited within the grace period, dropped after it; either way a timeout.
+            let _ = tokio::time::timeout(grace, body.as_mut()).await;
+            None
+        }
+    }
 }
 
 /// Polls `body` to completion; when the caller cancels first, cancels `fused` too.

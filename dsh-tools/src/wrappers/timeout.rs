@@ -19,8 +19,13 @@ pub struct Timeouts {
 /// A wrapper that enforces the `timeout` each tool declares
 /// ([`ToolDefinition::timeout`](crate::ToolDefinition::timeout)).
 ///
+/// Declared timeouts are also enforced without this wrapper, at the body (see
+/// [`ToolDefinition::timeout`](crate::ToolDefinition::timeout): there, a body that ignores its
+/// signal is dropped after a grace period). Install the wrapper when wrappers outside it should
+/// see the timeout as the result of `next`.
+///
 /// When the deadline passes it cancels the body's signal (only the body's: the caller's signal
-/// is untouched), waits for the body to settle — a started body is never dropped — and reports
+/// is untouched), waits for the body to settle, and reports
 /// `TOOL_TIMEOUT` (`tool call timed out after <ms>ms`) whatever came back. Tools without a
 /// timeout run unchanged.
 ///
