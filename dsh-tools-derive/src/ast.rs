@@ -72,8 +72,10 @@ pub(crate) fn doc_text(attrs: &[Attribute]) -> Option<String> {
             },
             _ => None,
         })
+        // `split`, not `lines`: a blank `///` line is an empty string, and it separates
+        // paragraphs.
         .flat_map(|text| {
-            text.lines()
+            text.split('\n')
                 .map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end().to_owned())
                 .collect::<Vec<_>>()
         })

@@ -25,6 +25,9 @@ fn valid_name(name: &str) -> bool {
 const NAME_RULE: &str = "must match `^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$` (an ASCII letter or `_`, \
                          then at most 63 ASCII letters, digits, `_` or `-`)";
 
+/// The Code Mode transport's name: the registry refuses it, so the macro does too.
+const RESERVED: &str = "run_code";
+
 pub(crate) fn check(attrs: &Attrs, tool: &ToolFn, cx: &mut Ctxt) -> Checked {
     let name = match &attrs.name {
         Some(set) => {
@@ -33,6 +36,12 @@ pub(crate) fn check(attrs: &Attrs, tool: &ToolFn, cx: &mut Ctxt) -> Checked {
                 cx.error(
                     set.value.span(),
                     format!("invalid tool name {name:?}: a tool name {NAME_RULE}"),
+                );
+            } else if name == RESERVED {
+                cx.error(
+                    set.value.span(),
+                    "the tool name \"run_code\" is reserved for the Code Mode presentation \
+                     transport: registering it would fail; choose another name",
                 );
             }
             name
@@ -46,6 +55,13 @@ pub(crate) fn check(attrs: &Attrs, tool: &ToolFn, cx: &mut Ctxt) -> Checked {
                         "the function's name {name:?} is not a valid tool name: set one with \
                          `#[tool(name = \"...\")]`; a tool name {NAME_RULE}"
                     ),
+                );
+            } else if name == RESERVED {
+                cx.error_spanned(
+                    &tool.item.sig.ident,
+                    "the tool name \"run_code\" is reserved for the Code Mode presentation \
+                     transport: registering it would fail; set another with \
+                     `#[tool(name = \"...\")]`",
                 );
             }
             name

@@ -168,3 +168,85 @@ async fn a_declared_timeout_is_enforced_without_a_wrapper() {
         "only the body's signal is cancelled"
     );
 }
+
+mod errors {
+    use dsh_tools::{Tool, tool};
+
+    /// Reads a config with anyhow.
+    #[tool]
+    async fn read_config(
+        /// the path
+        path: String,
+    ) -> anyhow::Result<String> {
+        use anyhow::Context;
+        std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))
+    }
+
+    /// Parses with a boxed error.
+    #[tool]
+    async fn parse_number(
+        /// the text
+        text: String,
+    ) -> Result<i64, Box<dyn std::error::Error + Send + Sync>> {
+        Ok(text.trim().parse::<i64>()?)
+    }
+
+    #[tokio::test]
+    async fn anyhow_and_boxed_errors_become_tool_errors() {
+        let registry = dsh_tools::Registry::new();
+        registry.register(ReadConfig).unwrap();
+        registry.register(ParseNumber).unwrap();
+        let call = |name: &str, args: serde_json::Value| {
+            dsh_tools::ToolExecutionInput::new("c", name, args, dsh_tools::CancellationToken::new())
+        };
+        let missing = registry
+            .execute(call(
+                "read_config",
+                serde_json::json!({"path": "/nonexistent/x"}),
+            ))
+            .await;
+        assert!(
+            missing
+                .text()
+                .starts_with("Error: reading /nonexistent/x: "),
+            "{}",
+            missing.text()
+        );
+        let bad = registry
+            .execute(call("parse_number", serde_json::json!({"text": "x"})))
+            .await;
+        assert_eq!(bad.text(), "Error: invalid digit found in string");
+        assert_eq!(ParseNumber.name(), "parse_number");
+    }
+}
+
+mod docs {
+    use dsh_tools::{Tool, ToolError, tool};
+
+    /// Search the code.
+    ///
+    /// Patterns are regular expressions.
+    /// Results are capped at 100.
+    #[tool]
+    async fn search(
+        /// the pattern
+        ///
+        /// (a regular expression)
+        pattern: String,
+    ) -> Result<String, ToolError> {
+        Ok(pattern)
+    }
+
+    #[test]
+    fn blank_doc_lines_separate_paragraphs() {
+        assert_eq!(
+            Search.description(),
+            "Search the code.\n\nPatterns are regular expressions.\nResults are capped at 100."
+        );
+        let params = Search.definition().parameters().clone();
+        assert_eq!(
+            params["properties"]["pattern"]["description"],
+            "the pattern\n\n(a regular expression)"
+        );
+    }
+}

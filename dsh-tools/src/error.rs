@@ -224,6 +224,23 @@ impl From<std::io::Error> for ToolError {
     }
 }
 
+/// A boxed error (`Box<dyn Error + Send + Sync>`, what `?` on mixed error types gives): its
+/// message, as [`ToolError::from_error`].
+impl From<Box<dyn std::error::Error + Send + Sync>> for ToolError {
+    fn from(e: Box<dyn std::error::Error + Send + Sync>) -> Self {
+        Self::from_error(&*e)
+    }
+}
+
+/// `anyhow::Error` (feature `anyhow`): its message with the chain of causes (`{:#}`: `reading
+/// config: permission denied`).
+#[cfg(feature = "anyhow")]
+impl From<anyhow::Error> for ToolError {
+    fn from(e: anyhow::Error) -> Self {
+        Self::new(format!("{e:#}"))
+    }
+}
+
 impl From<serde_json::Error> for ToolError {
     fn from(e: serde_json::Error) -> Self {
         Self::new(e.to_string())

@@ -31,11 +31,22 @@ impl PreToolDecision {
         }
     }
 
-    /// `Ask` with an optional reason.
+    /// `Ask` with an optional reason (`ask(Some("writes outside the workspace"))`; without
+    /// one, [`ask_user`](Self::ask_user) reads better than `ask(None::<String>)`).
     pub fn ask(reason: Option<impl Into<String>>) -> Self {
         Self::Ask {
             reason: reason.map(Into::into),
         }
+    }
+
+    /// `Ask` without a reason.
+    ///
+    /// ```
+    /// use dsh_tools::PreToolDecision;
+    /// assert_eq!(PreToolDecision::ask_user(), PreToolDecision::Ask { reason: None });
+    /// ```
+    pub fn ask_user() -> Self {
+        Self::Ask { reason: None }
     }
 }
 

@@ -124,6 +124,19 @@ impl Restriction {
             deny: Some(names.into_iter().map(Into::into).collect()),
         }
     }
+
+    /// No inherited tool stays visible (what `allow(Vec::<String>::new())` spells).
+    ///
+    /// ```
+    /// use dsh_tools::Restriction;
+    /// assert_eq!(Restriction::allow_none().allow, Some(vec![]));
+    /// ```
+    pub fn allow_none() -> Self {
+        Self {
+            allow: Some(Vec::new()),
+            deny: None,
+        }
+    }
 }
 
 pub(crate) struct Inner {
