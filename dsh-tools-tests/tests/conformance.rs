@@ -97,9 +97,17 @@ fn adapted(name: &str) -> Option<(bool, Vec<String>, &'static str)> {
     })
 }
 
-/// Our undeclared-property message keeps the spec's words and then lists the declared names
-/// (issue #9, item 4: the model needs them to fix its call); conformance compares the spec's part.
+/// Our undeclared-property and unmatched-`oneOf` messages keep the spec's words and then say
+/// what the model needs to fix its call (issue #9, items 2 and 4); conformance compares the
+/// spec's part.
 fn spec_words(message: &str) -> String {
+    // A `oneOf` that matched nothing is explained after the spec's words (issue #9, item 2).
+    const ONE_OF: &str = "must match exactly one oneOf branch (matched 0)";
+    if let Some(i) = message.find(ONE_OF) {
+        let rest = &message[i + ONE_OF.len()..];
+        assert!(rest.starts_with(": ") && rest.len() > 2, "{message}");
+        return message[..i + ONE_OF.len()].to_owned();
+    }
     const SPEC: &str = "(additionalProperties: false)";
     match message.find(SPEC) {
         Some(i) => {

@@ -15,6 +15,21 @@
 //! | `uniqueItems` | `array` | `"<p>" must not contain duplicate items (<i> and <j> are equal)` |
 //! | `additionalProperties` as a schema | `object` | the undeclared member's own violations |
 //!
+//! ## Messages a model can act on
+//!
+//! The spec's messages come first, word for word; where they alone would not let a model fix its
+//! call, what it needs follows a colon (deterministic, at most five nested violations):
+//!
+//! - an undeclared property lists the declared ones: `"mode" is not a declared property
+//!   (additionalProperties: false): the declared properties are "path", "content"`;
+//! - a `oneOf` that matched no branch is explained: for a tagged union (every branch an object
+//!   with the same property fixed to a distinct string), the chosen branch's violations
+//!   (`"op" must match exactly one oneOf branch (matched 0): for "kind": "add", missing required
+//!   property "op.b"`) or the valid tags (`... (matched 0): "kind" must be one of "add", "neg"`);
+//!   for `[T, null]` (every `Option<T>`), `T`'s violations and `(or null)`; otherwise the closest
+//!   branch (of the value's JSON type, then fewest violations): `... (matched 0): closest is
+//!   branch 1: ...`. Branches are re-checked once each for this, never recursively.
+//!
 //! ## Patterns
 //!
 //! - **Dialect.** The [`regex`](https://docs.rs/regex) crate's syntax with ECMA-262's meaning of

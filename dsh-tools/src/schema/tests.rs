@@ -323,3 +323,75 @@ fn bridged_option_and_integer_ranges_decide_exactly() {
     assert!(!both.is_valid(&Value::Null));
     assert!(both.is_valid(&json!(1)));
 }
+
+#[test]
+fn one_of_that_matches_nothing_is_explained() {
+    // A tagged union (serde's internally tagged enum): the tag picks the branch to report.
+    let op = CompiledSchema::compile(&json!({"type": "object", "properties": {"op": {"oneOf": [
+        {"type": "object", "properties": {"kind": {"type": "string", "const": "add"}, "a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["kind", "a", "b"]},
+        {"type": "object", "properties": {"kind": {"type": "string", "enum": ["neg"]}, "a": {"type": "integer"}}, "required": ["kind", "a"]}
+    ]}}}))
+    .unwrap();
+    assert_eq!(
+        op.validate_at(&json!({"op": {"kind": "add", "a": "1"}}), Root::Parameters),
+        [
+            r#""op" must match exactly one oneOf branch (matched 0): for "kind": "add", missing required property "op.b", "op.a" must be an integer"#
+        ]
+    );
+    assert_eq!(
+        op.validate_at(&json!({"op": {"kind": "pow", "a": 1}}), Root::Parameters),
+        [
+            r#""op" must match exactly one oneOf branch (matched 0): "kind" must be one of "add", "neg""#
+        ]
+    );
+    assert_eq!(
+        op.validate_at(&json!({"op": {"a": 1}}), Root::Parameters),
+        [
+            r#""op" must match exactly one oneOf branch (matched 0): "kind" must be one of "add", "neg""#
+        ]
+    );
+    // `Option<T>`: T's violations, and null is allowed.
+    let opt = CompiledSchema::compile(
+        &json!({"oneOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]}),
+    )
+    .unwrap();
+    assert_eq!(
+        opt.validate(&json!(-1)),
+        [
+            r#""value" must match exactly one oneOf branch (matched 0): "value" must be >= 0 (or null)"#
+        ]
+    );
+    // Anything else: the closest branch, at most five violations.
+    let other = CompiledSchema::compile(&json!({"oneOf": [
+        {"type": "string"},
+        {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}
+    ]}))
+    .unwrap();
+    assert_eq!(
+        other.validate(&json!({"a": "x"})),
+        [
+            r#""value" must match exactly one oneOf branch (matched 0): closest is branch 1: missing required property "value.b", "value.a" must be an integer"#
+        ]
+    );
+    let wide: serde_json::Map<String, Value> = (0..8)
+        .map(|i| (format!("p{i}"), json!({"type": "integer"})))
+        .collect();
+    let many = CompiledSchema::compile(
+        &json!({"oneOf": [{"type": "null"}, {"type": "object", "properties": wide}]}),
+    )
+    .unwrap();
+    let bad: serde_json::Map<String, Value> =
+        (0..8).map(|i| (format!("p{i}"), json!("x"))).collect();
+    let message = &many.validate(&Value::Object(bad))[0];
+    assert!(
+        message.ends_with(r#""value.p4" must be an integer, ... (or null)"#),
+        "{message}"
+    );
+    // Matching two branches keeps the spec's message alone.
+    let two = CompiledSchema::compile(&json!({"oneOf": [{"type": "integer"}, {"type": "number"}]}))
+        .unwrap();
+    assert_eq!(
+        two.validate(&json!(1)),
+        [r#""value" must match exactly one oneOf branch (matched 2)"#]
+    );
+}

@@ -290,6 +290,10 @@ struct Collector<'a> {
     base: usize,
     /// A silent run saw a violation outside every `oneOf` branch: the value is invalid.
     failed: bool,
+    /// Explain a `oneOf` that matched no branch (listing runs; never inside an explanation).
+    explain: bool,
+    /// Stop listing after this many violations (an explanation's sub-run).
+    cap: usize,
 }
 
 impl<'a> Collector<'a> {
@@ -305,6 +309,8 @@ impl<'a> Collector<'a> {
             branch_failed: false,
             base: usize::from(silent),
             failed: false,
+            explain: !silent,
+            cap: usize::MAX,
         }
     }
 
@@ -347,6 +353,9 @@ impl<'a> Collector<'a> {
         self.tasks.push(Task::Visit(id, value, ROOT));
         while let Some(task) = self.tasks.pop() {
             self.step(task);
+            if self.sink.count() >= self.cap {
+                return;
+            }
             if self.abandon {
                 self.abandon = false;
                 while let Some(top) = self.tasks.last() {
@@ -414,12 +423,70 @@ impl<'a> Collector<'a> {
                     self.silent += 1;
                     self.tasks.push(Task::Visit(branch, value, path));
                 } else if matched != 1 {
-                    self.fail(path, || {
-                        format!("must match exactly one oneOf branch (matched {matched})")
+                    let why = (matched == 0 && self.silent == 0 && self.explain)
+                        .then(|| self.explain_no_match(id, value, path));
+                    self.fail(path, || match why {
+                        Some(why) => {
+                            format!("must match exactly one oneOf branch (matched 0): {why}")
+                        }
+                        None => format!("must match exactly one oneOf branch (matched {matched})"),
                     });
                 }
             }
         }
+    }
+
+    /// What a model needs when a `oneOf` matched no branch (issue #9): for a tagged union, the
+    /// chosen branch's violations or the valid tags; for `[T, null]`, `T`'s violations; else the
+    /// closest branch's (of the value's JSON type if one is, then fewest violations, then first). At most [`EXPLAINED`] violations,
+    /// from sub-runs that explain nothing further (so the cost is one pass per branch).
+    fn explain_no_match(&self, id: NodeId, value: &Value, path: PathId) -> String {
+        let Node::OneOf(branches, nullable) = &self.schema.nodes[id as usize] else {
+            return String::new();
+        };
+        let label = self.paths.render(self.label, path);
+        let list = |branch: NodeId| -> (usize, String) {
+            let mut c = Collector::new(self.schema, &label, false);
+            c.explain = false;
+            c.cap = EXPLAINED + 1;
+            c.run(branch, value);
+            let count = c.sink.count();
+            let mut shown: Vec<String> = c.sink.finish().into_iter().take(EXPLAINED).collect();
+            if count > EXPLAINED {
+                shown.push("...".to_owned());
+            }
+            (count, shown.join(", "))
+        };
+        if let Some(of) = nullable {
+            return format!("{} (or null)", list(*of).1);
+        }
+        if let Some((key, tags)) = tagged(self.schema, branches) {
+            let quoted = |t: &str| crate::json::to_compact_string(&Value::from(t));
+            let key_text = quoted(key);
+            let given = value
+                .as_object()
+                .and_then(|m| m.get(key))
+                .and_then(Value::as_str);
+            if let Some(i) = given.and_then(|g| tags.iter().position(|t| *t == g)) {
+                return format!(
+                    "for {key_text}: {}, {}",
+                    quoted(tags[i]),
+                    list(branches[i]).1
+                );
+            }
+            let all: Vec<String> = tags.iter().map(|t| quoted(t)).collect();
+            return format!("{key_text} must be one of {}", all.join(", "));
+        }
+        // Closest: a branch of the value's own JSON type first, then the fewest violations.
+        let (mut best, mut best_rank, mut best_text) = (0, (true, usize::MAX), String::new());
+        for (i, b) in branches.iter().enumerate() {
+            let (count, text) = list(*b);
+            let rank = (!same_kind(&self.schema.nodes[*b as usize], value), count);
+            if rank < best_rank {
+                (best, best_rank, best_text) = (i, rank, text);
+            }
+        }
+        format!("closest is branch {best}: {best_text}")
     }
 
     fn visit(&mut self, id: NodeId, v: &'a Value, path: PathId) {
@@ -581,6 +648,52 @@ impl<'a> Collector<'a> {
             }
         }
     }
+}
+
+/// Whether a node is of the value's JSON type (unions and `{}` count as any type).
+fn same_kind(node: &Node, v: &Value) -> bool {
+    match node {
+        Node::Any | Node::OneOf(..) => true,
+        Node::String(_) => v.is_string(),
+        Node::Number(_) => v.is_number(),
+        Node::Literal(l) => match l.ty {
+            super::subset::Type::Boolean => v.is_boolean(),
+            _ => v.is_null(),
+        },
+        Node::Object(_) => v.is_object(),
+        Node::Array(_) => v.is_array(),
+    }
+}
+
+/// Violations shown when explaining a `oneOf` that matched nothing.
+const EXPLAINED: usize = 5;
+
+/// A tagged union: every branch an object with the same property fixed to a distinct string
+/// (`const`, or an `enum` of one). The property and each branch's tag.
+fn tagged<'s>(schema: &'s CompiledSchema, branches: &[NodeId]) -> Option<(&'s str, Vec<&'s str>)> {
+    let tag_of = |branch: NodeId, key: &str| -> Option<&'s str> {
+        let Node::Object(o) = &schema.nodes[branch as usize] else {
+            return None;
+        };
+        let p = o.props.iter().find(|p| &*p.key == key)?;
+        let Node::String(s) = &schema.nodes[p.id as usize] else {
+            return None;
+        };
+        match (&s.constant, &s.one_of) {
+            (Some(c), _) => Some(&*c.members[0]),
+            (None, Some(e)) if e.members.len() == 1 => Some(&*e.members[0]),
+            _ => None,
+        }
+    };
+    let Node::Object(first) = &schema.nodes[*branches.first()? as usize] else {
+        return None;
+    };
+    first.props.iter().find_map(|p| {
+        let tags: Option<Vec<&'s str>> = branches.iter().map(|b| tag_of(*b, &p.key)).collect();
+        let tags = tags?;
+        let distinct = tags.iter().collect::<rustc_hash::FxHashSet<_>>().len() == tags.len();
+        distinct.then_some((&*p.key, tags))
+    })
 }
 
 /// What a model needs to fix a made-up property: the names it may use (at most 32, each cut at
