@@ -250,3 +250,55 @@ mod docs {
         );
     }
 }
+
+mod testing_helpers {
+    use dsh_tools::{CancellationToken, State, ToolError, ToolRunContext, testing, tool};
+    use serde_json::json;
+
+    #[derive(Clone)]
+    struct Root(String);
+
+    /// Joins a path under the root.
+    #[tool]
+    async fn join(
+        State(root): State<Root>,
+        /// a relative path
+        path: String,
+        ctx: ToolRunContext,
+    ) -> Result<String, ToolError> {
+        if ctx.is_cancelled() {
+            return Err(ToolError::aborted());
+        }
+        Ok(format!("{}/{path}", root.0))
+    }
+
+    #[tokio::test]
+    async fn a_tool_runs_in_a_unit_test_directly_and_through_the_pipeline() {
+        // The function itself, with a test context.
+        let signal = CancellationToken::new();
+        let ctx = ToolRunContext::for_test("join", json!({"path": "a"}), signal.clone());
+        assert_eq!(
+            join(State(Root("/srv".into())), "a".into(), ctx)
+                .await
+                .unwrap(),
+            "/srv/a"
+        );
+        signal.cancel();
+        let cancelled = ToolRunContext::for_test("join", json!({}), signal);
+        assert!(
+            join(State(Root("/srv".into())), "a".into(), cancelled)
+                .await
+                .is_err()
+        );
+        // The whole tool: validation, decode, body, output.
+        let tool = Join::with(Root("/srv".into()));
+        assert_eq!(
+            testing::call(tool.clone(), json!({"path": "b"}))
+                .await
+                .text(),
+            "/srv/b"
+        );
+        let bad = testing::call(tool, json!({"path": 3, "x": 1})).await;
+        assert_eq!(bad.code(), Some("INVALID_ARGS"));
+    }
+}

@@ -58,3 +58,46 @@ pub fn assert_portable<Args: schemars::JsonSchema>(dialects: &[Dialect]) {
         report.join("\n")
     );
 }
+
+/// Runs `tool` once with `arguments`, as the registry would (validation, decode, body, output
+/// check, rendering), without a registry of yours: the result the model would read.
+///
+/// ```
+/// use dsh_tools::{tool, testing, ToolError};
+/// use serde_json::json;
+///
+/// /// Adds two numbers.
+/// #[tool]
+/// async fn add(
+///     /// a term
+///     a: i64,
+///     /// another
+///     b: i64,
+/// ) -> Result<i64, ToolError> {
+///     Ok(a + b)
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// assert_eq!(testing::call(Add, json!({"a": 2, "b": 3})).await.text(), "5");
+/// let bad = testing::call(Add, json!({"a": 2})).await;
+/// assert_eq!(bad.code(), Some("INVALID_ARGS"));
+/// # });
+/// ```
+pub async fn call(
+    tool: impl Into<crate::ToolDefinition>,
+    arguments: serde_json::Value,
+) -> crate::ToolExecutionResult {
+    let definition = tool.into();
+    let name = definition.name().to_owned();
+    let registry = crate::Registry::new();
+    if let Err(e) = registry.register(definition) {
+        return crate::ToolExecutionResult::failure(crate::ToolError::new(e.to_string()));
+    }
+    let input = crate::ToolExecutionInput::new(
+        "test_call",
+        name,
+        arguments,
+        crate::CancellationToken::new(),
+    );
+    registry.execute(input).await
+}

@@ -359,6 +359,45 @@ pub struct ToolRunContext {
     pub(crate) registry: Registry,
 }
 
+impl ToolRunContext {
+    /// A context for calling a tool's function directly in a unit test: call `name` with
+    /// `arguments`, cancelled when `signal` is, in an empty registry of its own (nested calls
+    /// through [`nested`](Self::nested) find no tool). [`testing::call`](crate::testing::call)
+    /// runs a whole tool instead (validation, decode, body, output check).
+    ///
+    /// ```
+    /// use dsh_tools::{CancellationToken, ToolRunContext};
+    /// use serde_json::json;
+    ///
+    /// let signal = CancellationToken::new();
+    /// let ctx = ToolRunContext::for_test("read_file", json!({"path": "/a"}), signal.clone());
+    /// assert_eq!(ctx.execution().name(), "read_file");
+    /// assert!(!ctx.is_cancelled());
+    /// signal.cancel();
+    /// assert!(ctx.is_cancelled());
+    /// ```
+    pub fn for_test(name: &str, arguments: Value, signal: CancellationToken) -> Self {
+        let arguments = crate::json::is_lossless(&arguments).then(|| Arc::new(arguments));
+        let execution = Arc::new(ToolExecution {
+            call_id: "test_call".to_owned(),
+            root_call_id: None,
+            name: name.to_owned(),
+            arguments,
+            agent: None,
+            parent: None,
+            token: ExecutionToken::mint(),
+            signal: Signal::new(signal.clone()),
+            progress: None,
+            run: RunState::default(),
+        });
+        Self {
+            execution,
+            signal: Signal::new(signal),
+            registry: Registry::new(),
+        }
+    }
+}
+
 impl fmt::Debug for ToolRunContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolRunContext")
