@@ -384,7 +384,8 @@ impl Registry {
         self.register_in(None, definition.into())
     }
 
-    /// Registers a typed tool (a `#[tool]` function's struct): `register(tool.definition())`.
+    /// Registers a typed tool: the same as [`register`](Self::register)`(tool)`, which is the
+    /// one way the docs use (kept for code that names the `Tool` trait).
     pub fn register_tool(&self, tool: impl crate::Tool) -> Result<Registration, RegistrationError> {
         self.register(tool.definition())
     }
