@@ -302,3 +302,21 @@ mod testing_helpers {
         assert_eq!(bad.code(), Some("INVALID_ARGS"));
     }
 }
+
+#[test]
+fn a_declared_timeout_on_a_runtime_without_timers_does_not_panic() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let registry = Registry::new();
+    registry
+        .register(
+            ToolDefinition::new("quick", "d", json!({}), OutputDecl::text(), |_, _| async {
+                Ok(json!("done"))
+            })
+            .timeout(std::time::Duration::from_millis(50)),
+        )
+        .unwrap();
+    let input = ToolExecutionInput::new("c", "quick", json!({}), CancellationToken::new());
+    assert_eq!(rt.block_on(registry.execute(input)).text(), "done");
+}

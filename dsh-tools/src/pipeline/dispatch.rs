@@ -131,6 +131,9 @@ pub(crate) async fn core_dispatch(
 
 /// Polls `body` until it settles; if `limit` passes first, cancels `signal` and polls on for at
 /// most `grace`, then drops it. `None` when the deadline passed (settled late or dropped).
+///
+/// A Tokio runtime without timers (built without `enable_time`) cannot keep a deadline: the
+/// body is then awaited as if it declared none, with a warning, instead of panicking.
 async fn with_deadline<F: Future>(
     body: F,
     limit: std::time::Duration,
@@ -138,15 +141,31 @@ async fn with_deadline<F: Future>(
     signal: &CancellationToken,
 ) -> Option<F::Output> {
     let mut body = pin!(body);
-    match tokio::time::timeout(limit, body.as_mut()).await {
-        Ok(out) => Some(out),
-        Err(_) => {
-            signal.cancel();
-            // Awaited within the grace period, dropped after it; either way a timeout.
-            let _ = tokio::time::timeout(grace, body.as_mut()).await;
-            None
+    let Ok(deadline) = std::panic::catch_unwind(|| tokio::time::sleep(limit)) else {
+        tracing::warn!(
+            "a declared tool timeout needs a Tokio runtime with timers (`enable_time`); the call \
+             runs without its deadline"
+        );
+        return Some(body.await);
+    };
+    let mut deadline = pin!(deadline);
+    let settled = poll_fn(|cx| {
+        if let Poll::Ready(out) = body.as_mut().poll(cx) {
+            return Poll::Ready(Some(out));
         }
+        match deadline.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(None),
+            Poll::Pending => Poll::Pending,
+        }
+    })
+    .await;
+    if settled.is_some() {
+        return settled;
     }
+    signal.cancel();
+    // Awaited within the grace period, dropped after it; either way a timeout.
+    let _ = tokio::time::timeout(grace, body.as_mut()).await;
+    None
 }
 
 /// Polls `body` to completion; when the caller cancels first, cancels `fused` too.
