@@ -320,3 +320,23 @@ fn a_declared_timeout_on_a_runtime_without_timers_does_not_panic() {
     let input = ToolExecutionInput::new("c", "quick", json!({}), CancellationToken::new());
     assert_eq!(rt.block_on(registry.execute(input)).text(), "done");
 }
+
+#[test]
+fn media_blocks_have_the_shapes_peers_read() {
+    use dsh_tools::ContentBlock;
+    let image = ContentBlock::image("AAAA", "image/png");
+    assert_eq!(
+        image.to_json(),
+        json!({"type": "image", "data": "AAAA", "mimeType": "image/png"})
+    );
+    assert_eq!(ContentBlock::new(image.to_json()).unwrap(), image);
+    assert_eq!(ContentBlock::audio("AAAA", "audio/wav").kind(), "audio");
+    assert_eq!(
+        ContentBlock::resource_link("file:///a", "a").to_json(),
+        json!({"type": "resource_link", "uri": "file:///a", "name": "a"})
+    );
+    assert_eq!(
+        ContentBlock::text_resource("file:///a.md", "text/markdown", "# A").to_json(),
+        json!({"type": "resource", "resource": {"uri": "file:///a.md", "mimeType": "text/markdown", "text": "# A"}})
+    );
+}

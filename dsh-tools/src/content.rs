@@ -36,6 +36,65 @@ impl ContentBlock {
         Self(Repr::Text(text.into()))
     }
 
+    /// An image, base64-encoded: `{"type": "image", "data": …, "mimeType": …}` (MCP's shape; the
+    /// provider formats and the MCP server map it to each peer's image block).
+    ///
+    /// ```
+    /// use dsh_tools::ContentBlock;
+    /// let png = ContentBlock::image("iVBORw0KGgo=", "image/png");
+    /// assert_eq!(png.kind(), "image");
+    /// assert_eq!(png.to_json()["mimeType"], "image/png");
+    /// ```
+    pub fn image(base64: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Self::media("image", base64.into(), mime_type.into())
+    }
+
+    /// Audio, base64-encoded: `{"type": "audio", "data": …, "mimeType": …}`.
+    pub fn audio(base64: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Self::media("audio", base64.into(), mime_type.into())
+    }
+
+    /// A link to a resource the client can fetch: `{"type": "resource_link", "uri": …,
+    /// "name": …}`.
+    ///
+    /// ```
+    /// use dsh_tools::ContentBlock;
+    /// let link = ContentBlock::resource_link("file:///srv/report.pdf", "report.pdf");
+    /// assert_eq!(link.to_json()["uri"], "file:///srv/report.pdf");
+    /// ```
+    pub fn resource_link(uri: impl Into<String>, name: impl Into<String>) -> Self {
+        let mut map = Map::with_capacity(3);
+        map.insert("type".to_owned(), Value::String("resource_link".to_owned()));
+        map.insert("uri".to_owned(), Value::String(uri.into()));
+        map.insert("name".to_owned(), Value::String(name.into()));
+        Self(Repr::Other(Value::Object(map)))
+    }
+
+    /// An embedded text resource: `{"type": "resource", "resource": {"uri": …, "mimeType": …,
+    /// "text": …}}`.
+    pub fn text_resource(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        text: impl Into<String>,
+    ) -> Self {
+        let mut inner = Map::with_capacity(3);
+        inner.insert("uri".to_owned(), Value::String(uri.into()));
+        inner.insert("mimeType".to_owned(), Value::String(mime_type.into()));
+        inner.insert("text".to_owned(), Value::String(text.into()));
+        let mut map = Map::with_capacity(2);
+        map.insert("type".to_owned(), Value::String("resource".to_owned()));
+        map.insert("resource".to_owned(), Value::Object(inner));
+        Self(Repr::Other(Value::Object(map)))
+    }
+
+    fn media(kind: &str, data: String, mime_type: String) -> Self {
+        let mut map = Map::with_capacity(3);
+        map.insert("type".to_owned(), Value::String(kind.to_owned()));
+        map.insert("data".to_owned(), Value::String(data));
+        map.insert("mimeType".to_owned(), Value::String(mime_type));
+        Self(Repr::Other(Value::Object(map)))
+    }
+
     /// Any block: a lossless JSON object with a string `type`.
     pub fn new(value: Value) -> Result<Self, InvalidContentBlock> {
         let Value::Object(map) = &value else {

@@ -241,3 +241,23 @@ pub(crate) fn arguments(value: &Value) -> Option<JsonObject> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::content_block;
+    use crate::ContentBlock;
+
+    #[test]
+    fn media_helpers_map_to_mcp_blocks_not_text() {
+        for block in [
+            ContentBlock::image("AAAA", "image/png"),
+            ContentBlock::audio("AAAA", "audio/wav"),
+            ContentBlock::resource_link("file:///a", "a"),
+            ContentBlock::text_resource("file:///a.md", "text/markdown", "# A"),
+        ] {
+            let mapped = serde_json::to_value(content_block(&block)).unwrap();
+            assert_eq!(mapped["type"], block.kind(), "{mapped}");
+            assert_ne!(mapped["type"], "text");
+        }
+    }
+}
