@@ -16,20 +16,21 @@ mod fixtures;
 
 use dsh_tools::mcp::{HttpConfig, McpServer};
 use dsh_tools::present::{FileDiff, ReadFileLine, ToolResultView};
-use dsh_tools::{Registry, Tool, ToolError, tool};
+use dsh_tools::{Registry, State, Tool, ToolError, tool};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::OnceLock;
+use std::sync::Arc;
 
-/// The workspace every file tool is confined to.
-static ROOT: OnceLock<PathBuf> = OnceLock::new();
+/// The workspace every file tool is confined to: the file tools' state.
+#[derive(Clone)]
+struct Workspace(Arc<PathBuf>);
 
 /// `path` (relative to the workspace, or absolute inside it) as a path under the root.
-fn resolve(path: &str) -> Result<PathBuf, ToolError> {
-    let root = ROOT.get().expect("root is set before serving");
+fn resolve(ws: &Workspace, path: &str) -> Result<PathBuf, ToolError> {
+    let root: &PathBuf = &ws.0;
     let relative = Path::new(path)
         .strip_prefix(root)
         .unwrap_or(Path::new(path));
@@ -61,12 +62,13 @@ struct ReadOutput {
 /// Read a text file of the workspace, from a line on.
 #[tool(title = "Read file", read_only, concurrency_safe)]
 async fn read_file(
+    State(ws): State<Workspace>,
     /// File path, relative to the workspace
     path: String,
     /// First line to read, 1-based
     offset: Option<u32>,
 ) -> Result<ReadOutput, ToolError> {
-    let text = tokio::fs::read_to_string(resolve(&path)?).await?;
+    let text = tokio::fs::read_to_string(resolve(&ws, &path)?).await?;
     let offset = offset.unwrap_or(1).max(1);
     let lines = text
         .lines()
@@ -83,12 +85,13 @@ async fn read_file(
 /// Write a text file of the workspace (created or replaced).
 #[tool(title = "Write file", destructive, idempotent)]
 async fn write_file(
+    State(ws): State<Workspace>,
     /// File path, relative to the workspace
     path: String,
     /// The new contents
     content: String,
 ) -> Result<String, ToolError> {
-    let target = resolve(&path)?;
+    let target = resolve(&ws, &path)?;
     if let Some(parent) = target.parent() {
         tokio::fs::create_dir_all(parent).await?;
     }
@@ -99,10 +102,11 @@ async fn write_file(
 /// List the files of a workspace directory.
 #[tool(title = "List files", read_only, concurrency_safe)]
 async fn list_files(
+    State(ws): State<Workspace>,
     /// Directory, relative to the workspace ("" for the root)
     dir: String,
 ) -> Result<Vec<String>, ToolError> {
-    let mut entries = tokio::fs::read_dir(resolve(&dir)?).await?;
+    let mut entries = tokio::fs::read_dir(resolve(&ws, &dir)?).await?;
     let mut names = Vec::new();
     while let Some(entry) = entries.next_entry().await? {
         let mut name = entry.file_name().to_string_lossy().into_owned();
@@ -141,46 +145,49 @@ async fn add(
 }
 
 /// The read and diff cards as presentation metadata (`_meta["dev.dsh-tools/presentation"]`).
-fn with_cards(registry: &Registry) -> Result<(), Box<dyn std::error::Error>> {
-    let read = ReadFile
+fn with_cards(registry: &Registry, ws: &Workspace) -> Result<(), Box<dyn std::error::Error>> {
+    let read =
+        ReadFile::with(ws.clone())
+            .definition()
+            .presentation_meta(|args: &Value, value: &Value| {
+                let offset = value["offset"].as_u64().unwrap_or(1);
+                let lines: Vec<ReadFileLine> = value["lines"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .zip(offset..)
+                    .map(|(l, number)| ReadFileLine {
+                        number,
+                        text: l.as_str().unwrap_or("").to_owned(),
+                    })
+                    .collect();
+                let card = ToolResultView::Read {
+                    title: None,
+                    path: args["path"].as_str().unwrap_or("?").to_owned(),
+                    offset,
+                    total_lines: lines.len() as u64 + offset - 1,
+                    lines,
+                    lang: None,
+                    content: None,
+                };
+                serde_json::to_value(card).unwrap_or(Value::Null)
+            });
+    registry.register(read)?.keep();
+    let write = WriteFile::with(ws.clone())
         .definition()
-        .presentation_meta(|args: &Value, value: &Value| {
-            let offset = value["offset"].as_u64().unwrap_or(1);
-            let lines: Vec<ReadFileLine> = value["lines"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .zip(offset..)
-                .map(|(l, number)| ReadFileLine {
-                    number,
-                    text: l.as_str().unwrap_or("").to_owned(),
-                })
-                .collect();
-            let card = ToolResultView::Read {
+        .presentation_meta(|args: &Value, _| {
+            let card = ToolResultView::Diff {
                 title: None,
-                path: args["path"].as_str().unwrap_or("?").to_owned(),
-                offset,
-                total_lines: lines.len() as u64 + offset - 1,
-                lines,
-                lang: None,
-                content: None,
+                diffs: vec![FileDiff {
+                    path: args["path"].as_str().unwrap_or("?").to_owned(),
+                    old_text: None,
+                    new_text: args["content"].as_str().unwrap_or("").to_owned(),
+                }],
             };
             serde_json::to_value(card).unwrap_or(Value::Null)
         });
-    registry.register(read)?.keep();
-    let write = WriteFile.definition().presentation_meta(|args: &Value, _| {
-        let card = ToolResultView::Diff {
-            title: None,
-            diffs: vec![FileDiff {
-                path: args["path"].as_str().unwrap_or("?").to_owned(),
-                old_text: None,
-                new_text: args["content"].as_str().unwrap_or("").to_owned(),
-            }],
-        };
-        serde_json::to_value(card).unwrap_or(Value::Null)
-    });
     registry.register(write)?.keep();
-    registry.register(ListFiles)?.keep();
+    registry.register(ListFiles::with(ws.clone()))?.keep();
     registry.register(Echo)?.keep();
     registry.register(Add)?.keep();
     Ok(())
@@ -249,9 +256,8 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         }
     };
     eprintln!("mcp_server: workspace {}", root.display());
-    ROOT.set(root).map_err(|_| "root set twice")?;
     let registry = Registry::new();
-    with_cards(&registry)?;
+    with_cards(&registry, &Workspace(Arc::new(root)))?;
     if options.fixtures {
         fixtures::register(&registry)?;
     }
@@ -275,4 +281,54 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dsh_tools::testing;
+    use serde_json::json;
+
+    fn workspace() -> (Workspace, PathBuf) {
+        let dir = std::env::temp_dir().join(format!(
+            "dsh-tools-mcp-server-test-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let dir = dir.canonicalize().unwrap();
+        (Workspace(Arc::new(dir.clone())), dir)
+    }
+
+    #[tokio::test]
+    async fn file_tools_stay_in_their_workspace() {
+        let (ws, dir) = workspace();
+        let wrote = testing::call(
+            WriteFile::with(ws.clone()),
+            json!({"path": "notes/a.txt", "content": "one\ntwo\n"}),
+        )
+        .await;
+        assert_eq!(wrote.text(), "wrote 8 bytes to notes/a.txt");
+        let read = testing::call(
+            ReadFile::with(ws.clone()),
+            json!({"path": "notes/a.txt", "offset": 2}),
+        )
+        .await;
+        assert_eq!(
+            read.value(),
+            Some(&json!({"path": "notes/a.txt", "offset": 2, "lines": ["two"]}))
+        );
+        let listed = testing::call(ListFiles::with(ws.clone()), json!({"dir": ""})).await;
+        assert_eq!(listed.value(), Some(&json!(["notes/"])));
+        let escaped =
+            testing::call(ReadFile::with(ws.clone()), json!({"path": "../etc/passwd"})).await;
+        assert_eq!(escaped.code(), Some("OUTSIDE_WORKSPACE"));
+        let made_up = testing::call(
+            WriteFile::with(ws),
+            json!({"path": "b", "content": "", "append": true}),
+        )
+        .await;
+        assert_eq!(made_up.code(), Some("INVALID_ARGS"));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 }
