@@ -4,7 +4,7 @@
 //! * `serde` — the floor: `T::deserialize(&value)`.
 //! * `dsh` — our validation (`is_valid`, then every violation when invalid) + the same decode.
 //! * `dsh_bridged` — the same, against the *bridged* schema of the same Rust types
-//!   (`bridge::schema_for::<T>()`): exactly what `#[tool]` validates, where `Option<i64>` is
+//!   (`bridge::schema_for_args::<T>(false)`): exactly what `#[tool]` validates, where `Option<i64>` is
 //!   `oneOf [{integer, minimum: i64::MIN, maximum: i64::MAX}, {type: null}]`.
 //! * `jsonschema` — the `jsonschema` crate's validator built once: `is_valid` for valid payloads,
 //!   every error collected for the invalid one, + the same decode.
@@ -149,7 +149,7 @@ fn bench_payload<T: for<'de> Deserialize<'de> + schemars::JsonSchema>(
         "{name}: validity and decoding disagree"
     );
     let bridged = CompiledSchema::compile(
-        &dsh_tools::schema::bridge::schema_for::<T>().expect("benchmark types bridge"),
+        &dsh_tools::schema::bridge::schema_for_args::<T>(false).expect("benchmark types bridge"),
     )
     .expect("bridged schemas are in the subset");
     assert_eq!(
