@@ -79,8 +79,6 @@ fn an_ignored_registration_keeps_the_tool_and_dispose_removes_it() {
     assert_eq!(names(&registry), ["a", "b", "c"]);
     c.dispose();
     assert_eq!(names(&registry), ["a", "b"]);
-    // Hooks follow the same rule: a dropped handle keeps the wrapper.
-    registry.on_execute(wrappers::retry(2));
 }
 
 /// Drops set a flag: whether the body's future was dropped.

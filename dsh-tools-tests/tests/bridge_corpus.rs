@@ -197,25 +197,13 @@ fn check<T: Case>() {
     // contract's schema, the one a tool's output is checked with.
     let output =
         bridge::schema_for_serialize::<T>().unwrap_or_else(|e| panic!("{name} (serialize): {e}"));
-    let compiled = CompiledSchema::compile(&output).expect("the bridge's output compiles");
-    runner(SERIALIZED_CASES)
-        .run(&T::strategy(), |x| {
-            let v = serde_json::to_value(&x).expect("corpus values serialize");
-            let violations = compiled.validate(&v);
-            prop_assert!(
-                violations.is_empty(),
-                "{name}: {v} against {output}: {violations:?}"
-            );
-            Ok(())
-        })
-        .unwrap_or_else(|e| panic!("(c) {e}"));
+    serialized_values_validate::<T>(&output, "(c)");
 }
 
-fn check_schema<T: Case>(schema: &Value) {
+/// Every serialized value of `T` validates against `schema`; a failure panics with `label`.
+fn serialized_values_validate<T: Case>(schema: &Value, label: &str) {
     let name = std::any::type_name::<T>();
     let compiled = CompiledSchema::compile(schema).expect("the bridge's output compiles");
-
-    // (a) Every serialized value validates.
     runner(SERIALIZED_CASES)
         .run(&T::strategy(), |x| {
             let v = serde_json::to_value(&x).expect("corpus values serialize");
@@ -226,7 +214,15 @@ fn check_schema<T: Case>(schema: &Value) {
             );
             Ok(())
         })
-        .unwrap_or_else(|e| panic!("(a) {e}"));
+        .unwrap_or_else(|e| panic!("{label} {e}"));
+}
+
+fn check_schema<T: Case>(schema: &Value) {
+    let name = std::any::type_name::<T>();
+    let compiled = CompiledSchema::compile(schema).expect("the bridge's output compiles");
+
+    // (a) Every serialized value validates.
+    serialized_values_validate::<T>(schema, "(a)");
 
     // (b) Every value that validates decodes.
     let pool = names(schema);

@@ -73,7 +73,8 @@ mod hints {
 
 /// Tools with state: the tool holds it, each registration its own, each call a clone; both forms.
 mod state {
-    use dsh_tools::{CancellationToken, Registry, State, ToolError, ToolExecutionInput, tool};
+    use super::tool_macro::behaviour::call;
+    use dsh_tools::{Registry, State, ToolError, tool};
     use serde_json::json;
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -121,33 +122,20 @@ mod state {
             .register(Greet::with(state("Bonjour")))
             .unwrap()
             .keep();
-        async fn run(
-            r: &Registry,
-            name: &str,
-            args: serde_json::Value,
-        ) -> dsh_tools::ToolExecutionResult {
-            r.execute(ToolExecutionInput::new(
-                "c",
-                name,
-                args,
-                CancellationToken::new(),
-            ))
-            .await
-        }
         assert_eq!(
-            run(&global, "greet", json!({"name": "Ada"})).await.text(),
+            call(&global, "greet", json!({"name": "Ada"})).await.text(),
             "Hello Ada"
         );
         assert_eq!(
-            run(&other, "greet", json!({"name": "Ada"})).await.text(),
+            call(&other, "greet", json!({"name": "Ada"})).await.text(),
             "Bonjour Ada"
         );
         assert_eq!(
-            run(&global, "calls", json!({"extra": 10})).await.text(),
+            call(&global, "calls", json!({"extra": 10})).await.text(),
             "12"
         );
         // Arguments are validated before the state is touched.
-        let bad = run(&global, "greet", json!({})).await;
+        let bad = call(&global, "greet", json!({})).await;
         assert_eq!(bad.code(), Some("INVALID_ARGS"));
         assert_eq!(calls.load(Ordering::SeqCst), 2);
         // The state is not part of the model-facing schema.
@@ -161,8 +149,9 @@ mod state {
 /// One contract for unknown arguments (closed by default in both forms, `allow_unknown_args` to
 /// opt out), outputs checked against what they serialize to, and a failing `Serialize`.
 mod contracts {
-    use dsh_tools::{CancellationToken, Registry, ToolError, ToolExecutionInput, tool};
-    use serde_json::{Value, json};
+    use super::tool_macro::behaviour::call;
+    use dsh_tools::{Registry, ToolError, tool};
+    use serde_json::json;
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     struct WriteArgs {
@@ -232,16 +221,6 @@ mod contracts {
         Ok(Unserializable)
     }
 
-    async fn run(r: &Registry, name: &str, args: Value) -> dsh_tools::ToolExecutionResult {
-        r.execute(ToolExecutionInput::new(
-            "c",
-            name,
-            args,
-            CancellationToken::new(),
-        ))
-        .await
-    }
-
     #[tokio::test]
     async fn unknown_arguments_outputs_and_serialize_failures() {
         let r = Registry::new();
@@ -256,7 +235,7 @@ mod contracts {
         }
         use dsh_tools::Tool;
         let made_up = json!({"path": "a", "content": "b", "append": true});
-        let closed = run(&r, "write_file", made_up.clone()).await;
+        let closed = call(&r, "write_file", made_up.clone()).await;
         assert_eq!(closed.code(), Some("INVALID_ARGS"));
         assert_eq!(
             closed.text(),
@@ -267,7 +246,7 @@ mod contracts {
             WriteFile.definition().parameters()["additionalProperties"],
             false
         );
-        assert_eq!(run(&r, "write_lenient", made_up).await.text(), "2");
+        assert_eq!(call(&r, "write_lenient", made_up).await.text(), "2");
         assert!(
             WriteLenient
                 .definition()
@@ -276,14 +255,16 @@ mod contracts {
                 .is_none()
         );
         assert_eq!(
-            run(&r, "add_lenient", json!({"a": 4, "b": 1})).await.text(),
+            call(&r, "add_lenient", json!({"a": 4, "b": 1}))
+                .await
+                .text(),
             "4"
         );
         // The output schema is what `Listing` serializes to: `entries` may be absent, `cache` is.
-        let listed = run(&r, "list_empty", json!({})).await;
+        let listed = call(&r, "list_empty", json!({})).await;
         assert!(!listed.is_error(), "{}", listed.text());
         assert_eq!(listed.value(), Some(&json!({})));
-        let broken = run(&r, "broken", json!({})).await;
+        let broken = call(&r, "broken", json!({})).await;
         assert_eq!(broken.code(), Some("INVALID_TOOL_OUTPUT"));
         assert!(
             broken.text().contains("the clock is not serializable"),

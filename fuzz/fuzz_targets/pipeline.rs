@@ -57,8 +57,7 @@ fn registry() -> Registry {
         |arguments, _| async move { Ok(clone_deep(&arguments)) },
     );
     let typed = ToolDefinition::typed("typed", "a struct", |t: Typed, _| async move {
-        assert!(!t.path.is_empty() || t.path.is_empty());
-        let _ = (t.limit, matches!(t.mode, Mode::Read), t.tags.len());
+        let _ = (t.path, t.limit, matches!(t.mode, Mode::Read), t.tags.len());
         Ok::<_, ToolError>("typed ok")
     })
     .unwrap();

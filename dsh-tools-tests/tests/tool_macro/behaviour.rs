@@ -24,7 +24,7 @@ fn registry() -> Registry {
     registry
 }
 
-async fn call(registry: &Registry, name: &str, args: Value) -> ToolExecutionResult {
+pub(crate) async fn call(registry: &Registry, name: &str, args: Value) -> ToolExecutionResult {
     let input = ToolExecutionInput::new("call_1", name, args, CancellationToken::new());
     registry.execute(input).await
 }

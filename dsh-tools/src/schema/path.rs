@@ -122,7 +122,7 @@ fn bracketed(out: &mut String, key: &str) {
 }
 
 /// The largest char boundary of `s` at or below `i`.
-fn floor_char(s: &str, mut i: usize) -> usize {
+pub(super) fn floor_char(s: &str, mut i: usize) -> usize {
     while i > 0 && !s.is_char_boundary(i) {
         i -= 1;
     }

@@ -708,14 +708,7 @@ fn declared(o: &super::compile::ObjectNode) -> String {
         if i > 0 {
             out.push_str(", ");
         }
-        let mut key = &*p.key;
-        if key.len() > super::MAX_KEY_BYTES {
-            let mut end = super::MAX_KEY_BYTES;
-            while !key.is_char_boundary(end) {
-                end -= 1;
-            }
-            key = &key[..end];
-        }
+        let key = &p.key[..super::path::floor_char(&p.key, super::MAX_KEY_BYTES.min(p.key.len()))];
         // JSON-quoted, and `;` escaped too: a name cannot read as the next violation.
         out.push_str(&crate::json::to_compact_string(&Value::from(key)).replace(';', "\\u003b"));
     }
