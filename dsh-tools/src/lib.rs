@@ -76,10 +76,13 @@
 //! [`wrappers`] (timeout, retry, tracing), [`schedule`] (parallel / exclusive scheduling of a
 //! model turn), [`present`] (presentation cards), [`provider`] (model-API dialects: export,
 //! parse replies, format results), [`testing`] (helpers for authors' tests), and with feature
-//! `mcp`, `mcp` (serve a registry over MCP, import MCP servers' tools).
+//! `mcp`, `mcp` (serve a registry over MCP, import MCP servers' tools); with feature `acp`, `acp`
+//! (tool calls and approvals in Agent Client Protocol editors).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+#[cfg(feature = "acp")]
+pub mod acp;
 pub mod content;
 pub mod definition;
 pub mod error;

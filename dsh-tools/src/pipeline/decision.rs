@@ -5,6 +5,7 @@ use crate::error::ToolError;
 use crate::pipeline::execution::AgentId;
 use crate::pipeline::hooks::BoxFuture;
 use serde_json::Value;
+use std::sync::Arc;
 
 /// What a `pre-execute` hook decides (spec §6.1).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -178,6 +179,10 @@ pub struct ApprovalRequest {
     pub tool_name: String,
     /// The call id.
     pub call_id: String,
+    /// The call's arguments as the pipeline snapshotted them (absent when the caller's were not
+    /// lossless JSON), so the one who approves sees what would run. Beyond spec §6.4.2, which
+    /// leaves the service to look the call up: an editor's permission prompt shows the call.
+    pub arguments: Option<Arc<Value>>,
     /// The `ask` decision's reason, when it had one.
     pub reason: Option<String>,
     /// The caller's cancellation signal (read-only).

@@ -287,6 +287,7 @@ impl Registry {
             agent,
             tool_name: name.clone(),
             call_id: call.exec.call_id.clone(),
+            arguments: call.exec.arguments.clone(),
             reason,
             signal: call.exec.signal.clone(),
         };

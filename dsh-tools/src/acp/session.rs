@@ -1,0 +1,394 @@
+//! A registry's calls in ACP sessions: announcements, progress, results and approvals.
+
+use super::schema::{
+    PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, SessionId, SessionNotification, SessionUpdate, ToolCallUpdate,
+};
+use super::{SessionView, tool_call, tool_call_in_progress, tool_call_result};
+use crate::ToolError;
+use crate::pipeline::{
+    AgentId, ApprovalOutcome, ApprovalRequest, ApprovalService, BoxFuture, ExecuteCall,
+    ExecuteNext, ToolExecutionInput, ToolExecutionResult,
+};
+use crate::registry::{Registry, ScopedRegistration};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+
+/// The client end of an ACP connection, as the bridge uses it: session updates out, permission
+/// requests answered. Implemented for the SDK's agent-side connection
+/// (`agent_client_protocol::v1::ConnectionTo<agent_client_protocol::Client>`); tests and other
+/// transports implement it themselves.
+pub trait AcpClient: Send + Sync + 'static {
+    /// Sends a `session/update` notification.
+    fn session_update(
+        &self,
+        notification: SessionNotification,
+    ) -> Result<(), agent_client_protocol::Error>;
+
+    /// Sends `session/request_permission` and resolves with the client's answer. Dropping the
+    /// future abandons the request (the SDK then sends `$/cancel_request`).
+    fn request_permission(
+        &self,
+        request: RequestPermissionRequest,
+    ) -> BoxFuture<Result<RequestPermissionResponse, agent_client_protocol::Error>>;
+}
+
+impl AcpClient for agent_client_protocol::v1::ConnectionTo<agent_client_protocol::Client> {
+    fn session_update(
+        &self,
+        notification: SessionNotification,
+    ) -> Result<(), agent_client_protocol::Error> {
+        self.send_notification(notification)
+    }
+
+    fn request_permission(
+        &self,
+        request: RequestPermissionRequest,
+    ) -> BoxFuture<Result<RequestPermissionResponse, agent_client_protocol::Error>> {
+        Box::pin(self.send_request(request).block_task())
+    }
+}
+
+/// The option ids of a permission request, one per [`PermissionOptionKind`].
+pub const ALLOW_ONCE: &str = "allow_once";
+/// Allow this call and every later call of the same tool in the session.
+pub const ALLOW_ALWAYS: &str = "allow_always";
+/// Reject this call.
+pub const REJECT_ONCE: &str = "reject_once";
+/// Reject this call and every later call of the same tool in the session.
+pub const REJECT_ALWAYS: &str = "reject_always";
+
+/// Bridges a [`Registry`]'s calls to ACP sessions. Creating one installs it as the registry's
+/// approval service: an `ask` for a call of an ACP session becomes a `session/request_permission`
+/// to that session's client; an `ask` for any other agent is answered
+/// [`Unavailable`](ApprovalOutcome::Unavailable) (denied).
+///
+/// ```
+/// use dsh_tools::Registry;
+/// use dsh_tools::acp::{AcpBridge, SessionView};
+/// # use dsh_tools::acp::{AcpClient, schema::*};
+/// # struct Client;
+/// # impl AcpClient for Client {
+/// #     fn session_update(&self, _: SessionNotification) -> Result<(), agent_client_protocol::Error> { Ok(()) }
+/// #     fn request_permission(&self, _: RequestPermissionRequest) -> dsh_tools::pipeline::BoxFuture<Result<RequestPermissionResponse, agent_client_protocol::Error>> {
+/// #         Box::pin(async { Ok(RequestPermissionResponse::new(RequestPermissionOutcome::Cancelled)) })
+/// #     }
+/// # }
+///
+/// let registry = Registry::new();
+/// let bridge = AcpBridge::new(&registry);
+/// // In the agent's `session/new` handler, with the SDK's connection as the client:
+/// let session = bridge.open_session(Client, "sess_1", SessionView::new("/work/app"));
+/// assert_eq!(session.agent().as_str(), "sess_1");
+/// ```
+#[derive(Clone)]
+pub struct AcpBridge {
+    registry: Registry,
+    sessions: Arc<Sessions>,
+}
+
+type Sessions = Mutex<HashMap<AgentId, Weak<SessionInner>>>;
+
+impl std::fmt::Debug for AcpBridge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        f.debug_struct("AcpBridge")
+            .field("sessions", &sessions.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl AcpBridge {
+    /// A bridge for `registry`, installed as its approval service (replacing any other).
+    pub fn new(registry: &Registry) -> Self {
+        let sessions = Arc::new(Sessions::default());
+        registry.set_approval_service(Approvals(Arc::downgrade(&sessions)));
+        Self {
+            registry: registry.clone(),
+            sessions,
+        }
+    }
+
+    /// Opens the bridge's view of one ACP session. Its calls run through the agent scope named
+    /// by the session id ([`AcpSession::agent`]), so tools registered in that scope (for example
+    /// file tools bound to the session's working directory) are the session's own. Dropping the
+    /// session closes it: later approvals for it are answered `Unavailable`.
+    pub fn open_session(
+        &self,
+        client: impl AcpClient,
+        session_id: impl Into<SessionId>,
+        view: SessionView,
+    ) -> AcpSession {
+        let session_id = session_id.into();
+        let agent = AgentId::new(&session_id.0);
+        let inner = Arc::new(SessionInner {
+            registry: self.registry.clone(),
+            agent: agent.clone(),
+            session_id,
+            view,
+            client: Box::new(client),
+            always: Mutex::default(),
+        });
+        let weak = Arc::downgrade(&inner);
+        let in_progress = self
+            .registry
+            .scope(agent.clone())
+            .on_execute_first(move |call: ExecuteCall, next: ExecuteNext| {
+                let session = weak.upgrade();
+                async move {
+                    let exec = &call.execution;
+                    // Only top-level calls were announced; nested ones (`run_code`) were not.
+                    if let Some(session) = session
+                        && exec.root_call_id() == exec.call_id()
+                    {
+                        session.send(SessionUpdate::ToolCallUpdate(tool_call_in_progress(
+                            exec.call_id(),
+                        )));
+                    }
+                    next.run().await
+                }
+            })
+            .scoped();
+        self.sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(agent, Arc::downgrade(&inner));
+        AcpSession {
+            inner,
+            sessions: Arc::downgrade(&self.sessions),
+            _in_progress: in_progress,
+        }
+    }
+}
+
+/// One ACP session's side of the bridge ([`AcpBridge::open_session`]).
+pub struct AcpSession {
+    inner: Arc<SessionInner>,
+    sessions: Weak<Sessions>,
+    _in_progress: ScopedRegistration,
+}
+
+impl std::fmt::Debug for AcpSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AcpSession")
+            .field("session_id", &self.inner.session_id)
+            .field("view", &self.inner.view)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for AcpSession {
+    fn drop(&mut self) {
+        if let Some(sessions) = self.sessions.upgrade() {
+            sessions
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&self.inner.agent);
+        }
+    }
+}
+
+struct SessionInner {
+    registry: Registry,
+    agent: AgentId,
+    session_id: SessionId,
+    view: SessionView,
+    client: Box<dyn AcpClient>,
+    /// "Always" answers per tool name: `true` allow, `false` reject.
+    always: Mutex<HashMap<String, bool>>,
+}
+
+impl AcpSession {
+    /// The agent whose scope the session's calls run through (named by the session id).
+    pub fn agent(&self) -> &AgentId {
+        &self.inner.agent
+    }
+
+    /// The ACP session id.
+    pub fn session_id(&self) -> &SessionId {
+        &self.inner.session_id
+    }
+
+    /// How the session shows cards.
+    pub fn view(&self) -> &SessionView {
+        &self.inner.view
+    }
+
+    /// Runs one model call in the session, telling the client as it goes: a `tool_call`
+    /// (`pending`, from the tool's call card), `in_progress` when dispatch starts (after any
+    /// approval, which asks the client), then a `tool_call_update` (`completed` or `failed`, from
+    /// its result card). The input's agent is replaced by the session's. A client that cannot be
+    /// reached is logged, never fatal: the result is returned all the same.
+    pub async fn execute(&self, input: ToolExecutionInput) -> ToolExecutionResult {
+        let session = &self.inner;
+        let agent = Some(&session.agent);
+        let card = session
+            .registry
+            .present_call(&input.name, &input.arguments, agent);
+        let announced = tool_call(
+            &input.call_id,
+            &input.name,
+            &input.arguments,
+            &card,
+            &session.view,
+        );
+        session.send(SessionUpdate::ToolCall(announced));
+        let (call_id, name) = (input.call_id.clone(), input.name.clone());
+        let arguments = crate::json::clone_deep(&input.arguments);
+        let result = session
+            .registry
+            .execute(input.agent(session.agent.clone()))
+            .await;
+        let settled = session
+            .registry
+            .present_result(&name, &arguments, &result, agent);
+        session.send(SessionUpdate::ToolCallUpdate(tool_call_result(
+            &call_id,
+            &settled,
+            &result,
+            &session.view,
+        )));
+        crate::json::drop_deep(arguments);
+        result
+    }
+
+    /// Sends any other update of the session (message chunks, plans, …), logging a failure.
+    pub fn send(&self, update: SessionUpdate) {
+        self.inner.send(update);
+    }
+
+    /// The "always" answers the user gave in this session: tool name → allowed (`true`) or
+    /// rejected (`false`).
+    pub fn remembered(&self) -> HashMap<String, bool> {
+        self.inner
+            .always
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+impl SessionInner {
+    fn send(&self, update: SessionUpdate) {
+        let notification = SessionNotification::new(self.session_id.clone(), update);
+        if let Err(error) = self.client.session_update(notification) {
+            tracing::warn!(session = %self.session_id.0, %error, "ACP session update not sent");
+        }
+    }
+
+    /// Asks the client whether the call may run (spec §6.4, through `session/request_permission`).
+    async fn ask(&self, request: ApprovalRequest) -> Result<ApprovalOutcome, ToolError> {
+        let remembered = self
+            .always
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&request.tool_name)
+            .copied();
+        match remembered {
+            Some(true) => return Ok(ApprovalOutcome::AllowedOnce),
+            Some(false) => return Ok(ApprovalOutcome::Rejected),
+            None => {}
+        }
+        let arguments = request.arguments.as_deref().unwrap_or(&Value::Null);
+        let card = self
+            .registry
+            .present_call(&request.tool_name, arguments, Some(&self.agent));
+        let call = tool_call(
+            &request.call_id,
+            &request.tool_name,
+            arguments,
+            &card,
+            &self.view,
+        );
+        let name = &request.tool_name;
+        let options = vec![
+            PermissionOption::new(ALLOW_ONCE, "Allow", PermissionOptionKind::AllowOnce),
+            PermissionOption::new(
+                ALLOW_ALWAYS,
+                format!("Always allow {name}"),
+                PermissionOptionKind::AllowAlways,
+            ),
+            PermissionOption::new(REJECT_ONCE, "Reject", PermissionOptionKind::RejectOnce),
+            PermissionOption::new(
+                REJECT_ALWAYS,
+                format!("Always reject {name}"),
+                PermissionOptionKind::RejectAlways,
+            ),
+        ];
+        let meta = request.reason.as_ref().map(|reason| {
+            let mut meta = super::schema::Meta::new();
+            meta.insert("dev.dsh-tools/reason".to_owned(), json!(reason));
+            meta
+        });
+        let permission = RequestPermissionRequest::new(
+            self.session_id.clone(),
+            ToolCallUpdate::from(call),
+            options,
+        )
+        .meta(meta);
+        let reply = self.client.request_permission(permission);
+        let response = tokio::select! {
+            biased;
+            // Dropping `reply` abandons the request: the SDK sends `$/cancel_request`.
+            () = request.signal.cancelled() => return Ok(ApprovalOutcome::Cancelled),
+            response = reply => response,
+        };
+        let response = match response {
+            Ok(response) => response,
+            Err(error) => {
+                tracing::warn!(session = %self.session_id.0, %error, "ACP permission request failed");
+                return Ok(ApprovalOutcome::Unavailable);
+            }
+        };
+        let selected = match response.outcome {
+            RequestPermissionOutcome::Selected(selected) => selected.option_id,
+            RequestPermissionOutcome::Cancelled => return Ok(ApprovalOutcome::Cancelled),
+            // A later protocol's outcome this version cannot read: nobody allowed the call.
+            #[allow(unreachable_patterns)]
+            _ => return Ok(ApprovalOutcome::Unavailable),
+        };
+        let (outcome, remember) = match &*selected.0 {
+            ALLOW_ONCE => (ApprovalOutcome::AllowedOnce, None),
+            ALLOW_ALWAYS => (ApprovalOutcome::AllowedOnce, Some(true)),
+            REJECT_ONCE => (ApprovalOutcome::Rejected, None),
+            REJECT_ALWAYS => (ApprovalOutcome::Rejected, Some(false)),
+            other => {
+                let shown: String = other.chars().take(200).collect();
+                return Err(ToolError::new(format!(
+                    "the client answered the permission request for tool \"{name}\" with \
+                     option {}, which it was not offered",
+                    json!(shown)
+                )));
+            }
+        };
+        if let Some(allow) = remember {
+            self.always
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(name.clone(), allow);
+        }
+        Ok(outcome)
+    }
+}
+
+/// The registry's approval service: routes each request to its session by agent.
+struct Approvals(Weak<Sessions>);
+
+impl ApprovalService for Approvals {
+    fn request(&self, request: ApprovalRequest) -> BoxFuture<Result<ApprovalOutcome, ToolError>> {
+        let session = self.0.upgrade().and_then(|sessions| {
+            sessions
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get(&request.agent)
+                .and_then(Weak::upgrade)
+        });
+        Box::pin(async move {
+            match session {
+                Some(session) => session.ask(request).await,
+                None => Ok(ApprovalOutcome::Unavailable),
+            }
+        })
+    }
+}
