@@ -1,0 +1,600 @@
+//! An Agent Client Protocol agent over stdio: the quickstart's file tools on the session's working
+//! directory, shown in the editor with their cards, with approvals asked through the editor.
+//!
+//! ```text
+//! cargo build -p examples --features acp --example acp_agent
+//! ```
+//!
+//! Point an ACP client at the binary (`target/debug/examples/acp_agent`); for Zed, in
+//! `settings.json`: `"agent_servers": {"dsh-tools": {"command": "/abs/path/to/acp_agent"}}`.
+//!
+//! Its "model" is scripted, so it runs without an API key: each line of a prompt is one call.
+//!
+//! - `read PATH` reads a file (a read card: the lines, the file as location);
+//! - `write PATH: TEXT` writes a file (`\n` in TEXT is a newline; a diff card, asks first);
+//! - `edit PATH: OLD => NEW` replaces the one occurrence of OLD (a diff card, asks first);
+//! - `run COMMAND` runs `sh -c COMMAND` in the working directory (a terminal card, asks first);
+//! - `demo` is the quickstart's turn: write `hello.txt`, read it, edit it, run `cat hello.txt`.
+//!
+//! Paths are relative to the session's working directory and cannot leave it. Logs go to
+//! standard error.
+
+use dsh_tools::acp::agent_client_protocol::{self as acp, Agent, Stdio};
+use dsh_tools::acp::schema::{
+    AgentCapabilities, CancelNotification, ClientCapabilities, ContentBlock, ContentChunk,
+    Implementation, InitializeRequest, InitializeResponse, NewSessionRequest, NewSessionResponse,
+    PromptRequest, PromptResponse, SessionId, SessionUpdate, StopReason, TextContent,
+};
+use dsh_tools::acp::{AcpBridge, AcpSession, SessionView};
+use dsh_tools::present::{
+    FileDiff, FileLocation, ReadFileLine, ResultSummary, TerminalExit, TerminalResult,
+    ToolCallKind, ToolCallView, ToolResultView,
+};
+use dsh_tools::{
+    CancellationToken, PreNext, PreToolDecision, Registry, ScopedRegistration, State, Tool,
+    ToolError, ToolExecution, ToolExecutionInput, tool, wrappers,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+/// The session's working directory: the file tools' state.
+#[derive(Clone)]
+struct Workspace(Arc<PathBuf>);
+
+/// `path` (relative to the workspace, or absolute inside it) as a path under the root.
+fn resolve(ws: &Workspace, path: &str) -> Result<PathBuf, ToolError> {
+    let root: &PathBuf = &ws.0;
+    let relative = Path::new(path)
+        .strip_prefix(root.as_path())
+        .unwrap_or(Path::new(path));
+    let mut out = root.to_path_buf();
+    for part in relative.components() {
+        match part {
+            Component::Normal(p) => out.push(p),
+            Component::CurDir => {}
+            _ => {
+                return Err(ToolError::coded(
+                    "PathError",
+                    "OUTSIDE_WORKSPACE",
+                    format!("{path} leaves the workspace"),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct ReadOutput {
+    path: String,
+    offset: u32,
+    lines: Vec<String>,
+}
+
+/// Read a text file of the workspace, from a line on.
+#[tool(title = "Read file", read_only, concurrency_safe)]
+async fn read_file(
+    State(ws): State<Workspace>,
+    /// File path, relative to the workspace
+    path: String,
+    /// First line to read, 1-based
+    offset: Option<u32>,
+) -> Result<ReadOutput, ToolError> {
+    let text = tokio::fs::read_to_string(resolve(&ws, &path)?).await?;
+    let offset = offset.unwrap_or(1).max(1);
+    let lines = text
+        .lines()
+        .skip(offset as usize - 1)
+        .map(str::to_owned)
+        .collect();
+    Ok(ReadOutput {
+        path,
+        offset,
+        lines,
+    })
+}
+
+/// A file change: the whole text before (absent for a new file) and after.
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct Change {
+    path: String,
+    old_text: Option<String>,
+    new_text: String,
+}
+
+/// Write a text file of the workspace (created or replaced).
+#[tool(title = "Write file", destructive, idempotent)]
+async fn write_file(
+    State(ws): State<Workspace>,
+    /// File path, relative to the workspace
+    path: String,
+    /// The new contents
+    content: String,
+) -> Result<Change, ToolError> {
+    let target = resolve(&ws, &path)?;
+    let old_text = tokio::fs::read_to_string(&target).await.ok();
+    if let Some(parent) = target.parent() {
+        tokio::fs::create_dir_all(parent).await?;
+    }
+    tokio::fs::write(&target, &content).await?;
+    Ok(Change {
+        path,
+        old_text,
+        new_text: content,
+    })
+}
+
+/// Replace the one occurrence of a text in a file of the workspace.
+#[tool(title = "Edit file", destructive)]
+async fn edit_file(
+    State(ws): State<Workspace>,
+    /// File path, relative to the workspace
+    path: String,
+    /// The text to replace: it must occur exactly once
+    old: String,
+    /// Its replacement
+    new: String,
+) -> Result<Change, ToolError> {
+    let target = resolve(&ws, &path)?;
+    let before = tokio::fs::read_to_string(&target).await?;
+    let found = before.matches(old.as_str()).count();
+    if old.is_empty() || found != 1 {
+        return Err(ToolError::new(format!(
+            "{:?} occurs {found} times in {path}; it must occur exactly once",
+            old
+        )));
+    }
+    let after = before.replacen(old.as_str(), &new, 1);
+    tokio::fs::write(&target, &after).await?;
+    Ok(Change {
+        path,
+        old_text: Some(before),
+        new_text: after,
+    })
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct RunOutput {
+    output: String,
+    exit_code: Option<i32>,
+    signal: Option<String>,
+}
+
+/// Run a shell command in the workspace (`sh -c`), with its output and exit status.
+#[tool(title = "Run command", destructive, timeout_ms = 30_000)]
+async fn run_command(
+    State(ws): State<Workspace>,
+    /// The command line
+    command: String,
+) -> Result<RunOutput, ToolError> {
+    let output = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(&command)
+        .current_dir(ws.0.as_path())
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output()
+        .await?;
+    let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&output.stderr));
+    #[cfg(unix)]
+    let signal = std::os::unix::process::ExitStatusExt::signal(&output.status)
+        .map(|s| format!("signal {s}"));
+    #[cfg(not(unix))]
+    let signal = None;
+    Ok(RunOutput {
+        output: text,
+        exit_code: output.status.code(),
+        signal,
+    })
+}
+
+/// The output a result summary carries (the tools' outputs are JSON text).
+fn output<T: serde::de::DeserializeOwned>(result: &ResultSummary) -> Option<T> {
+    if result.is_error {
+        return None;
+    }
+    serde_json::from_str(result.content.first()?.as_text()?).ok()
+}
+
+fn arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
+    args.get(key)?.as_str()
+}
+
+/// The session's file tools, bound to its working directory, with their cards.
+fn register_tools(
+    registry: &Registry,
+    session: &AcpSession,
+    ws: &Workspace,
+) -> Vec<ScopedRegistration> {
+    let scope = registry.scope(session.agent().clone());
+    let read = ReadFile::with(ws.clone())
+        .definition()
+        .present_call(Arc::new(|args: &Value| {
+            let path = arg(args, "path")?;
+            Some(ToolCallView::Generic {
+                title: format!("Read {path}"),
+                kind: Some(ToolCallKind::Read),
+                raw_input: None,
+                content: None,
+                locations: Some(vec![FileLocation {
+                    path: path.to_owned(),
+                    line: args.get("offset").and_then(Value::as_u64),
+                }]),
+            })
+        }))
+        .present_result(Arc::new(|_args: &Value, result: &ResultSummary| {
+            let out: ReadOutput = output(result)?;
+            let offset = u64::from(out.offset);
+            let lines: Vec<ReadFileLine> = (offset..)
+                .zip(out.lines)
+                .map(|(number, text)| ReadFileLine { number, text })
+                .collect();
+            Some(ToolResultView::Read {
+                title: None,
+                total_lines: offset + lines.len() as u64 - 1,
+                path: out.path,
+                offset,
+                lines,
+                lang: None,
+                content: None,
+            })
+        }));
+    let diff_result = Arc::new(|_args: &Value, result: &ResultSummary| {
+        let change: Change = output(result)?;
+        Some(ToolResultView::Diff {
+            title: None,
+            diffs: vec![FileDiff {
+                path: change.path,
+                old_text: change.old_text,
+                new_text: change.new_text,
+            }],
+        })
+    });
+    let write = WriteFile::with(ws.clone())
+        .definition()
+        .present_call(Arc::new(|args: &Value| {
+            let path = arg(args, "path")?;
+            Some(ToolCallView::Generic {
+                title: format!("Write {path}"),
+                kind: Some(ToolCallKind::Edit),
+                raw_input: None,
+                content: None,
+                locations: Some(vec![FileLocation {
+                    path: path.to_owned(),
+                    line: None,
+                }]),
+            })
+        }))
+        .present_result(diff_result.clone());
+    let edit = EditFile::with(ws.clone())
+        .definition()
+        .present_call(Arc::new(|args: &Value| {
+            let path = arg(args, "path")?;
+            Some(ToolCallView::Diff {
+                title: format!("Edit {path}"),
+                diffs: vec![FileDiff {
+                    path: path.to_owned(),
+                    old_text: Some(arg(args, "old")?.to_owned()),
+                    new_text: arg(args, "new")?.to_owned(),
+                }],
+                locations: None,
+            })
+        }))
+        .present_result(diff_result);
+    let run = RunCommand::with(ws.clone())
+        .definition()
+        .present_call(Arc::new(|args: &Value| {
+            Some(ToolCallView::Terminal {
+                title: arg(args, "command")?.to_owned(),
+                description: None,
+                cwd: None,
+            })
+        }))
+        .present_result(Arc::new(|_args: &Value, result: &ResultSummary| {
+            let out: RunOutput = output(result)?;
+            let exit = match (out.exit_code, out.signal) {
+                (Some(code), _) => Some(TerminalExit::Code(i64::from(code))),
+                (None, Some(signal)) => Some(TerminalExit::Signal(signal)),
+                (None, None) => None,
+            };
+            Some(ToolResultView::Terminal(TerminalResult {
+                title: None,
+                output: Some(out.output),
+                exit,
+            }))
+        }));
+    [read, write, edit, run]
+        .into_iter()
+        .map(|definition| {
+            scope
+                .register(definition)
+                .expect("the file tools are valid")
+                .scoped()
+        })
+        .collect()
+}
+
+/// One line of a prompt as a call, or why it is not one.
+fn parse_line(line: &str) -> Result<(&'static str, Value), String> {
+    let (verb, rest) = line.split_once(' ').unwrap_or((line, ""));
+    let rest = rest.trim();
+    let split = |rest: &str| -> Option<(String, String)> {
+        let (path, text) = rest.split_once(':')?;
+        Some((path.trim().to_owned(), text.trim_start().to_owned()))
+    };
+    match verb {
+        "read" => Ok(("read_file", json!({ "path": rest }))),
+        "write" => {
+            let (path, text) = split(rest).ok_or("write PATH: TEXT")?;
+            Ok((
+                "write_file",
+                json!({ "path": path, "content": text.replace("\\n", "\n") }),
+            ))
+        }
+        "edit" => {
+            let (path, change) = split(rest).ok_or("edit PATH: OLD => NEW")?;
+            let (old, new) = change.split_once(" => ").ok_or("edit PATH: OLD => NEW")?;
+            Ok(("edit_file", json!({ "path": path, "old": old, "new": new })))
+        }
+        "run" => Ok(("run_command", json!({ "command": rest }))),
+        _ => Err(format!(
+            "I don't know {verb:?}. Each line is one of: read PATH / write PATH: TEXT / \
+             edit PATH: OLD => NEW / run COMMAND / demo"
+        )),
+    }
+}
+
+const DEMO: &str = "write hello.txt: hello, world\\n\nread hello.txt\nedit hello.txt: hello => goodbye\nrun cat hello.txt";
+
+/// What the agent keeps per connection.
+#[derive(Default)]
+struct Agents {
+    client: ClientCapabilities,
+    sessions: HashMap<SessionId, Entry>,
+    next_id: u64,
+}
+
+struct Entry {
+    session: Arc<AcpSession>,
+    _tools: Vec<ScopedRegistration>,
+    /// The running prompt's signal (`session/cancel` trips it).
+    running: Option<CancellationToken>,
+}
+
+fn text_chunk(text: impl Into<String>) -> SessionUpdate {
+    SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::Text(TextContent::new(
+        text,
+    ))))
+}
+
+fn invalid_params(message: String) -> acp::Error {
+    acp::Error::invalid_params().data(json!({ "message": message }))
+}
+
+/// Runs one prompt: each line is a call, in order; stops early when cancelled.
+async fn run_prompt(
+    session: Arc<AcpSession>,
+    text: String,
+    signal: CancellationToken,
+) -> StopReason {
+    let script = if text.trim() == "demo" {
+        DEMO.to_owned()
+    } else {
+        text
+    };
+    let mut calls = 0;
+    let mut failed = 0;
+    for line in script.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if signal.is_cancelled() {
+            return StopReason::Cancelled;
+        }
+        let (name, args) = match parse_line(line) {
+            Ok(call) => call,
+            Err(help) => {
+                session.send(text_chunk(help));
+                continue;
+            }
+        };
+        calls += 1;
+        let id = format!("call_{}_{calls}", std::process::id());
+        let result = session
+            .execute(ToolExecutionInput::new(id, name, args, signal.clone()))
+            .await;
+        if result.is_error() {
+            failed += 1;
+        }
+    }
+    if signal.is_cancelled() {
+        return StopReason::Cancelled;
+    }
+    session.send(text_chunk(format!("Done: {calls} calls, {failed} failed.")));
+    StopReason::EndTurn
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let registry = Registry::new();
+    registry.on_execute(wrappers::timeout(&registry)).keep();
+    // Policy: reading is free; writing, editing and running commands ask the user.
+    registry
+        .on_pre_execute(|exec: Arc<ToolExecution>, next: PreNext| async move {
+            match exec.name() {
+                "write_file" | "edit_file" | "run_command" => Ok(PreToolDecision::ask(Some(
+                    "changes files or runs a command",
+                ))),
+                _ => next.run().await,
+            }
+        })
+        .keep();
+    let bridge = AcpBridge::new(&registry);
+    let agents: Arc<Mutex<Agents>> = Arc::default();
+
+    let served = Agent
+        .v1()
+        .name("dsh-tools-acp-agent")
+        .on_receive_request(
+            {
+                let agents = agents.clone();
+                async move |request: InitializeRequest, responder, _cx| {
+                    agents.lock().unwrap().client = request.client_capabilities.clone();
+                    responder.respond(
+                        InitializeResponse::new(request.protocol_version)
+                            .agent_capabilities(AgentCapabilities::new())
+                            .agent_info(Implementation::new(
+                                "dsh-tools-acp-agent",
+                                env!("CARGO_PKG_VERSION"),
+                            )),
+                    )
+                }
+            },
+            acp::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let (agents, bridge, registry) = (agents.clone(), bridge.clone(), registry.clone());
+                async move |request: NewSessionRequest, responder, cx| {
+                    let cwd = request.cwd.clone();
+                    if !cwd.is_absolute() {
+                        return responder.respond_with_error(invalid_params(format!(
+                            "cwd must be an absolute path, not {}",
+                            cwd.display()
+                        )));
+                    }
+                    let Ok(root) = cwd.canonicalize().and_then(|c| {
+                        c.is_dir()
+                            .then_some(c)
+                            .ok_or(std::io::ErrorKind::NotADirectory.into())
+                    }) else {
+                        return responder.respond_with_error(invalid_params(format!(
+                            "cwd {} does not exist or is not a directory",
+                            cwd.display()
+                        )));
+                    };
+                    let mut state = agents.lock().unwrap();
+                    state.next_id += 1;
+                    let id =
+                        SessionId::new(format!("sess_{}_{}", std::process::id(), state.next_id));
+                    let view = SessionView::new(cwd).with_capabilities(&state.client);
+                    let session = Arc::new(bridge.open_session(cx.clone(), id.clone(), view));
+                    let tools = register_tools(&registry, &session, &Workspace(Arc::new(root)));
+                    state.sessions.insert(
+                        id.clone(),
+                        Entry {
+                            session,
+                            _tools: tools,
+                            running: None,
+                        },
+                    );
+                    responder.respond(NewSessionResponse::new(id))
+                }
+            },
+            acp::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let agents = agents.clone();
+                async move |request: PromptRequest, responder, _cx| {
+                    let signal = CancellationToken::new();
+                    let session = {
+                        let mut state = agents.lock().unwrap();
+                        let Some(entry) = state.sessions.get_mut(&request.session_id) else {
+                            return responder.respond_with_error(invalid_params(format!(
+                                "no session {:?}: call session/new first",
+                                request.session_id.0
+                            )));
+                        };
+                        if entry.running.as_ref().is_some_and(|s| !s.is_cancelled()) {
+                            return responder.respond_with_error(invalid_params(format!(
+                                "session {:?} is already running a prompt",
+                                request.session_id.0
+                            )));
+                        }
+                        entry.running = Some(signal.clone());
+                        entry.session.clone()
+                    };
+                    let text: Vec<&str> = request
+                        .prompt
+                        .iter()
+                        .filter_map(|block| match block {
+                            ContentBlock::Text(t) => Some(t.text.as_str()),
+                            _ => None,
+                        })
+                        .collect();
+                    let text = text.join("\n");
+                    // The calls wait on the client (permission requests): off the dispatch loop.
+                    tokio::spawn(async move {
+                        let stop = run_prompt(session, text, signal).await;
+                        if let Err(error) = responder.respond(PromptResponse::new(stop)) {
+                            eprintln!("acp_agent: the prompt's answer was not sent: {error}");
+                        }
+                    });
+                    Ok(())
+                }
+            },
+            acp::on_receive_request!(),
+        )
+        .on_receive_notification(
+            {
+                let agents = agents.clone();
+                async move |cancel: CancelNotification, _cx| {
+                    let state = agents.lock().unwrap();
+                    if let Some(signal) = state
+                        .sessions
+                        .get(&cancel.session_id)
+                        .and_then(|e| e.running.as_ref())
+                    {
+                        signal.cancel();
+                    }
+                    Ok(())
+                }
+            },
+            acp::on_receive_notification!(),
+        )
+        .connect_to(Stdio::new())
+        .await;
+    // Close the sessions (and their scoped tools) before the runtime goes.
+    agents.lock().unwrap().sessions.clear();
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("acp_agent: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_line;
+    use serde_json::json;
+
+    #[test]
+    fn prompt_lines_become_calls() {
+        assert_eq!(
+            parse_line("edit a.txt: x => y").unwrap(),
+            (
+                "edit_file",
+                json!({"path": "a.txt", "old": "x", "new": "y"})
+            )
+        );
+        assert_eq!(
+            parse_line("write a.txt: one\\ntwo").unwrap(),
+            (
+                "write_file",
+                json!({"path": "a.txt", "content": "one\ntwo"})
+            )
+        );
+        assert!(
+            parse_line("edit a.txt x y")
+                .unwrap_err()
+                .contains("OLD => NEW")
+        );
+        assert!(parse_line("dance").unwrap_err().contains("\"dance\""));
+    }
+}
