@@ -500,6 +500,7 @@ async fn main() -> ExitCode {
             {
                 let agents = agents.clone();
                 async move |request: PromptRequest, responder, _cx| {
+                    let session_id = request.session_id.clone();
                     let signal = CancellationToken::new();
                     let session = {
                         let mut state = agents.lock().unwrap();
@@ -509,7 +510,7 @@ async fn main() -> ExitCode {
                                 request.session_id.0
                             )));
                         };
-                        if entry.running.as_ref().is_some_and(|s| !s.is_cancelled()) {
+                        if entry.running.is_some() {
                             return responder.respond_with_error(invalid_params(format!(
                                 "session {:?} is already running a prompt",
                                 request.session_id.0
@@ -528,8 +529,13 @@ async fn main() -> ExitCode {
                         .collect();
                     let text = text.join("\n");
                     // The calls wait on the client (permission requests): off the dispatch loop.
+                    let agents = agents.clone();
                     tokio::spawn(async move {
                         let stop = run_prompt(session, text, signal).await;
+                        // One prompt at a time per session: this one is over.
+                        if let Some(entry) = agents.lock().unwrap().sessions.get_mut(&session_id) {
+                            entry.running = None;
+                        }
                         if let Err(error) = responder.respond(PromptResponse::new(stop)) {
                             eprintln!("acp_agent: the prompt's answer was not sent: {error}");
                         }
