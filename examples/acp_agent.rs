@@ -6,7 +6,8 @@
 //! ```
 //!
 //! Point an ACP client at the binary (`target/debug/examples/acp_agent`); for Zed, in
-//! `settings.json`: `"agent_servers": {"dsh-tools": {"command": "/abs/path/to/acp_agent"}}`.
+//! `settings.json`:
+//! `"agent_servers": {"dsh-tools": {"type": "custom", "command": "/abs/path/to/acp_agent", "args": []}}`.
 //!
 //! Its "model" is scripted, so it runs without an API key: each line of a prompt is one call.
 //!
