@@ -1,0 +1,207 @@
+//! `examples/acp_agent` over real stdio, fed what a broken or hostile client sends: garbage lines,
+//! requests out of order, bad working directories, paths that climb out, file names that are not
+//! UTF-8. Every one gets a clear error or a failed tool call, and the agent keeps serving.
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::Duration;
+
+/// The example binary, built by `cargo test --workspace --all-features` before tests run.
+fn agent_binary() -> PathBuf {
+    let test_exe = std::env::current_exe().unwrap();
+    let binary = test_exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .unwrap()
+        .join("examples")
+        .join("acp_agent");
+    assert!(
+        binary.exists(),
+        "{} is missing: run `cargo test --workspace --all-features` (which builds the examples)",
+        binary.display()
+    );
+    binary
+}
+
+struct Agent {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+}
+
+impl Agent {
+    fn start() -> Self {
+        let mut child = Command::new(agent_binary())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+        }
+    }
+
+    fn send_raw(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, message: Value) {
+        self.send_raw(&message.to_string());
+    }
+
+    /// The next message from the agent (failing the test after 20 s of silence).
+    fn next(&self) -> Value {
+        match self.lines.recv_timeout(Duration::from_secs(20)) {
+            Ok(line) => serde_json::from_str(&line).unwrap(),
+            Err(RecvTimeoutError::Timeout) => panic!("the agent said nothing for 20 s"),
+            Err(RecvTimeoutError::Disconnected) => panic!("the agent closed its stdout"),
+        }
+    }
+
+    /// Sends a request and returns its response, answering permission requests with `allow_once`
+    /// and collecting the session updates sent meanwhile.
+    fn request(&mut self, id: u64, method: &str, params: Value) -> (Value, Vec<Value>) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let mut updates = Vec::new();
+        loop {
+            let message = self.next();
+            match message["method"].as_str() {
+                Some("session/update") => updates.push(message["params"]["update"].clone()),
+                Some("session/request_permission") => {
+                    let answer =
+                        json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}});
+                    self.send(json!({"jsonrpc": "2.0", "id": message["id"], "result": answer}));
+                }
+                _ if message["id"] == json!(id) => return (message, updates),
+                _ => panic!("unexpected message {message}"),
+            }
+        }
+    }
+
+    fn finish(mut self) -> i32 {
+        drop(self.stdin.take());
+        self.child.wait().unwrap().code().unwrap_or(-1)
+    }
+}
+
+fn error_code(response: &Value) -> Option<i64> {
+    response["error"]["code"].as_i64()
+}
+
+#[test]
+fn broken_clients_get_errors_and_the_agent_keeps_serving() {
+    let dir = std::env::temp_dir().join(format!("dsh-acp-faults-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    let mut agent = Agent::start();
+
+    // Not JSON: a parse error, nothing else.
+    agent.send_raw("this is not json");
+    assert_eq!(error_code(&agent.next()), Some(-32700));
+    // A prompt before `initialize` is refused.
+    let (early, _) = agent.request(1, "session/prompt", json!({"sessionId": "x", "prompt": []}));
+    assert_eq!(error_code(&early), Some(-32600), "{early}");
+
+    let (init, _) = agent.request(2, "initialize", json!({"protocolVersion": 1}));
+    assert_eq!(init["result"]["protocolVersion"], 1, "{init}");
+
+    // Working directories that cannot be a session's.
+    for (id, cwd) in [
+        (3, json!("relative/dir")),
+        (4, json!(dir.join("missing").to_str().unwrap())),
+        (
+            5,
+            json!(
+                dir.join("..")
+                    .join("..")
+                    .join("no-such-dir")
+                    .to_str()
+                    .unwrap()
+            ),
+        ),
+    ] {
+        let (response, _) = agent.request(id, "session/new", json!({"cwd": cwd, "mcpServers": []}));
+        assert_eq!(error_code(&response), Some(-32602), "{response}");
+    }
+    // A malformed session/new (cwd is not a string) is invalid params too.
+    let (malformed, _) = agent.request(6, "session/new", json!({"cwd": 42}));
+    assert_eq!(error_code(&malformed), Some(-32602), "{malformed}");
+    // A prompt for a session that does not exist.
+    let (orphan, _) = agent.request(
+        7,
+        "session/prompt",
+        json!({"sessionId": "sess_nope", "prompt": [{"type": "text", "text": "read a"}]}),
+    );
+    assert_eq!(error_code(&orphan), Some(-32602), "{orphan}");
+
+    let (created, _) = agent.request(
+        8,
+        "session/new",
+        json!({"cwd": dir.to_str().unwrap(), "mcpServers": []}),
+    );
+    let session = created["result"]["sessionId"].as_str().unwrap().to_owned();
+
+    // Paths that climb out, and a verb the scripted model does not know.
+    let (turn, updates) = agent.request(
+        9,
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": "read ../../etc/passwd\nwrite ../x: y\ndance"}]}),
+    );
+    assert_eq!(turn["result"]["stopReason"], "end_turn", "{turn}");
+    let failed: Vec<&Value> = updates.iter().filter(|u| u["status"] == "failed").collect();
+    assert_eq!(failed.len(), 2, "{updates:?}");
+    for update in failed {
+        let text = update["content"][0]["content"]["text"].as_str().unwrap();
+        assert!(text.contains("leaves the workspace"), "{text}");
+    }
+    assert!(!dir.parent().unwrap().join("x").exists());
+    assert!(
+        updates
+            .iter()
+            .any(|u| u["sessionUpdate"] == "agent_message_chunk"
+                && u["content"]["text"].as_str().unwrap().contains("\"dance\"")),
+        "{updates:?}"
+    );
+
+    // A file name that is not UTF-8 shows up lossily in a command's output.
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let name = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
+        std::fs::write(dir.join(name), "x").unwrap();
+        let (turn, updates) = agent.request(
+            10,
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "run ls"}]}),
+        );
+        assert_eq!(turn["result"]["stopReason"], "end_turn", "{turn}");
+        let done = updates
+            .iter()
+            .rfind(|u| u["sessionUpdate"] == "tool_call_update")
+            .unwrap();
+        assert_eq!(done["status"], "completed", "{done}");
+        let text = done["content"][0]["content"]["text"].as_str().unwrap();
+        assert!(text.contains("caf\u{fffd}.txt"), "{text}");
+    }
+
+    assert_eq!(agent.finish(), 0);
+    let _ = std::fs::remove_dir_all(dir);
+}
