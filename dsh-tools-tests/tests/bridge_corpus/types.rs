@@ -513,10 +513,10 @@ pub(crate) struct NonZero {
     n: std::num::NonZeroI8,
 }
 
-#[allow(dead_code)]
-#[derive(Deserialize, JsonSchema, Debug)]
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
 #[serde(tag = "t", content = "c")]
 pub(crate) enum AdjacentUnit {
     On(u8),
     Off,
 }
+case!(AdjacentUnit => prop_oneof![any::<u8>().prop_map(AdjacentUnit::On), Just(AdjacentUnit::Off)]);

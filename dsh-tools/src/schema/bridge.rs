@@ -49,6 +49,7 @@
 //! | `"type": ["T", "null"]` (any type array) | `{"oneOf": [<T part>, {"type": "null"}]}`: each keyword goes to the branch of the type it applies to, `enum`/`const` members are split by type, annotations stay on the `oneOf` |
 //! | `anyOf` | `oneOf` when its branches are provably disjoint (different types; `null` against non-null; disjoint `enum`/`const` sets; objects with a required property whose values are disjoint, e.g. a tag `const`; or one branch requiring a property the other's `additionalProperties: false` forbids). A branch that accepts anything makes the whole `anyOf` accept anything (exact: schemars emits `anyOf: [X, {}]` for `#[serde(flatten)] Option<Enum>`). Otherwise an error |
 //! | `oneOf` | kept: it means "exactly one branch" in the subset too |
+//! | the unit variant of a tagged enum (a type that is only a `oneOf` of objects with a common required `const` tag; a branch declaring nothing but the tag) | closed (`additionalProperties: false`): serde reads the tag alone, and an adjacently tagged unit variant rejects content (`{"t": "Off", "c": 5}`). [`from_schemars`] only: [`from_foreign`] takes a remote schema as written |
 //! | `allOf` | merged into one schema (the intersection), when that merge is exact; two `oneOf`s meeting (two `#[serde(flatten)]`ed enums) become one `oneOf` of every pair of branches |
 //! | `type`/`properties`/... beside `oneOf` (a `#[serde(flatten)]`ed enum) | pushed into every branch (branches whose type cannot match are dropped) |
 //! | `unevaluatedProperties` | becomes `additionalProperties` of each object that has none (after the merges above, every object declares all the properties it evaluates). Beside a `oneOf`, only when its branches are provably disjoint (which properties count as evaluated depends on the branch that matched) |
@@ -89,8 +90,6 @@
 //!
 //! * `1.0`, `1e2` are integers to the validator (spec §0.4), but serde's integer types reject
 //!   JSON floats, so `serde_json::from_value` fails where `json::decode` succeeds.
-//! * An adjacently tagged unit variant's object stays open, so `{"t": "Off", "c": 5}` validates
-//!   while serde accepts only a missing or `null` content.
 //! * `f32`/`f64` NaN and ±infinity serialize as `null`, and `-0.0` as `-0`, which the schema
 //!   rejects (they are not lossless JSON).
 
@@ -103,7 +102,7 @@ mod tests;
 
 use super::MAX_LISTED_VIOLATIONS;
 use schemars::generate::SchemaSettings;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::fmt;
 
 /// Most schemas nested inside one another that the bridge accepts (an error beyond); also the
@@ -148,8 +147,21 @@ pub const MAX_NODES: usize = 20_000;
 /// # Ok::<(), dsh_tools::schema::bridge::BridgeError>(())
 /// ```
 pub fn from_schemars(schema: &schemars::Schema) -> Result<Value, BridgeError> {
+    let open = open_unit_variants(schema.as_value());
+    if open.is_empty() {
+        return bridge_value(schema.as_value());
+    }
+    let mut closed = crate::json::clone_deep(schema.as_value());
+    close_unit_variants(&mut closed, &open);
+    let out = bridge_value(&closed);
+    crate::json::drop_deep(closed);
+    out
+}
+
+/// Bridges a schema as it is (no serde-specific rewrite).
+fn bridge_value(schema: &Value) -> Result<Value, BridgeError> {
     let mut problems = Problems::default();
-    let out = convert::run(schema.as_value(), &mut problems);
+    let out = convert::run(schema, &mut problems);
     if !problems.is_empty() {
         return Err(problems.finish());
     }
@@ -204,8 +216,9 @@ pub fn from_foreign(schema: &Value) -> Result<Value, BridgeError> {
     let mut cleaned = crate::json::clone_deep(schema);
     strip_annotations(&mut cleaned);
     match schemars::Schema::try_from(cleaned) {
+        // A remote schema means what it says: no serde-specific rewrite.
         Ok(schema) => {
-            let out = from_schemars(&schema);
+            let out = bridge_value(schema.as_value());
             crate::json::drop_deep(schema.to_value());
             out
         }
@@ -376,6 +389,133 @@ fn generate<T: schemars::JsonSchema>(
         .map(|m| m.keys().cloned().collect())
         .unwrap_or_default();
     Ok((out, raw_keys))
+}
+
+/// Where schemars left the unit variant of a serde tagged enum open: `(the $defs entry or None
+/// for the root, the oneOf branch)`.
+///
+/// In a type whose schema is only a `oneOf` of objects told apart by one required constant
+/// property (`#[serde(tag = "t")]`, with or without `content`), a branch that declares no
+/// property but the tag (and takes none from `$ref` or `allOf`) is a unit variant. schemars leaves
+/// it open, so `{"t": "Off", "c": 5}` validated and then failed to decode: serde reads an
+/// adjacently tagged unit variant's content only when absent or null, and the tag alone is all a
+/// unit variant means in either form. [`from_schemars`] closes them (`additionalProperties:
+/// false`). Only the enum's own schema (the root or a `$defs` entry) is looked at: flattened into
+/// a struct, its branches stand beside the struct's properties.
+fn open_unit_variants(root: &Value) -> Vec<(Option<String>, usize)> {
+    let mut out: Vec<(Option<String>, usize)> = Vec::new();
+    let Some(root) = root.as_object() else {
+        return out;
+    };
+    out.extend(unit_branches(root).into_iter().map(|i| (None, i)));
+    if let Some(Value::Object(defs)) = root.get("$defs") {
+        for (name, def) in defs {
+            if let Value::Object(def) = def {
+                out.extend(
+                    unit_branches(def)
+                        .into_iter()
+                        .map(|i| (Some(name.clone()), i)),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Closes the branches [`open_unit_variants`] found.
+fn close_unit_variants(root: &mut Value, open: &[(Option<String>, usize)]) {
+    for (def, index) in open {
+        let schema = match def {
+            None => Some(&mut *root),
+            Some(name) => root.get_mut("$defs").and_then(|d| d.get_mut(name)),
+        };
+        if let Some(Value::Object(branch)) = schema
+            .and_then(|s| s.get_mut("oneOf"))
+            .and_then(|b| b.get_mut(*index))
+        {
+            branch
+                .entry("additionalProperties")
+                .or_insert(Value::Bool(false));
+        }
+    }
+}
+
+fn unit_branches(schema: &Map<String, Value>) -> Vec<usize> {
+    const ANNOTATIONS: [&str; 9] = [
+        "oneOf",
+        "$defs",
+        "title",
+        "description",
+        "$comment",
+        "default",
+        "examples",
+        "deprecated",
+        "$schema",
+    ];
+    // What a unit variant's branch may have: the properties it declares are all it has.
+    const UNIT_KEYS: [&str; 8] = [
+        "type",
+        "properties",
+        "required",
+        "title",
+        "description",
+        "$comment",
+        "deprecated",
+        "examples",
+    ];
+    if schema.keys().any(|k| !ANNOTATIONS.contains(&k.as_str())) {
+        return Vec::new();
+    }
+    let Some(Value::Array(branches)) = schema.get("oneOf") else {
+        return Vec::new();
+    };
+    // The tags each branch could be told apart by: required properties with one constant value.
+    let tags = |branch: &Value| -> Option<Vec<String>> {
+        let branch = branch.as_object()?;
+        let properties = branch.get("properties")?.as_object()?;
+        let required = branch.get("required")?.as_array()?;
+        Some(
+            required
+                .iter()
+                .filter_map(Value::as_str)
+                .filter(|name| {
+                    properties.get(*name).is_some_and(|p| {
+                        p.get("const").is_some()
+                            || p.get("enum")
+                                .and_then(Value::as_array)
+                                .is_some_and(|e| e.len() == 1)
+                    })
+                })
+                .map(str::to_owned)
+                .collect(),
+        )
+    };
+    let Some(mut common) = branches.first().and_then(tags) else {
+        return Vec::new();
+    };
+    for branch in &branches[1..] {
+        let Some(own) = tags(branch) else {
+            return Vec::new();
+        };
+        common.retain(|t| own.contains(t));
+    }
+    let Some(tag) = common.first() else {
+        return Vec::new();
+    };
+    branches
+        .iter()
+        .enumerate()
+        .filter(|(_, branch)| {
+            branch.as_object().is_some_and(|b| {
+                !b.contains_key("additionalProperties")
+                    && b.keys().all(|k| UNIT_KEYS.contains(&k.as_str()))
+                    && b.get("properties")
+                        .and_then(Value::as_object)
+                        .is_some_and(|p| p.len() == 1 && p.contains_key(tag))
+            })
+        })
+        .map(|(i, _)| i)
+        .collect()
 }
 
 /// One reason a schema could not be bridged: where, and what to do about it.
