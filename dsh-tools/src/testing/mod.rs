@@ -1,4 +1,11 @@
-//! Helpers for tool authors' own tests.
+//! Helpers for tool authors' own tests: [`call`] a tool without a registry, check a type's
+//! schema is portable ([`assert_portable`]) and, with feature `proptest`, fuzz a tool from its own
+//! schema (`fuzz_tool`).
+
+#[cfg(feature = "proptest")]
+mod fuzz;
+#[cfg(feature = "proptest")]
+pub use fuzz::{FuzzConfig, FuzzFailure, FuzzReport, fuzz_tool};
 
 use crate::provider::{Dialect, lint};
 use crate::schema::bridge;

@@ -1,0 +1,579 @@
+//! `fuzz_tool`: arguments generated from a tool's own schema, valid ones and near-misses, run
+//! through the whole call, with the failures shrunk (feature `proptest`).
+
+use crate::error::codes;
+use crate::schema::CompiledSchema;
+use crate::{CancellationToken, Registry, ToolDefinition, ToolError, ToolExecutionInput};
+use futures_util::FutureExt;
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
+use serde_json::{Map, Number, Value, json};
+use std::fmt;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// How [`fuzz_tool`] runs: how many cases, from which seed, how deep generated values nest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FuzzConfig {
+    /// Cases to run (default 256).
+    pub cases: u32,
+    /// The seed: the same seed and tool give the same cases (default `0x5eed`).
+    pub seed: u64,
+    /// How deep generated values nest below the arguments object (default 4); deeper parts of a
+    /// schema get the shortest value they admit.
+    pub max_depth: u32,
+}
+
+impl Default for FuzzConfig {
+    fn default() -> Self {
+        Self {
+            cases: 256,
+            seed: 0x5eed,
+            max_depth: 4,
+        }
+    }
+}
+
+impl FuzzConfig {
+    /// `cases` cases.
+    pub fn cases(mut self, cases: u32) -> Self {
+        self.cases = cases;
+        self
+    }
+
+    /// Another seed.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+}
+
+/// What a passing [`fuzz_tool`] run saw.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FuzzReport {
+    /// Cases run.
+    pub cases: u32,
+    /// Cases whose arguments the schema accepts (each decoded and reached the body).
+    pub valid: u32,
+    /// Cases whose arguments the schema rejects (each refused with `INVALID_ARGS`).
+    pub invalid: u32,
+    /// Valid cases whose body returned an error of its own (allowed: a file that is not there).
+    pub tool_errors: u32,
+}
+
+/// A broken rule, with the smallest arguments proptest shrank it to.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FuzzFailure {
+    /// The tool.
+    pub tool: String,
+    /// The arguments, shrunk.
+    pub arguments: Value,
+    /// Which rule broke and how (messages name the paths involved).
+    pub problem: String,
+    /// The seed that found it.
+    pub seed: u64,
+}
+
+impl fmt::Display for FuzzFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "fuzzing tool \"{}\" (seed {:#x}) failed on arguments {}: {}",
+            self.tool,
+            self.seed,
+            crate::json::to_compact_string(&self.arguments),
+            self.problem
+        )
+    }
+}
+
+impl std::error::Error for FuzzFailure {}
+
+/// Fuzzes one tool through the whole call (validation, decode, body, output check) with
+/// arguments generated from its own parameters schema: values the schema accepts and near-misses
+/// (a valid value with one thing broken: a required property dropped, a wrong type somewhere, an
+/// undeclared property, a number out of range, a string or list too long). The schema decides
+/// which is which, and each case checks:
+///
+/// - rejected arguments never reach the body: the call fails with `INVALID_ARGS`;
+/// - accepted arguments always decode (no `INVALID_ARGS`, no decode failure);
+/// - the body never panics;
+/// - every output validates (no `INVALID_TOOL_OUTPUT`).
+///
+/// The body's own errors are allowed (and counted). A failure is shrunk by proptest to a minimal
+/// argument value; the same seed reproduces it. It runs on a thread of its own with its own
+/// runtime, so it can be called from a plain `#[test]` or inside `#[tokio::test]`. Bodies run for
+/// real: point stateful tools at a scratch workspace.
+///
+/// ```
+/// use dsh_tools::testing::{FuzzConfig, fuzz_tool};
+/// use dsh_tools::{ToolError, tool};
+///
+/// /// Divides two numbers.
+/// #[tool]
+/// async fn divide(
+///     /// The dividend
+///     a: i32,
+///     /// The divisor, not zero
+///     b: i32,
+/// ) -> Result<i32, ToolError> {
+///     a.checked_div(b).ok_or_else(|| ToolError::new("division by zero or overflow"))
+/// }
+///
+/// let report = fuzz_tool(Divide, FuzzConfig::default().cases(64)).unwrap();
+/// assert_eq!(report.cases, 64);
+/// assert!(report.valid > 0 && report.invalid > 0);
+///
+/// /// Divides, carelessly.
+/// #[tool]
+/// async fn careless(
+///     /// The dividend
+///     a: i32,
+///     /// The divisor
+///     b: i32,
+/// ) -> Result<i32, ToolError> {
+///     Ok(a / b) // panics on b = 0
+/// }
+/// let failure = fuzz_tool(Careless, FuzzConfig::default()).unwrap_err();
+/// assert!(failure.problem.starts_with("the body panicked"), "{failure}");
+/// assert_eq!(failure.arguments["b"], 0);
+/// ```
+pub fn fuzz_tool(
+    tool: impl Into<ToolDefinition>,
+    config: FuzzConfig,
+) -> Result<FuzzReport, Box<FuzzFailure>> {
+    let mut definition = tool.into();
+    let name = definition.name().to_owned();
+    let failure = |arguments: Value, problem: String| {
+        Box::new(FuzzFailure {
+            tool: name.clone(),
+            arguments,
+            problem,
+            seed: config.seed,
+        })
+    };
+    let schema = match CompiledSchema::compile(definition.parameters()) {
+        Ok(schema) => schema,
+        Err(e) => {
+            return Err(failure(
+                Value::Null,
+                format!("its parameters do not compile: {e}"),
+            ));
+        }
+    };
+    let parameters = Arc::clone(&definition.parameters);
+    // Panics are caught by the pipeline and become errors; record them on the way out.
+    let panicked: Arc<Mutex<Option<String>>> = Arc::default();
+    let body = definition.execute.clone();
+    let slot = panicked.clone();
+    definition.execute = Arc::new(move |args, ctx| {
+        let slot = slot.clone();
+        let body = body.clone();
+        Box::pin(async move {
+            let run = AssertUnwindSafe(async move { body(args, ctx).await }).catch_unwind();
+            match run.await {
+                Ok(result) => result,
+                Err(payload) => {
+                    let error = ToolError::from_panic(&*payload);
+                    *slot.lock().unwrap_or_else(PoisonError::into_inner) =
+                        Some(error.message().to_owned());
+                    crate::error::drop_panic_payload(payload);
+                    Err(error)
+                }
+            }
+        })
+    });
+    let registry = Registry::new();
+    if let Err(e) = registry.register(definition) {
+        return Err(failure(Value::Null, format!("it does not register: {e}")));
+    }
+    let outcome = std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let strategy = arguments(&parameters, config.max_depth);
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| format!("no runtime for the tool: {e}"))?;
+                let mut seed = [0u8; 32];
+                seed[..8].copy_from_slice(&config.seed.to_le_bytes());
+                let mut runner = TestRunner::new_with_rng(
+                    Config {
+                        cases: config.cases,
+                        failure_persistence: None,
+                        ..Config::default()
+                    },
+                    TestRng::from_seed(RngAlgorithm::ChaCha, &seed),
+                );
+                let report = Mutex::new(FuzzReport::default());
+                let result = runner.run(&strategy, |args| {
+                    *panicked.lock().unwrap_or_else(PoisonError::into_inner) = None;
+                    let valid = schema.is_valid(&args);
+                    let input = ToolExecutionInput::new(
+                        "fuzz",
+                        name.clone(),
+                        args,
+                        CancellationToken::new(),
+                    );
+                    let result = runtime.block_on(registry.execute(input));
+                    let text = result.text();
+                    let mut report = report.lock().unwrap_or_else(PoisonError::into_inner);
+                    report.cases += 1;
+                    if let Some(message) =
+                        panicked.lock().unwrap_or_else(PoisonError::into_inner).take()
+                    {
+                        return Err(TestCaseError::fail(format!("the body panicked: {message}")));
+                    }
+                    let code = result.code();
+                    if !valid {
+                        report.invalid += 1;
+                        if code != Some(codes::INVALID_ARGS) {
+                            return Err(TestCaseError::fail(format!(
+                                "the schema rejects these arguments, but the call did not fail with INVALID_ARGS: {text}"
+                            )));
+                        }
+                        return Ok(());
+                    }
+                    report.valid += 1;
+                    if code == Some(codes::INVALID_ARGS) || text.contains("did not decode") {
+                        return Err(TestCaseError::fail(format!(
+                            "the schema accepts these arguments, but the call refused them: {text}"
+                        )));
+                    }
+                    if code == Some(codes::INVALID_TOOL_OUTPUT) {
+                        return Err(TestCaseError::fail(format!(
+                            "the output does not validate: {text}"
+                        )));
+                    }
+                    if result.is_error() {
+                        report.tool_errors += 1;
+                    }
+                    Ok(())
+                });
+                let report = *report.lock().unwrap_or_else(PoisonError::into_inner);
+                Ok::<_, String>((result, report))
+            })
+            .join()
+    });
+    let (result, report) = match outcome {
+        Ok(Ok(done)) => done,
+        Ok(Err(message)) => return Err(failure(Value::Null, message)),
+        Err(_) => return Err(failure(Value::Null, "the fuzzing thread panicked".into())),
+    };
+    match result {
+        Ok(()) => Ok(FuzzReport {
+            cases: config.cases,
+            ..report
+        }),
+        Err(TestError::Fail(reason, arguments)) => Err(failure(arguments, reason.to_string())),
+        Err(TestError::Abort(reason)) => Err(failure(Value::Null, reason.to_string())),
+    }
+}
+
+/// Valid arguments and near-misses, half and half.
+fn arguments(schema: &Value, depth: u32) -> BoxedStrategy<Value> {
+    let valid = value(schema, depth);
+    let near = (value(schema, depth), any::<usize>(), 0..MUTATIONS)
+        .prop_map(|(v, at, op)| mutate(v, at, op));
+    prop_oneof![valid, near].boxed()
+}
+
+/// A value the schema (most likely) accepts; the validator decides in the end.
+fn value(schema: &Value, depth: u32) -> BoxedStrategy<Value> {
+    let Some(map) = schema.as_object() else {
+        return any_json(1);
+    };
+    if let Some(c) = map.get("const") {
+        return Just(c.clone()).boxed();
+    }
+    if let Some(Value::Array(members)) = map.get("enum")
+        && !members.is_empty()
+    {
+        return proptest::sample::select(members.clone()).boxed();
+    }
+    if let Some(Value::Array(branches)) = map.get("oneOf")
+        && !branches.is_empty()
+    {
+        let branches: Vec<BoxedStrategy<Value>> =
+            branches.iter().map(|b| value(b, depth)).collect();
+        return proptest::strategy::Union::new(branches).boxed();
+    }
+    let number = |key: &str| map.get(key).and_then(Value::as_f64);
+    let count = |key: &str| map.get(key).and_then(Value::as_u64).map(|n| n as usize);
+    match map.get("type").and_then(Value::as_str) {
+        Some("null") => Just(Value::Null).boxed(),
+        Some("boolean") => any::<bool>().prop_map(Value::Bool).boxed(),
+        Some("integer") => {
+            let low = integer_bound(map, "minimum", "exclusiveMinimum", 1, i64::MIN);
+            let high = integer_bound(map, "maximum", "exclusiveMaximum", -1, i64::MAX);
+            if low > high {
+                return Just(json!(low)).boxed();
+            }
+            Integers::new(low, high).prop_map(|n| json!(n)).boxed()
+        }
+        Some("number") => {
+            let low = number("minimum").unwrap_or(-1e6);
+            let high = number("maximum").unwrap_or(1e6).max(low);
+            (low..=high)
+                .prop_map(|f| Number::from_f64(f).map_or(Value::Null, Value::Number))
+                .boxed()
+        }
+        Some("string") => {
+            let min = count("minLength").unwrap_or(0);
+            let max = count("maxLength")
+                .unwrap_or(min + 16)
+                .min(min + 16)
+                .max(min);
+            if let Some(pattern) = map.get("pattern").and_then(Value::as_str)
+                && let Ok(matching) = proptest::string::string_regex(pattern)
+            {
+                return matching.prop_map(Value::String).boxed();
+            }
+            proptest::collection::vec(any::<char>(), min..=max)
+                .prop_map(|chars| Value::String(chars.into_iter().collect()))
+                .boxed()
+        }
+        Some("array") => {
+            let min = count("minItems").unwrap_or(0);
+            let max = count("maxItems").unwrap_or(min + 3).min(min + 3).max(min);
+            let items = if depth == 0 && min == 0 {
+                return Just(json!([])).boxed();
+            } else {
+                map.get("items")
+                    .map_or_else(|| any_json(1), |i| value(i, depth.saturating_sub(1)))
+            };
+            proptest::collection::vec(items, min..=max)
+                .prop_map(Value::Array)
+                .boxed()
+        }
+        Some("object") => object(map, depth),
+        _ => any_json(depth.min(2)),
+    }
+}
+
+/// Integers in `[low, high]`: the edges and the values bodies trip on (0, ±1) half the time,
+/// else any; a failure shrinks by binary search toward 0 (a candidate the schema rejects is
+/// classified as such, so the search still ends on the smallest failing value).
+#[derive(Debug)]
+struct Integers {
+    pick: BoxedStrategy<i64>,
+}
+
+impl Integers {
+    fn new(low: i64, high: i64) -> Self {
+        let edges: Vec<i64> = [low, high, 0, 1, -1]
+            .into_iter()
+            .filter(|n| (low..=high).contains(n))
+            .collect();
+        let small = low.max(-100)..=high.min(100).max(low.max(-100));
+        Self {
+            pick: prop_oneof![
+                2 => proptest::sample::select(edges),
+                1 => low..=high,
+                1 => small,
+            ]
+            .boxed(),
+        }
+    }
+}
+
+impl Strategy for Integers {
+    type Tree = proptest::num::i64::BinarySearch;
+    type Value = i64;
+
+    fn new_tree(&self, runner: &mut TestRunner) -> proptest::strategy::NewTree<Self> {
+        let start = self.pick.new_tree(runner)?.current();
+        Ok(proptest::num::i64::BinarySearch::new(start))
+    }
+}
+
+/// An integer bound as an `i64`: the inclusive one, or the exclusive one moved by `step`.
+fn integer_bound(
+    map: &Map<String, Value>,
+    inclusive: &str,
+    exclusive: &str,
+    step: i64,
+    default: i64,
+) -> i64 {
+    let read = |key: &str| {
+        map.get(key).and_then(|v| {
+            v.as_i64()
+                .or_else(|| v.as_u64().map(|_| i64::MAX))
+                .or_else(|| {
+                    v.as_f64()
+                        .map(|f| f.clamp(i64::MIN as f64, i64::MAX as f64) as i64)
+                })
+        })
+    };
+    read(inclusive)
+        .or_else(|| read(exclusive).map(|b| b.saturating_add(step)))
+        .unwrap_or(default)
+}
+
+fn object(map: &Map<String, Value>, depth: u32) -> BoxedStrategy<Value> {
+    let required: Vec<&str> = map
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let below = depth.saturating_sub(1);
+    let mut fields: Vec<BoxedStrategy<Option<(String, Value)>>> = Vec::new();
+    if let Some(Value::Object(properties)) = map.get("properties") {
+        for (key, schema) in properties {
+            let key = key.clone();
+            let strategy = value(schema, below);
+            if required.contains(&key.as_str()) {
+                fields.push(strategy.prop_map(move |v| Some((key.clone(), v))).boxed());
+            } else if depth == 0 {
+                continue;
+            } else {
+                fields.push(
+                    proptest::option::of(strategy.prop_map(move |v| (key.clone(), v))).boxed(),
+                );
+            }
+        }
+    }
+    let extra = match map.get("additionalProperties") {
+        Some(Value::Object(_)) | None if depth > 0 => {
+            let schema = map
+                .get("additionalProperties")
+                .cloned()
+                .unwrap_or(json!({}));
+            proptest::collection::vec(("[a-z]{1,6}", value(&schema, below)), 0..=2).boxed()
+        }
+        _ => Just(Vec::new()).boxed(),
+    };
+    (fields, extra)
+        .prop_map(|(fields, extra)| {
+            let mut object = Map::new();
+            for (key, value) in extra {
+                object.insert(key, value);
+            }
+            for (key, value) in fields.into_iter().flatten() {
+                object.insert(key, value);
+            }
+            Value::Object(object)
+        })
+        .boxed()
+}
+
+/// Any small JSON value.
+fn any_json(depth: u32) -> BoxedStrategy<Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i32>().prop_map(|n| json!(n)),
+        "[a-z ]{0,8}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(depth, 8, 3, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+            proptest::collection::btree_map("[a-z]{1,4}", inner, 0..3)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+    .boxed()
+}
+
+const MUTATIONS: u8 = 7;
+
+/// Breaks one thing in `value`, at the `at`-th node (preorder, modulo the node count).
+fn mutate(mut value: Value, at: usize, op: u8) -> Value {
+    let mut count = 0;
+    count_nodes(&value, &mut count);
+    let target = at % count.max(1);
+    let mut seen = 0;
+    if let Some(node) = nth_node(&mut value, target, &mut seen) {
+        match op {
+            // A value of another type.
+            0 => {
+                *node = match node {
+                    Value::String(_) => json!(17),
+                    Value::Number(_) => json!("17"),
+                    Value::Bool(_) => Value::Null,
+                    Value::Null => json!(false),
+                    Value::Array(_) => json!({}),
+                    Value::Object(_) => json!([]),
+                }
+            }
+            // A property dropped (a required one, often).
+            1 => {
+                if let Value::Object(map) = node
+                    && let Some(key) = map.keys().next().cloned()
+                {
+                    map.shift_remove(&key);
+                }
+            }
+            // An undeclared property.
+            2 => {
+                if let Value::Object(map) = node {
+                    map.insert("fuzz_extra".into(), json!(true));
+                }
+            }
+            // Out of range, too long.
+            3 => match node {
+                Value::Number(n) => {
+                    *node = n
+                        .as_i64()
+                        .map(|i| json!(i.saturating_mul(1000).saturating_add(1_000_000_007)))
+                        .unwrap_or(json!(-1e300));
+                }
+                Value::String(s) => *s = s.repeat(3) + &"x".repeat(300),
+                Value::Array(items) => {
+                    let copy = items.clone();
+                    items.extend(copy);
+                    items.push(Value::Null);
+                }
+                _ => *node = json!(-1),
+            },
+            // Below every minimum, emptied.
+            4 => match node {
+                Value::Number(_) => *node = json!(i64::MIN),
+                Value::String(s) => s.clear(),
+                Value::Array(items) => items.clear(),
+                Value::Object(map) => map.clear(),
+                _ => {}
+            },
+            // A fraction where an integer goes.
+            5 => *node = json!(0.5),
+            // Null.
+            _ => *node = Value::Null,
+        }
+    }
+    value
+}
+
+fn count_nodes(value: &Value, count: &mut usize) {
+    *count += 1;
+    match value {
+        Value::Array(items) => items.iter().for_each(|v| count_nodes(v, count)),
+        Value::Object(map) => map.values().for_each(|v| count_nodes(v, count)),
+        _ => {}
+    }
+}
+
+fn nth_node<'a>(value: &'a mut Value, target: usize, seen: &mut usize) -> Option<&'a mut Value> {
+    if *seen == target {
+        return Some(value);
+    }
+    *seen += 1;
+    match value {
+        Value::Array(items) => {
+            for item in items {
+                if let Some(found) = nth_node(item, target, seen) {
+                    return Some(found);
+                }
+            }
+            None
+        }
+        Value::Object(map) => {
+            for item in map.values_mut() {
+                if let Some(found) = nth_node(item, target, seen) {
+                    return Some(found);
+                }
+            }
+            None
+        }
+        _ => None,
+    }
+}
