@@ -578,8 +578,28 @@ async fn main() -> ExitCode {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_line;
-    use serde_json::json;
+    use super::*;
+    use dsh_tools::testing::{FuzzConfig, fuzz_tool};
+
+    /// The file tools, fuzzed from their own schemas on a scratch workspace. `run_command` is
+    /// left out: its valid arguments are any shell command line.
+    #[test]
+    fn the_file_tools_survive_fuzzing() {
+        let dir = std::env::temp_dir().join(format!("dsh-acp-agent-fuzz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ws = Workspace(Arc::new(dir.canonicalize().unwrap()));
+        std::fs::write(ws.0.join("a.txt"), "alpha\nbeta\n").unwrap();
+        let config = FuzzConfig::default().cases(128);
+        for report in [
+            fuzz_tool(ReadFile::with(ws.clone()), config),
+            fuzz_tool(WriteFile::with(ws.clone()), config),
+            fuzz_tool(EditFile::with(ws.clone()), config),
+        ] {
+            let report = report.unwrap_or_else(|failure| panic!("{failure}"));
+            assert!(report.valid > 0 && report.invalid > 0, "{report:?}");
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 
     #[test]
     fn prompt_lines_become_calls() {
