@@ -290,6 +290,10 @@ impl SessionInner {
             Some(false) => return Ok(ApprovalOutcome::Rejected),
             None => {}
         }
+        // A caller that already gave up is not worth a prompt in the editor.
+        if request.signal.is_cancelled() {
+            return Ok(ApprovalOutcome::Cancelled);
+        }
         let arguments = request.arguments.as_deref().unwrap_or(&Value::Null);
         let card = self
             .registry

@@ -103,7 +103,9 @@ impl std::error::Error for FuzzFailure {}
 /// The body's own errors are allowed (and counted). A failure is shrunk by proptest to a minimal
 /// argument value; the same seed reproduces it. It runs on a thread of its own with its own
 /// runtime, so it can be called from a plain `#[test]` or inside `#[tokio::test]`. Bodies run for
-/// real: point stateful tools at a scratch workspace.
+/// real: point stateful tools at a scratch workspace. The generator walks the parameters schema
+/// recursively, which suits any Rust type's schema; it is not meant for hostile schemas (an
+/// imported tool's) thousands of levels deep.
 ///
 /// ```
 /// use dsh_tools::testing::{FuzzConfig, fuzz_tool};
