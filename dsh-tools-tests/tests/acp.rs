@@ -323,13 +323,19 @@ fn locations_are_absolute_and_lexically_clean() {
         ("/etc/hosts", "/etc/hosts"),
         ("../../../../x", "/x"),
         ("/a/./b/../c", "/a/c"),
+        ("/../x", "/x"),
+        ("/../../../x", "/x"),
+        ("../../../x", "/x"),
     ] {
         assert_eq!(v.absolute(path).to_str(), Some(absolute), "{path}");
     }
-    assert_eq!(
-        SessionView::without_cwd().absolute("a/../b").to_str(),
-        Some("b")
-    );
+    for (path, kept) in [("a/../b", "b"), ("../x", "../x"), ("a/../../x", "../x")] {
+        assert_eq!(
+            SessionView::without_cwd().absolute(path).to_str(),
+            Some(kept),
+            "{path}"
+        );
+    }
 }
 
 #[test]

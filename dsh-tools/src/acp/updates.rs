@@ -133,14 +133,15 @@ impl SessionView {
         let mut out = PathBuf::new();
         for part in joined.components() {
             match part {
-                Component::ParentDir => {
-                    if !out.pop() {
-                        out.push("..");
+                Component::ParentDir => match out.components().next_back() {
+                    // Never above `/`.
+                    Some(Component::RootDir | Component::Prefix(_)) => {}
+                    // A relative path that already climbs keeps climbing.
+                    None | Some(Component::ParentDir) => out.push(".."),
+                    _ => {
+                        out.pop();
                     }
-                    if out.as_os_str().is_empty() && joined.is_absolute() {
-                        out.push("/");
-                    }
-                }
+                },
                 Component::CurDir => {}
                 other => out.push(other),
             }
