@@ -28,8 +28,8 @@ use dsh_tools::acp::schema::{
 };
 use dsh_tools::acp::{AcpBridge, AcpSession, SessionView};
 use dsh_tools::present::{
-    FileDiff, FileLocation, ReadFileLine, ResultSummary, TerminalExit, TerminalResult,
-    ToolCallKind, ToolCallView, ToolResultView,
+    FileDiff, FileLocation, ReadFileLine, TerminalExit, TerminalResult, ToolCallKind, ToolCallView,
+    ToolResultView,
 };
 use dsh_tools::{
     CancellationToken, PreNext, PreToolDecision, Registry, ScopedRegistration, State, Tool,
@@ -195,19 +195,19 @@ async fn run_command(
     })
 }
 
-/// The output a result summary carries (the tools' outputs are JSON text).
-fn output<T: serde::de::DeserializeOwned>(result: &ResultSummary) -> Option<T> {
-    if result.is_error {
-        return None;
-    }
-    serde_json::from_str(result.content.first()?.as_text()?).ok()
+fn diff_card(path: &str, change: &Change) -> Option<ToolResultView> {
+    Some(ToolResultView::Diff {
+        title: None,
+        diffs: vec![FileDiff {
+            path: path.to_owned(),
+            old_text: change.old_text.clone(),
+            new_text: change.new_text.clone(),
+        }],
+    })
 }
 
-fn arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
-    args.get(key)?.as_str()
-}
-
-/// The session's file tools, bound to its working directory, with their cards.
+/// The session's file tools, bound to its working directory, with cards drawn from their typed
+/// arguments and outputs.
 fn register_tools(
     registry: &Registry,
     session: &AcpSession,
@@ -215,110 +215,98 @@ fn register_tools(
 ) -> Vec<ScopedRegistration> {
     let scope = registry.scope(session.agent().clone());
     let read = ReadFile::with(ws.clone())
-        .definition()
-        .present_call(Arc::new(|args: &Value| {
-            let path = arg(args, "path")?;
+        .call_card(|args| {
             Some(ToolCallView::Generic {
-                title: format!("Read {path}"),
+                title: format!("Read {}", args.path),
                 kind: Some(ToolCallKind::Read),
                 raw_input: None,
                 content: None,
                 locations: Some(vec![FileLocation {
-                    path: path.to_owned(),
-                    line: args.get("offset").and_then(Value::as_u64),
+                    path: args.path.clone(),
+                    line: args.offset.map(u64::from),
                 }]),
             })
-        }))
-        .present_result(Arc::new(|_args: &Value, result: &ResultSummary| {
-            let out: ReadOutput = output(result)?;
+        })
+        .result_card(|args, out| {
             let offset = u64::from(out.offset);
             let lines: Vec<ReadFileLine> = (offset..)
-                .zip(out.lines)
-                .map(|(number, text)| ReadFileLine { number, text })
+                .zip(&out.lines)
+                .map(|(number, text)| ReadFileLine {
+                    number,
+                    text: text.clone(),
+                })
                 .collect();
             Some(ToolResultView::Read {
                 title: None,
                 total_lines: offset + lines.len() as u64 - 1,
-                path: out.path,
+                path: args.path.clone(),
                 offset,
                 lines,
                 lang: None,
                 content: None,
             })
-        }));
-    let diff_result = Arc::new(|_args: &Value, result: &ResultSummary| {
-        let change: Change = output(result)?;
-        Some(ToolResultView::Diff {
-            title: None,
-            diffs: vec![FileDiff {
-                path: change.path,
-                old_text: change.old_text,
-                new_text: change.new_text,
-            }],
-        })
-    });
+        });
     let write = WriteFile::with(ws.clone())
-        .definition()
-        .present_call(Arc::new(|args: &Value| {
-            let path = arg(args, "path")?;
+        .call_card(|args| {
             Some(ToolCallView::Generic {
-                title: format!("Write {path}"),
+                title: format!("Write {}", args.path),
                 kind: Some(ToolCallKind::Edit),
                 raw_input: None,
                 content: None,
                 locations: Some(vec![FileLocation {
-                    path: path.to_owned(),
+                    path: args.path.clone(),
                     line: None,
                 }]),
             })
-        }))
-        .present_result(diff_result.clone());
+        })
+        .result_card(|args, change| diff_card(&args.path, change));
     let edit = EditFile::with(ws.clone())
-        .definition()
-        .present_call(Arc::new(|args: &Value| {
-            let path = arg(args, "path")?;
+        .call_card(|args| {
             Some(ToolCallView::Diff {
-                title: format!("Edit {path}"),
+                title: format!("Edit {}", args.path),
                 diffs: vec![FileDiff {
-                    path: path.to_owned(),
-                    old_text: Some(arg(args, "old")?.to_owned()),
-                    new_text: arg(args, "new")?.to_owned(),
+                    path: args.path.clone(),
+                    old_text: Some(args.old.clone()),
+                    new_text: args.new.clone(),
                 }],
                 locations: None,
             })
-        }))
-        .present_result(diff_result);
+        })
+        .result_card(|args, change| diff_card(&args.path, change));
     let run = RunCommand::with(ws.clone())
-        .definition()
-        .present_call(Arc::new(|args: &Value| {
+        .call_card(|args| {
             Some(ToolCallView::Terminal {
-                title: arg(args, "command")?.to_owned(),
+                title: args.command.clone(),
                 description: None,
                 cwd: None,
             })
-        }))
-        .present_result(Arc::new(|_args: &Value, result: &ResultSummary| {
-            let out: RunOutput = output(result)?;
-            let exit = match (out.exit_code, out.signal) {
+        })
+        .result_card(|_args, out| {
+            let exit = match (out.exit_code, &out.signal) {
                 (Some(code), _) => Some(TerminalExit::Code(i64::from(code))),
-                (None, Some(signal)) => Some(TerminalExit::Signal(signal)),
+                (None, Some(signal)) => Some(TerminalExit::Signal(signal.clone())),
                 (None, None) => None,
             };
             Some(ToolResultView::Terminal(TerminalResult {
                 title: None,
-                output: Some(out.output),
+                output: Some(out.output.clone()),
                 exit,
             }))
-        }));
-    [read, write, edit, run]
-        .into_iter()
-        .map(|definition| {
-            scope
-                .register(definition)
-                .expect("the file tools are valid")
-                .scoped()
-        })
-        .collect()
+        });
+    [
+        read.definition(),
+        write.definition(),
+        edit.definition(),
+        run.definition(),
+    ]
+    .into_iter()
+    .map(|definition| {
+        scope
+            .register(definition)
+            .expect("the file tools are valid")
+            .scoped()
+    })
+    .collect()
 }
 
 /// One line of a prompt as a call, or why it is not one.

@@ -338,3 +338,118 @@ fn media_blocks_have_the_shapes_peers_read() {
         json!({"type": "resource", "resource": {"uri": "file:///a.md", "mimeType": "text/markdown", "text": "# A"}})
     );
 }
+
+/// Cards drawn from the typed arguments and output (`Tool::call_card`, `Tool::result_card`).
+mod typed_cards {
+    use dsh_tools::present::{TerminalExit, TerminalResult, ToolCallView, ToolResultView};
+    use dsh_tools::{CancellationToken, Registry, Tool, ToolError, ToolExecutionInput, tool};
+    use serde::{Deserialize, Serialize};
+    use serde_json::{Value, json};
+
+    #[derive(Serialize, Deserialize, schemars::JsonSchema)]
+    struct Ran {
+        output: String,
+        code: i32,
+    }
+
+    /// Runs a command.
+    #[tool]
+    async fn run(
+        /// The command line
+        command: String,
+    ) -> Result<Ran, ToolError> {
+        if command == "fail" {
+            return Err(ToolError::new("could not start"));
+        }
+        Ok(Ran {
+            output: format!("ran {command}\n"),
+            code: 3,
+        })
+    }
+
+    fn registry() -> Registry {
+        let registry = Registry::new();
+        let carded = Run
+            .call_card(|args| {
+                Some(ToolCallView::Terminal {
+                    title: args.command.clone(),
+                    description: None,
+                    cwd: None,
+                })
+            })
+            .result_card(|_args, out| {
+                Some(ToolResultView::Terminal(TerminalResult {
+                    title: None,
+                    output: Some(out.output.clone()),
+                    exit: Some(TerminalExit::Code(i64::from(out.code))),
+                }))
+            });
+        registry.register(carded).unwrap();
+        registry
+    }
+
+    async fn call(registry: &Registry, args: Value) -> dsh_tools::ToolExecutionResult {
+        let input = ToolExecutionInput::new("c", "run", args, CancellationToken::new());
+        registry.execute(input).await
+    }
+
+    #[tokio::test]
+    async fn cards_read_the_typed_values_and_replay_from_the_result_meta() {
+        let registry = registry();
+        let args = json!({"command": "ls"});
+        assert_eq!(
+            registry.present_call("run", &args, None).to_string(),
+            "$ ls"
+        );
+        let result = call(&registry, args.clone()).await;
+        let expected = ToolResultView::Terminal(TerminalResult {
+            title: None,
+            output: Some("ran ls\n".into()),
+            exit: Some(TerminalExit::Code(3)),
+        });
+        assert_eq!(
+            registry.present_result("run", &args, &result, None),
+            expected
+        );
+        // A replay (another process) has only the durable parts: the card comes back from the
+        // meta, with no value to read.
+        let replay = dsh_tools::ToolExecutionResult::success(Value::Null)
+            .with_content(result.content().to_vec())
+            .with_meta(result.meta().cloned());
+        let another_process = self::registry();
+        assert_eq!(
+            another_process.present_result("run", &args, &replay, None),
+            expected
+        );
+    }
+
+    #[tokio::test]
+    async fn bad_arguments_and_failures_show_the_generic_cards() {
+        let registry = registry();
+        // Arguments that do not validate (and deep ones) never reach the typed card.
+        for args in [json!({"cmd": "ls"}), json!({"command": 7})] {
+            assert!(matches!(
+                registry.present_call("run", &args, None),
+                ToolCallView::Generic { .. }
+            ));
+        }
+        let mut deep = json!("x");
+        for _ in 0..100_000 {
+            deep = Value::Array(vec![deep]);
+        }
+        let mut deep_args = serde_json::Map::new();
+        deep_args.insert("command".into(), deep);
+        let deep_args = Value::Object(deep_args);
+        assert!(matches!(
+            registry.present_call("run", &deep_args, None),
+            ToolCallView::Generic { .. }
+        ));
+        dsh_tools::json::drop_deep(deep_args);
+        let failed = call(&registry, json!({"command": "fail"})).await;
+        assert!(failed.is_error());
+        assert!(matches!(
+            registry.present_result("run", &json!({"command": "fail"}), &failed, None),
+            ToolResultView::Generic { .. }
+        ));
+    }
+}

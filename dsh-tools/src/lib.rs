@@ -114,7 +114,7 @@ pub use registry::{
     PresentationMode, Registration, Registry, Restriction, Scope, ScopedRegistration, ToolSchema,
 };
 pub use tokio_util::sync::CancellationToken;
-pub use tool::{Concurrency, NoArgs, State, Tool, ToolArgs, ToolOutput, ToolReturn};
+pub use tool::{Carded, Concurrency, NoArgs, State, Tool, ToolArgs, ToolOutput, ToolReturn};
 
 #[doc = include_str!("tool_macro.md")]
 pub use dsh_tools_derive::tool;

@@ -82,7 +82,7 @@ use crate::definition::{
 };
 use crate::error::ToolError;
 use crate::pipeline::ToolRunContext;
-use crate::present::{CallPresenter, ResultPresenter};
+use crate::present::{CallPresenter, ResultPresenter, ToolCallView, ToolResultView};
 use crate::schema::bridge::{self, BridgeError};
 use crate::schema::{CompiledSchema, Root, ToolArgsError};
 use rustc_hash::FxHashMap;
@@ -200,6 +200,27 @@ pub trait Tool: Send + Sync + Sized + 'static {
     /// `#[serde(deny_unknown_fields)]` stays closed too, since serde would refuse the extra.
     fn allow_unknown_args(&self) -> bool {
         false
+    }
+
+    /// This tool with a call card drawn from its typed arguments (spec §9): arguments that do not
+    /// validate, or a card of `None`, show the generic card. See [`Carded`].
+    fn call_card<F>(self, card: F) -> Carded<Self>
+    where
+        F: Fn(&Self::Args) -> Option<ToolCallView> + Send + Sync + 'static,
+    {
+        Carded::new(self).call_card(card)
+    }
+
+    /// This tool with a result card drawn from its typed arguments and output, computed when a
+    /// call succeeds and kept as the result's presentation metadata, so a replay from the logs
+    /// shows the same card (and MCP clients get it in `_meta`). Failed calls, and a card of
+    /// `None`, show the generic card. The output type must also be `Deserialize`. See [`Carded`].
+    fn result_card<F>(self, card: F) -> Carded<Self>
+    where
+        F: Fn(&Self::Args, &Self::Output) -> Option<ToolResultView> + Send + Sync + 'static,
+        Self::Output: DeserializeOwned,
+    {
+        Carded::new(self).result_card(card)
     }
 
     /// The definition, or why the types' schemas cannot be bridged into the subset.
@@ -480,5 +501,163 @@ impl<T> std::ops::Deref for State<T> {
 impl<T> std::ops::DerefMut for State<T> {
     fn deref_mut(&mut self) -> &mut T {
         &mut self.0
+    }
+}
+
+type TypedCallCard<A> = Arc<dyn Fn(&A) -> Option<ToolCallView> + Send + Sync>;
+type TypedResultCard<A> = Arc<dyn Fn(&A, &Value) -> Option<ToolResultView> + Send + Sync>;
+
+/// A typed tool with cards drawn from its typed arguments and output instead of raw JSON
+/// ([`Tool::call_card`], [`Tool::result_card`]). Register it like the tool itself.
+///
+/// ```
+/// use dsh_tools::present::{FileDiff, ToolCallKind, ToolCallView, ToolResultView};
+/// use dsh_tools::{Registry, Tool, ToolError, tool};
+/// use serde::{Deserialize, Serialize};
+/// use serde_json::json;
+///
+/// #[derive(Serialize, Deserialize, schemars::JsonSchema)]
+/// struct Written {
+///     before: Option<String>,
+///     after: String,
+/// }
+///
+/// /// Writes a file.
+/// #[tool]
+/// async fn write_file(
+///     /// The file
+///     path: String,
+///     /// Its new text
+///     text: String,
+/// ) -> Result<Written, ToolError> {
+///     Ok(Written { before: None, after: text })
+/// }
+///
+/// let registry = Registry::new();
+/// registry.register(
+///     WriteFile
+///         .call_card(|args| {
+///             Some(ToolCallView::Generic {
+///                 title: format!("Write {}", args.path),
+///                 kind: Some(ToolCallKind::Edit),
+///                 raw_input: None,
+///                 content: None,
+///                 locations: None,
+///             })
+///         })
+///         .result_card(|args, out| {
+///             Some(ToolResultView::Diff {
+///                 title: None,
+///                 diffs: vec![FileDiff {
+///                     path: args.path.clone(),
+///                     old_text: out.before.clone(),
+///                     new_text: out.after.clone(),
+///                 }],
+///             })
+///         }),
+/// )?;
+/// let args = json!({"path": "a.txt", "text": "hi"});
+/// assert_eq!(registry.present_call("write_file", &args, None).title(), "Write a.txt");
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let input = dsh_tools::ToolExecutionInput::new("c", "write_file", args.clone(), Default::default());
+/// let result = registry.execute(input).await;
+/// let card = registry.present_result("write_file", &args, &result, None);
+/// assert!(matches!(card, ToolResultView::Diff { diffs, .. } if diffs[0].new_text == "hi"));
+/// # });
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Carded<T: Tool> {
+    tool: T,
+    call: Option<TypedCallCard<T::Args>>,
+    result: Option<TypedResultCard<T::Args>>,
+}
+
+impl<T: Tool> std::fmt::Debug for Carded<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Carded")
+            .field("tool", &self.tool.name())
+            .field("call_card", &self.call.is_some())
+            .field("result_card", &self.result.is_some())
+            .finish()
+    }
+}
+
+impl<T: Tool> Carded<T> {
+    fn new(tool: T) -> Self {
+        Self {
+            tool,
+            call: None,
+            result: None,
+        }
+    }
+
+    /// Sets the call card ([`Tool::call_card`]).
+    pub fn call_card<F>(mut self, card: F) -> Self
+    where
+        F: Fn(&T::Args) -> Option<ToolCallView> + Send + Sync + 'static,
+    {
+        self.call = Some(Arc::new(card));
+        self
+    }
+
+    /// Sets the result card ([`Tool::result_card`]).
+    pub fn result_card<F>(mut self, card: F) -> Self
+    where
+        F: Fn(&T::Args, &T::Output) -> Option<ToolResultView> + Send + Sync + 'static,
+        T::Output: DeserializeOwned,
+    {
+        self.result = Some(Arc::new(move |args: &T::Args, value: &Value| {
+            if crate::pipeline::deeper_than(value, MAX_DECODE_DEPTH) {
+                return None;
+            }
+            let output: T::Output = crate::json::decode(value).ok()?;
+            card(args, &output)
+        }));
+        self
+    }
+
+    /// The definition to register, with both cards.
+    pub fn definition(self) -> ToolDefinition {
+        let allow_unknown = self.tool.allow_unknown_args();
+        let mut definition = self.tool.definition();
+        let Ok(schemas) = schemas::<T::Args, T::Output>(allow_unknown) else {
+            // The definition carries the bridge error; registering it reports that.
+            return definition;
+        };
+        // Only arguments that validate are decoded: their depth is the schema's.
+        let decode = {
+            let compiled = Arc::clone(&schemas.compiled);
+            move |args: &Value| validate_and_decode::<T::Args>(&compiled, args).ok()
+        };
+        if let Some(card) = self.call {
+            let decode = decode.clone();
+            definition =
+                definition.present_call(Arc::new(move |args: &Value| card(&decode(args)?)));
+        }
+        if let Some(card) = self.result {
+            definition = definition
+                .presentation_meta(move |args: &Value, value: &Value| {
+                    decode(args)
+                        .and_then(|args| card(&args, value))
+                        .and_then(|view| serde_json::to_value(view).ok())
+                        .unwrap_or(Value::Null)
+                })
+                .present_result(Arc::new(
+                    |_args: &Value, result: &crate::present::ResultSummary| {
+                        let meta = result.meta.as_ref().filter(|_| !result.is_error)?;
+                        if crate::pipeline::deeper_than(meta, MAX_DECODE_DEPTH) {
+                            return None;
+                        }
+                        crate::json::decode::<ToolResultView>(meta).ok()
+                    },
+                ));
+        }
+        definition
+    }
+}
+
+impl<T: Tool> From<Carded<T>> for ToolDefinition {
+    fn from(carded: Carded<T>) -> Self {
+        carded.definition()
     }
 }
