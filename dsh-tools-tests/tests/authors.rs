@@ -453,3 +453,76 @@ mod typed_cards {
         ));
     }
 }
+
+/// Media attached to the content, kept out of the value (`ToolRunContext::attach`).
+mod attachments {
+    use dsh_tools::{
+        CancellationToken, ContentBlock, Registry, ToolError, ToolExecutionInput, ToolRunContext,
+        tool, wrappers,
+    };
+    use serde_json::json;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    static TRIES: AtomicU32 = AtomicU32::new(0);
+
+    #[derive(serde::Serialize, schemars::JsonSchema)]
+    struct Drawn {
+        points: u32,
+    }
+
+    /// Draws a chart; the first attempt fails transiently after attaching its image.
+    #[tool]
+    async fn chart(
+        /// How many points
+        points: u32,
+        ctx: ToolRunContext,
+    ) -> Result<Drawn, ToolError> {
+        let attempt = TRIES.fetch_add(1, Ordering::SeqCst);
+        ctx.attach(ContentBlock::image(
+            format!("attempt{attempt}"),
+            "image/png",
+        ));
+        if attempt == 0 {
+            return Err(ToolError::transient("the renderer is warming up"));
+        }
+        if points == 0 {
+            return Err(ToolError::new("nothing to draw"));
+        }
+        Ok(Drawn { points })
+    }
+
+    #[tokio::test]
+    async fn blocks_land_in_the_content_once_and_never_in_the_value() {
+        let registry = Registry::new();
+        registry.register(Chart).unwrap();
+        registry.on_execute(wrappers::retry(3));
+        let run = |points| {
+            let input = ToolExecutionInput::new(
+                "c",
+                "chart",
+                json!({ "points": points }),
+                CancellationToken::new(),
+            );
+            registry.execute(input)
+        };
+        let ok = run(5).await;
+        assert_eq!(ok.value(), Some(&json!({"points": 5})));
+        let blocks: Vec<_> = ok.content().iter().map(|b| b.to_json()).collect();
+        assert_eq!(
+            blocks,
+            [
+                json!({"type": "text", "text": "{\"points\":5}"}),
+                // Only the successful attempt's image: the retried one's was dropped.
+                json!({"type": "image", "data": "attempt1", "mimeType": "image/png"}),
+            ]
+        );
+        // A failure keeps none.
+        let failed = run(0).await;
+        assert!(failed.is_error());
+        assert!(
+            failed.content().iter().all(|b| b.kind() == "text"),
+            "{}",
+            failed.text()
+        );
+    }
+}

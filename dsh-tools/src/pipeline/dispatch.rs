@@ -80,6 +80,8 @@ pub(crate) async fn core_dispatch(
     };
     // (d) Invoke and await to settlement (dropped only past a declared timeout's grace).
     exec.run.body_invoked.store(true, Ordering::Release);
+    // Each invocation attaches its own blocks: a retried body's earlier ones are gone.
+    drop(exec.run.take_attached());
     let run = ToolRunContext {
         execution: Arc::clone(exec),
         signal: Signal::new(body_signal.clone()),
@@ -218,8 +220,9 @@ pub(crate) fn build_success(
     let empty = Value::Null;
     let args = exec.arguments.as_deref().unwrap_or(&empty);
     let render = &tool.definition.output.render;
-    let content = std::panic::catch_unwind(AssertUnwindSafe(|| render(args, &value)))
+    let mut content = std::panic::catch_unwind(AssertUnwindSafe(|| render(args, &value)))
         .map_err(|p| output_error(name, format!("output.render failed: {}", panic_text(p))))?;
+    content.extend(exec.run.take_attached());
     let meta = match (&tool.definition.output.presentation_meta, exec.parent) {
         (Some(project), None) => {
             let meta = std::panic::catch_unwind(AssertUnwindSafe(|| project(args, &value)))

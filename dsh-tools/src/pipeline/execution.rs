@@ -1,6 +1,6 @@
 //! What a call is: the caller's input, the pipeline's view of it, and the body's context.
 
-use crate::content::UserMessage;
+use crate::content::{ContentBlock, UserMessage};
 use crate::registry::Registry;
 use serde_json::Value;
 use std::fmt;
@@ -332,6 +332,8 @@ pub(crate) fn deeper_than(value: &Value, limit: u32) -> bool {
 #[derive(Debug, Default)]
 pub(crate) struct RunState {
     pub(crate) deferred: Mutex<Vec<UserMessage>>,
+    /// Content blocks the current body invocation attached ([`ToolRunContext::attach`]).
+    pub(crate) attached: Mutex<Vec<ContentBlock>>,
     pub(crate) concluded: AtomicBool,
     pub(crate) body_invoked: AtomicBool,
 }
@@ -339,6 +341,10 @@ pub(crate) struct RunState {
 impl RunState {
     pub(crate) fn take_deferred(&self) -> Vec<UserMessage> {
         std::mem::take(&mut *self.deferred.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    pub(crate) fn take_attached(&self) -> Vec<ContentBlock> {
+        std::mem::take(&mut *self.attached.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     pub(crate) fn concluded(&self) -> bool {
@@ -431,6 +437,44 @@ impl ToolRunContext {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(message);
+    }
+
+    /// Adds a content block (an image, audio, a resource) to this call's content, after what the
+    /// output renders, without putting it in the value: the model reads the image while the
+    /// structured value (and the logs, and `structuredContent` over MCP) stays small. Kept only
+    /// when this invocation succeeds; a retried body starts with none.
+    ///
+    /// ```
+    /// use dsh_tools::{ContentBlock, ToolError, ToolRunContext, testing, tool};
+    /// use serde_json::json;
+    ///
+    /// #[derive(serde::Serialize, schemars::JsonSchema)]
+    /// struct Shot {
+    ///     width: u32,
+    ///     height: u32,
+    /// }
+    ///
+    /// /// Takes a screenshot.
+    /// #[tool]
+    /// async fn screenshot(_args: dsh_tools::NoArgs, ctx: ToolRunContext) -> Result<Shot, ToolError> {
+    ///     ctx.attach(ContentBlock::image("iVBORw0KGgo=", "image/png"));
+    ///     Ok(Shot { width: 1, height: 1 })
+    /// }
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let result = testing::call(Screenshot, json!({})).await;
+    /// assert_eq!(result.value(), Some(&json!({"width": 1, "height": 1})));
+    /// let kinds: Vec<&str> = result.content().iter().map(|b| b.kind()).collect();
+    /// assert_eq!(kinds, ["text", "image"]);
+    /// # });
+    /// ```
+    pub fn attach(&self, block: ContentBlock) {
+        self.execution
+            .run
+            .attached
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(block);
     }
 
     /// Marks the turn as concluded once this call succeeds (spec §6.12.3).
