@@ -295,6 +295,33 @@ impl ToolDefinition {
         }
     }
 
+    /// [`from_parts`](Self::from_parts) with the body already boxed (no generic instantiation).
+    pub(crate) fn from_execute(
+        name: String,
+        description: String,
+        parameters: Arc<Value>,
+        output: OutputDecl,
+        execute: ExecuteFn,
+    ) -> Self {
+        Self {
+            name,
+            description,
+            title: None,
+            hints: ToolHints::new(),
+            parameters,
+            output,
+            execute,
+            timeout: None,
+            timeout_grace: DEFAULT_TIMEOUT_GRACE,
+            concurrency_safe: None,
+            finalize_content: None,
+            present_call: None,
+            present_result: None,
+            invalid: None,
+            bridged: false,
+        }
+    }
+
     /// A typed definition whose schemas could not be bridged: registering it fails with
     /// `error`, and its body (never reachable through a registry) fails with it too.
     pub(crate) fn invalid(

@@ -78,7 +78,8 @@
 //! inline form generates the arguments struct and destructures it into the parameters.)
 
 use crate::definition::{
-    FinalizeFn, OutputDecl, RenderFn, ToolDefinition, ToolHints, render_default,
+    ClassifierFn, ExecuteFn, FinalizeFn, OutputDecl, RenderFn, ToolDefinition, ToolHints,
+    render_default,
 };
 use crate::error::ToolError;
 use crate::pipeline::ToolRunContext;
@@ -258,21 +259,34 @@ where
     A: JsonSchema + 'static,
     O: JsonSchema + 'static,
 {
+    // Generic only where it must be: the rest is compiled once, not once per tool.
+    schemas_erased(
+        (TypeId::of::<A>(), TypeId::of::<O>(), allow_unknown),
+        bridge::schema_for_args::<A>,
+        bridge::schema_for_serialize::<O>,
+        std::any::type_name::<A>(),
+    )
+}
+
+fn schemas_erased(
+    key: (TypeId, TypeId, bool),
+    parameters: fn(bool) -> Result<Value, BridgeError>,
+    output: fn() -> Result<Value, BridgeError>,
+    args_name: &str,
+) -> Result<Arc<TypedSchemas>, BridgeError> {
     static CACHE: OnceLock<Cache> = OnceLock::new();
-    let key = (TypeId::of::<A>(), TypeId::of::<O>(), allow_unknown);
     let cache = CACHE.get_or_init(Default::default);
     if let Some(found) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(Arc::clone(found));
     }
-    let parameters = bridge::schema_for_args::<A>(allow_unknown)?;
+    let parameters = parameters(key.2)?;
     if parameters.get("type").and_then(Value::as_str) != Some("object") {
         return Err(BridgeError::internal(format!(
-            "a tool's parameters must be an object, and `{}` is not a struct with named \
-             fields (for one argument, write the inline form: document the parameter with `///`)",
-            std::any::type_name::<A>()
+            "a tool's parameters must be an object, and `{args_name}` is not a struct with named \
+             fields (for one argument, write the inline form: document the parameter with `///`)"
         )));
     }
-    let output = bridge::schema_for_serialize::<O>()?;
+    let output = output()?;
     // The bridge guarantees a supported schema; compile cannot fail on its output.
     let compiled = CompiledSchema::compile(&parameters)
         .map_err(|e| BridgeError::internal(format!("bridged parameters do not compile: {e}")))?;
@@ -299,6 +313,12 @@ pub(crate) fn validate_and_decode<A: DeserializeOwned>(
     compiled: &CompiledSchema,
     args: &Value,
 ) -> Result<A, ToolError> {
+    check_args(compiled, args)?;
+    crate::json::decode(args).map_err(decode_error)
+}
+
+/// The validation half of [`validate_and_decode`], compiled once.
+fn check_args(compiled: &CompiledSchema, args: &Value) -> Result<(), ToolError> {
     let violations = compiled.validate_at(args, Root::Parameters);
     if !violations.is_empty() {
         return Err(ToolArgsError::new(violations).into());
@@ -312,11 +332,13 @@ pub(crate) fn validate_and_decode<A: DeserializeOwned>(
             format!("invalid arguments: the arguments nest deeper than {MAX_DECODE_DEPTH} levels"),
         ));
     }
-    crate::json::decode(args).map_err(|e| {
-        ToolError::new(format!(
-            "validated arguments did not decode (a dsh-tools bug): {e}"
-        ))
-    })
+    Ok(())
+}
+
+fn decode_error(e: serde_json::Error) -> ToolError {
+    ToolError::new(format!(
+        "validated arguments did not decode (a dsh-tools bug): {e}"
+    ))
 }
 
 /// The output value as JSON.
@@ -331,55 +353,91 @@ pub(crate) fn encode<O: Serialize>(out: O) -> Result<Value, ToolError> {
 }
 
 fn build<T: Tool>(tool: T, schemas: Arc<TypedSchemas>) -> ToolDefinition {
+    // Only the body and the classifier depend on `T`; everything else is assembled by
+    // non-generic code, compiled once rather than once per tool in the author's crate.
     let tool = Arc::new(tool);
-    let output = match tool.render() {
+    let compiled = Arc::clone(&schemas.compiled);
+    let body = Arc::clone(&tool);
+    let execute: ExecuteFn = Arc::new(move |args: Arc<Value>, ctx: ToolRunContext| {
+        let compiled = Arc::clone(&compiled);
+        let body = Arc::clone(&body);
+        Box::pin(async move {
+            let decoded: T::Args = validate_and_decode(&compiled, &args)?;
+            drop(args);
+            encode(body.call(decoded, ctx).await?)
+        })
+    });
+    let classifier: Option<ClassifierFn> = match tool.concurrency() {
+        Concurrency::Exclusive => None,
+        Concurrency::Parallel => Some(Arc::new(|_: &Value| true)),
+        Concurrency::Classified(classify) => {
+            let compiled = Arc::clone(&schemas.compiled);
+            Some(Arc::new(move |args: &Value| {
+                validate_and_decode::<T::Args>(&compiled, args).is_ok_and(|a| classify(&a))
+            }))
+        }
+    };
+    assemble(
+        Parts {
+            name: tool.name().to_owned(),
+            description: tool.description().to_owned(),
+            title: tool.title().map(str::to_owned),
+            hints: tool.hints(),
+            timeout: tool.timeout(),
+            render: tool.render(),
+            present_call: tool.present_call(),
+            present_result: tool.present_result(),
+            finalize: tool.finalize_content(),
+            classifier,
+            execute,
+        },
+        &schemas,
+    )
+}
+
+/// What [`build`] takes from a typed tool.
+struct Parts {
+    name: String,
+    description: String,
+    title: Option<String>,
+    hints: ToolHints,
+    timeout: Option<Duration>,
+    render: Option<RenderFn>,
+    present_call: Option<CallPresenter>,
+    present_result: Option<ResultPresenter>,
+    finalize: Option<FinalizeFn>,
+    classifier: Option<ClassifierFn>,
+    execute: ExecuteFn,
+}
+
+fn assemble(parts: Parts, schemas: &TypedSchemas) -> ToolDefinition {
+    let output = match parts.render {
         Some(render) => OutputDecl::new(schemas.output.clone(), move |a, v| render(a, v)),
         None => OutputDecl::new(schemas.output.clone(), |_, v| render_default(v)),
     };
-    let compiled = Arc::clone(&schemas.compiled);
-    let body = Arc::clone(&tool);
-    let mut definition = ToolDefinition::from_parts(
-        tool.name().to_owned(),
-        tool.description().to_owned(),
+    let mut definition = ToolDefinition::from_execute(
+        parts.name,
+        parts.description,
         Arc::clone(&schemas.parameters),
         output,
-        move |args: Arc<Value>, ctx: ToolRunContext| {
-            let compiled = Arc::clone(&compiled);
-            let body = Arc::clone(&body);
-            async move {
-                let decoded: T::Args = validate_and_decode(&compiled, &args)?;
-                drop(args);
-                encode(body.call(decoded, ctx).await?)
-            }
-        },
+        parts.execute,
     );
     definition.bridged = true;
-    if let Some(title) = tool.title() {
+    if let Some(title) = parts.title {
         definition = definition.title(title);
     }
-    definition = definition.hints(tool.hints());
-    if let Some(timeout) = tool.timeout() {
+    definition = definition.hints(parts.hints);
+    if let Some(timeout) = parts.timeout {
         definition = definition.timeout(timeout);
     }
-    match tool.concurrency() {
-        Concurrency::Exclusive => {}
-        Concurrency::Parallel => definition = definition.concurrency_safe(|_| true),
-        Concurrency::Classified(classify) => {
-            let compiled = Arc::clone(&schemas.compiled);
-            definition = definition.concurrency_safe(move |args| {
-                validate_and_decode::<T::Args>(&compiled, args).is_ok_and(|a| classify(&a))
-            });
-        }
-    }
-    if let Some(presenter) = tool.present_call() {
+    definition.concurrency_safe = parts.classifier;
+    if let Some(presenter) = parts.present_call {
         definition = definition.present_call(presenter);
     }
-    if let Some(presenter) = tool.present_result() {
+    if let Some(presenter) = parts.present_result {
         definition = definition.present_result(presenter);
     }
-    if let Some(finalize) = tool.finalize_content() {
-        definition.finalize_content = Some(finalize);
-    }
+    definition.finalize_content = parts.finalize;
     definition
 }
 

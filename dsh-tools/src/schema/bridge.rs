@@ -321,7 +321,12 @@ pub fn schema_for<T: schemars::JsonSchema>() -> Result<Value, BridgeError> {
 /// `#[serde(flatten)]` enum or map: `anyOf`, `oneOf`, `allOf`, `additionalProperties`) is left
 /// as it is, and a type with `#[serde(deny_unknown_fields)]` stays closed either way.
 pub fn schema_for_args<T: schemars::JsonSchema>(allow_unknown: bool) -> Result<Value, BridgeError> {
-    let (mut out, raw_keys) = generate::<T>(SchemaSettings::draft2020_12())?;
+    generate::<T>(SchemaSettings::draft2020_12())
+        .map(|(out, raw_keys)| close_args(out, &raw_keys, allow_unknown))
+}
+
+/// The non-generic half of [`schema_for_args`].
+fn close_args(mut out: Value, raw_keys: &[String], allow_unknown: bool) -> Value {
     let plain = [
         "anyOf",
         "oneOf",
@@ -339,7 +344,7 @@ pub fn schema_for_args<T: schemars::JsonSchema>(allow_unknown: bool) -> Result<V
         map.entry("additionalProperties")
             .or_insert(Value::Bool(false));
     }
-    Ok(out)
+    out
 }
 
 /// Generates the schema of `T` under schemars' *serialize* contract and bridges it: what `T`
@@ -368,7 +373,13 @@ pub fn schema_for_serialize<T: schemars::JsonSchema>() -> Result<Value, BridgeEr
 fn generate<T: schemars::JsonSchema>(
     settings: SchemaSettings,
 ) -> Result<(Value, Vec<String>), BridgeError> {
-    let generator = settings
+    // Generic only for schemars' own call; the rest is compiled once.
+    let schema = generator(settings).into_root_schema_for::<T>();
+    finish(&schema, &T::schema_name())
+}
+
+fn generator(settings: SchemaSettings) -> schemars::SchemaGenerator {
+    settings
         .with(|s| {
             s.meta_schema = None;
             // schemars' own inlining expands shared subtypes before any limit applies (a type
@@ -376,11 +387,15 @@ fn generate<T: schemars::JsonSchema>(
             // let the loader inline `$ref`s, counting nodes as it goes.
             s.inline_subschemas = false;
         })
-        .into_generator();
-    let schema = generator.into_root_schema_for::<T>();
-    let mut out = from_schemars(&schema)?;
+        .into_generator()
+}
+
+/// Bridges a generated root schema, drops a `title` that is only the type's name, and lists
+/// schemars' own root keys.
+fn finish(schema: &schemars::Schema, name: &str) -> Result<(Value, Vec<String>), BridgeError> {
+    let mut out = from_schemars(schema)?;
     if let Some(map) = out.as_object_mut()
-        && map.get("title").and_then(Value::as_str) == Some(&*T::schema_name())
+        && map.get("title").and_then(Value::as_str) == Some(name)
     {
         map.shift_remove("title");
     }
