@@ -32,8 +32,8 @@ use dsh_tools::present::{
     ToolResultView,
 };
 use dsh_tools::{
-    CancellationToken, PreNext, PreToolDecision, Registry, ScopedRegistration, State, Tool,
-    ToolError, ToolExecution, ToolExecutionInput, tool, wrappers,
+    CancellationToken, PreToolDecision, Registry, ScopedRegistration, State, Tool, ToolError,
+    ToolExecutionInput, tool, wrappers,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -412,7 +412,7 @@ async fn main() -> ExitCode {
     registry.on_execute(wrappers::timeout(&registry)).keep();
     // Policy: reading is free; writing, editing and running commands ask the user.
     registry
-        .on_pre_execute(|exec: Arc<ToolExecution>, next: PreNext| async move {
+        .on_pre_execute(|exec, next| async move {
             match exec.name() {
                 "write_file" | "edit_file" | "run_command" => Ok(PreToolDecision::ask(Some(
                     "changes files or runs a command",

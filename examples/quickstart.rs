@@ -172,7 +172,7 @@ async fn turn() {
     registry.on_execute(wrappers::timeout(&registry)).keep();
     // Policy: writes need a human; destructive shell commands are denied outright.
     registry
-        .on_pre_execute(|exec: Arc<ToolExecution>, next: PreNext| async move {
+        .on_pre_execute(|exec, next| async move {
             let command = exec
                 .arguments()
                 .and_then(|a| a.get("command"))
@@ -188,7 +188,7 @@ async fn turn() {
         .keep();
     // A guard can only deny: nothing outside /etc and /src is readable.
     registry
-        .guard(|exec: &ToolExecution| {
+        .guard(|exec| {
             let path = exec.arguments()?.get("path")?.as_str()?;
             (!path.starts_with("/etc") && !path.starts_with("/src"))
                 .then(|| format!("{path} is outside the workspace"))

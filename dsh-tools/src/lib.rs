@@ -15,8 +15,8 @@
 //!
 //! ```
 //! use dsh_tools::{
-//!     CancellationToken, PreNext, PreToolDecision, Registry, ToolDefinition, ToolError,
-//!     ToolExecution, ToolExecutionInput, wrappers,
+//!     CancellationToken, PreToolDecision, Registry, ToolDefinition, ToolError, ToolExecutionInput,
+//!     wrappers,
 //! };
 //! use schemars::JsonSchema;
 //! use serde::Deserialize;
@@ -40,13 +40,13 @@
 //! registry.register(read)?.keep();
 //!
 //! // A policy, a guard and a wrapper.
-//! registry.on_pre_execute(|exec: Arc<ToolExecution>, next: PreNext| async move {
+//! registry.on_pre_execute(|exec, next| async move {
 //!     if exec.arguments().is_some_and(|a| a["path"] == "/etc/shadow") {
 //!         return Ok(PreToolDecision::deny("that file is off limits"));
 //!     }
 //!     next.run().await
 //! }).keep();
-//! registry.guard(|exec: &ToolExecution| {
+//! registry.guard(|exec| {
 //!     let path = exec.arguments()?.get("path")?.as_str()?;
 //!     (!path.starts_with('/')).then(|| format!("{path} is not absolute"))
 //! }).keep();

@@ -451,7 +451,7 @@ pub(crate) fn workspace_tools(workspace: &Path) -> Registry {
     }
     registry.on_execute(wrappers::timeout(&registry)).keep();
     registry
-        .guard(|exec: &ToolExecution| outside(exec.arguments()?.get("path")?.as_str()?))
+        .guard(|exec| outside(exec.arguments()?.get("path")?.as_str()?))
         .keep();
     registry
 }

@@ -38,14 +38,27 @@ pub(crate) fn contained<T: Send + 'static>(
     }
 }
 
-/// `tools/pre-execute`: allow, deny or ask (spec §6.3).
-pub trait PreExecuteHook: Send + Sync + 'static {
-    /// Decides, or delegates with `next.run()`.
-    fn pre_execute(
-        &self,
-        execution: Arc<ToolExecution>,
-        next: PreNext,
-    ) -> BoxFuture<HookResult<PreToolDecision>>;
+/// `tools/pre-execute`: allow, deny or ask (spec §6.3). Any `Fn(Arc<ToolExecution>, PreNext)`
+/// returning a future of a decision is one; its `Fn` supertrait lets a closure passed to
+/// [`Registry::on_pre_execute`](crate::Registry::on_pre_execute) go without type annotations:
+///
+/// ```
+/// use dsh_tools::{PreToolDecision, Registry};
+///
+/// let registry = Registry::new();
+/// registry.on_pre_execute(|exec, next| async move {
+///     if exec.name() == "rm" {
+///         return Ok(PreToolDecision::deny("not here"));
+///     }
+///     next.run().await
+/// }).keep();
+/// registry.guard(|exec| (exec.name() == "dd").then(|| "not here either".to_owned())).keep();
+/// ```
+pub trait PreExecuteHook:
+    Fn(Arc<ToolExecution>, PreNext) -> <Self as PreExecuteHook>::Decided + Send + Sync + 'static
+{
+    /// The future the hook returns.
+    type Decided: Future<Output = HookResult<PreToolDecision>> + Send + 'static;
 }
 
 impl<F, Fut> PreExecuteHook for F
@@ -53,6 +66,19 @@ where
     F: Fn(Arc<ToolExecution>, PreNext) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = HookResult<PreToolDecision>> + Send + 'static,
 {
+    type Decided = Fut;
+}
+
+/// A pre-execute hook as the registry stores it.
+pub(crate) trait DynPreHook: Send + Sync + 'static {
+    fn pre_execute(
+        &self,
+        execution: Arc<ToolExecution>,
+        next: PreNext,
+    ) -> BoxFuture<HookResult<PreToolDecision>>;
+}
+
+impl<H: PreExecuteHook> DynPreHook for H {
     fn pre_execute(
         &self,
         execution: Arc<ToolExecution>,
@@ -64,7 +90,7 @@ where
 
 /// The rest of the pre-execute chain; its innermost default is `Allow`.
 pub struct PreNext {
-    pub(crate) hooks: Arc<[Arc<dyn PreExecuteHook>]>,
+    pub(crate) hooks: Arc<[Arc<dyn DynPreHook>]>,
     pub(crate) index: usize,
     pub(crate) execution: Arc<ToolExecution>,
 }
@@ -183,8 +209,28 @@ impl ExecuteNext {
 }
 
 /// `tools/post-execute`: accept (optionally replacing content or value) or block (spec §6.7).
-pub trait PostExecuteHook: Send + Sync + 'static {
-    /// Decides, or delegates with `next.run()`.
+/// Any `Fn(Arc<ToolExecution>, ToolExecutionResult, PostNext)` returning a future of a decision
+/// is one; as with [`PreExecuteHook`], closures need no type annotations.
+pub trait PostExecuteHook:
+    Fn(Arc<ToolExecution>, ToolExecutionResult, PostNext) -> <Self as PostExecuteHook>::Decided
+    + Send
+    + Sync
+    + 'static
+{
+    /// The future the hook returns.
+    type Decided: Future<Output = HookResult<PostToolDecision>> + Send + 'static;
+}
+
+impl<F, Fut> PostExecuteHook for F
+where
+    F: Fn(Arc<ToolExecution>, ToolExecutionResult, PostNext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = HookResult<PostToolDecision>> + Send + 'static,
+{
+    type Decided = Fut;
+}
+
+/// A post-execute hook as the registry stores it.
+pub(crate) trait DynPostHook: Send + Sync + 'static {
     fn post_execute(
         &self,
         execution: Arc<ToolExecution>,
@@ -193,11 +239,7 @@ pub trait PostExecuteHook: Send + Sync + 'static {
     ) -> BoxFuture<HookResult<PostToolDecision>>;
 }
 
-impl<F, Fut> PostExecuteHook for F
-where
-    F: Fn(Arc<ToolExecution>, ToolExecutionResult, PostNext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = HookResult<PostToolDecision>> + Send + 'static,
-{
+impl<H: PostExecuteHook> DynPostHook for H {
     fn post_execute(
         &self,
         execution: Arc<ToolExecution>,
@@ -210,7 +252,7 @@ where
 
 /// The rest of the post-execute chain; its innermost default is `accept`.
 pub struct PostNext {
-    pub(crate) hooks: Arc<[Arc<dyn PostExecuteHook>]>,
+    pub(crate) hooks: Arc<[Arc<dyn DynPostHook>]>,
     pub(crate) index: usize,
     pub(crate) execution: Arc<ToolExecution>,
     pub(crate) result: ToolExecutionResult,
@@ -232,20 +274,16 @@ impl PostNext {
     }
 }
 
-/// A guard (spec §5.6): runs after an allow; any reason denies. Guards can only deny.
-pub trait Guard: Send + Sync + 'static {
+/// A guard (spec §5.6): runs after an allow; any reason denies. Guards can only deny. Any
+/// `Fn(&ToolExecution) -> Option<String>` is one (closures need no type annotations).
+pub trait Guard: Fn(&ToolExecution) -> Option<String> + Send + Sync + 'static {
     /// `Some(reason)` denies the call.
-    fn check(&self, execution: &ToolExecution) -> Option<String>;
-}
-
-impl<F> Guard for F
-where
-    F: Fn(&ToolExecution) -> Option<String> + Send + Sync + 'static,
-{
     fn check(&self, execution: &ToolExecution) -> Option<String> {
         self(execution)
     }
 }
+
+impl<F> Guard for F where F: Fn(&ToolExecution) -> Option<String> + Send + Sync + 'static {}
 
 /// Observes every final result (`tools/result`); cannot change it. Errors and panics are
 /// logged as warnings and contained.

@@ -24,6 +24,7 @@ pub use hooks::{
     BoxFuture, ExecuteCall, ExecuteNext, ExecuteWrapper, Guard, HookResult, PostExecuteHook,
     PostNext, PreExecuteHook, PreNext, ResultObserver,
 };
+pub(crate) use hooks::{DynPostHook, DynPreHook};
 pub use result::ToolExecutionResult;
 
 use crate::content::{ContentBlock, UserMessage};

@@ -2,8 +2,7 @@
 
 use super::{PresentationMode, RegisteredTool};
 use crate::pipeline::{
-    AgentId, ApprovalService, ExecuteWrapper, Guard, PostExecuteHook, PreExecuteHook,
-    ResultObserver,
+    AgentId, ApprovalService, DynPostHook, DynPreHook, ExecuteWrapper, Guard, ResultObserver,
 };
 use indexmap::IndexMap;
 use std::collections::{HashMap, HashSet};
@@ -45,9 +44,9 @@ pub(crate) enum HookKind {
 }
 
 pub(crate) enum AnyHook {
-    Pre(Arc<dyn PreExecuteHook>),
+    Pre(Arc<dyn DynPreHook>),
     Execute(Arc<dyn ExecuteWrapper>),
-    Post(Arc<dyn PostExecuteHook>),
+    Post(Arc<dyn DynPostHook>),
     Result(Arc<dyn ResultObserver>),
 }
 
@@ -121,9 +120,9 @@ impl<T: ?Sized> HookList<T> {
 
 #[derive(Default)]
 pub(crate) struct Hooks {
-    pre: HookList<dyn PreExecuteHook>,
+    pre: HookList<dyn DynPreHook>,
     execute: HookList<dyn ExecuteWrapper>,
-    post: HookList<dyn PostExecuteHook>,
+    post: HookList<dyn DynPostHook>,
     result: HookList<dyn ResultObserver>,
 }
 
@@ -172,9 +171,9 @@ impl Hooks {
 /// Everything one call needs from the registry, taken under one read lock.
 #[derive(Default)]
 pub(crate) struct Admitted {
-    pub(crate) pre: Arc<[Arc<dyn PreExecuteHook>]>,
+    pub(crate) pre: Arc<[Arc<dyn DynPreHook>]>,
     pub(crate) execute: Arc<[Arc<dyn ExecuteWrapper>]>,
-    pub(crate) post: Arc<[Arc<dyn PostExecuteHook>]>,
+    pub(crate) post: Arc<[Arc<dyn DynPostHook>]>,
     pub(crate) result: Arc<[Arc<dyn ResultObserver>]>,
     pub(crate) approval: Option<Arc<dyn ApprovalService>>,
 }
