@@ -21,7 +21,6 @@
 //! use schemars::JsonSchema;
 //! use serde::Deserialize;
 //! use serde_json::json;
-//! use std::sync::Arc;
 //! use std::time::Duration;
 //!
 //! #[derive(Deserialize, JsonSchema)]
