@@ -424,6 +424,26 @@ mod typed_cards {
     }
 
     #[tokio::test]
+    async fn content_rendered_from_the_typed_values() {
+        let registry = Registry::new();
+        registry
+            .register(Run.render_with(|args, out| {
+                dsh_tools::content::text_content(format!(
+                    "$ {}\n{}(exit {})",
+                    args.command, out.output, out.code
+                ))
+            }))
+            .unwrap();
+        let result = call(&registry, json!({"command": "ls"})).await;
+        assert_eq!(result.text(), "$ ls\nran ls\n(exit 3)");
+        // The value is still the structured output.
+        assert_eq!(
+            result.value(),
+            Some(&json!({"output": "ran ls\n", "code": 3}))
+        );
+    }
+
+    #[tokio::test]
     async fn bad_arguments_and_failures_show_the_generic_cards() {
         let registry = registry();
         // Arguments that do not validate (and deep ones) never reach the typed card.

@@ -77,6 +77,7 @@
 //! (`#[tool]` also maps the body's error type into [`ToolError`] with `Into`, and for the
 //! inline form generates the arguments struct and destructures it into the parameters.)
 
+use crate::content::ContentBlock;
 use crate::definition::{
     ClassifierFn, ExecuteFn, FinalizeFn, OutputDecl, RenderFn, ToolDefinition, ToolHints,
     render_default,
@@ -222,6 +223,17 @@ pub trait Tool: Send + Sync + Sized + 'static {
         Self::Output: DeserializeOwned,
     {
         Carded::new(self).result_card(card)
+    }
+
+    /// This tool with its content (what the model reads back) rendered from the typed arguments
+    /// and output instead of the output's JSON text. The output type must also be
+    /// `Deserialize`. See [`Carded`].
+    fn render_with<F>(self, render: F) -> Carded<Self>
+    where
+        F: Fn(&Self::Args, &Self::Output) -> Vec<ContentBlock> + Send + Sync + 'static,
+        Self::Output: DeserializeOwned,
+    {
+        Carded::new(self).render_with(render)
     }
 
     /// The definition, or why the types' schemas cannot be bridged into the subset.
@@ -628,7 +640,10 @@ pub struct Carded<T: Tool> {
     tool: T,
     call: Option<TypedCallCard<T::Args>>,
     result: Option<TypedResultCard<T::Args>>,
+    render: Option<TypedRender<T::Args>>,
 }
+
+type TypedRender<A> = Arc<dyn Fn(&A, &Value) -> Option<Vec<ContentBlock>> + Send + Sync>;
 
 impl<T: Tool> std::fmt::Debug for Carded<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -636,6 +651,7 @@ impl<T: Tool> std::fmt::Debug for Carded<T> {
             .field("tool", &self.tool.name())
             .field("call_card", &self.call.is_some())
             .field("result_card", &self.result.is_some())
+            .field("render_with", &self.render.is_some())
             .finish()
     }
 }
@@ -646,6 +662,7 @@ impl<T: Tool> Carded<T> {
             tool,
             call: None,
             result: None,
+            render: None,
         }
     }
 
@@ -674,7 +691,23 @@ impl<T: Tool> Carded<T> {
         self
     }
 
-    /// The definition to register, with both cards.
+    /// Renders the content from the typed arguments and output ([`Tool::render_with`]).
+    pub fn render_with<F>(mut self, render: F) -> Self
+    where
+        F: Fn(&T::Args, &T::Output) -> Vec<ContentBlock> + Send + Sync + 'static,
+        T::Output: DeserializeOwned,
+    {
+        self.render = Some(Arc::new(move |args: &T::Args, value: &Value| {
+            if crate::pipeline::deeper_than(value, MAX_DECODE_DEPTH) {
+                return None;
+            }
+            let output: T::Output = crate::json::decode(value).ok()?;
+            Some(render(args, &output))
+        }));
+        self
+    }
+
+    /// The definition to register, with its cards and renderer.
     pub fn definition(self) -> ToolDefinition {
         let allow_unknown = self.tool.allow_unknown_args();
         let mut definition = self.tool.definition();
@@ -687,6 +720,15 @@ impl<T: Tool> Carded<T> {
             let compiled = Arc::clone(&schemas.compiled);
             move |args: &Value| validate_and_decode::<T::Args>(&compiled, args).ok()
         };
+        if let Some(render) = self.render {
+            let decode = decode.clone();
+            definition.output.render = Arc::new(move |args: &Value, value: &Value| {
+                // The call succeeded, so both decode; anything else falls back to the JSON text.
+                decode(args)
+                    .and_then(|args| render(&args, value))
+                    .unwrap_or_else(|| render_default(value))
+            });
+        }
         if let Some(card) = self.call {
             let decode = decode.clone();
             definition =
