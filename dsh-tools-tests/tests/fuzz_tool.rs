@@ -146,3 +146,28 @@ async fn it_runs_inside_an_async_test_too() {
     let report = fuzz_tool(Apply, FuzzConfig::default().cases(16)).unwrap();
     assert_eq!(report.cases, 16);
 }
+
+#[test]
+fn extreme_bounds_do_not_break_the_generator() {
+    // Bounds at the ends of f64 and i64, and a string pattern.
+    let raw = ToolDefinition::new(
+        "wide",
+        "Takes extremes.",
+        json!({
+            "type": "object",
+            "properties": {
+                "x": {"type": "number", "minimum": -1.7e308, "maximum": 1.7e308},
+                "n": {"type": "integer", "minimum": -9223372036854775808i64, "maximum": 18446744073709551615u64},
+                "tag": {"type": "string", "pattern": "^[a-z]{2,4}$"},
+                "few": {"type": "array", "items": {"type": "boolean"}, "minItems": 2, "maxItems": 2}
+            },
+            "required": ["x", "n", "tag", "few"],
+            "additionalProperties": false
+        }),
+        OutputDecl::text(),
+        |_args: Arc<Value>, _ctx| async { Ok::<_, ToolError>(json!("ok")) },
+    );
+    // A raw definition validates nothing, so rule 1 fires; what matters is that generation ran.
+    let failure = fuzz_tool(raw, FuzzConfig::default()).unwrap_err();
+    assert!(failure.problem.contains("INVALID_ARGS"), "{failure}");
+}

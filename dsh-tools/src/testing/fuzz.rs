@@ -314,8 +314,9 @@ fn value(schema: &Value, depth: u32) -> BoxedStrategy<Value> {
             Integers::new(low, high).prop_map(|n| json!(n)).boxed()
         }
         Some("number") => {
-            let low = number("minimum").unwrap_or(-1e6);
-            let high = number("maximum").unwrap_or(1e6).max(low);
+            // Bounded so that `high - low` stays finite for the sampler (a schema may say ±1e308).
+            let low = number("minimum").unwrap_or(-1e6).clamp(-1e15, 1e15);
+            let high = number("maximum").unwrap_or(1e6).clamp(-1e15, 1e15).max(low);
             (low..=high)
                 .prop_map(|f| Number::from_f64(f).map_or(Value::Null, Value::Number))
                 .boxed()
