@@ -136,7 +136,25 @@ const EXCEPTIONS: &[Exception] = &[
             assert!(json::decode::<FlattenExternal>(&v).is_err());
         },
     },
+    Exception {
+        name: "an internally tagged enum that looks adjacently tagged",
+        reason: "every struct variant has exactly one field and another variant wraps a serde_json::Value: its schema is a unit variant's, the shape is adjacent tagging's, and the bridge closes it, so the Value's own keys are refused",
+        check: || {
+            let schema = compiled::<LooksAdjacent>();
+            let v = serde_json::to_value(LooksAdjacent::Json(json!({"a": 1}))).unwrap();
+            assert_eq!(v, json!({"kind": "Json", "a": 1}));
+            assert!(!schema.is_valid(&v));
+            assert!(schema.is_valid(&json!({"kind": "Json"})));
+        },
+    },
 ];
+
+#[derive(serde::Serialize, serde::Deserialize, JsonSchema)]
+#[serde(tag = "kind")]
+enum LooksAdjacent {
+    Point { x: i32 },
+    Json(serde_json::Value),
+}
 
 #[test]
 fn exceptions_behave_as_documented() {
@@ -154,8 +172,9 @@ fn a_tagged_unit_variant_accepts_only_its_tag() {
     assert!(serde_json::from_value::<AdjacentUnit>(json!({"t": "Off", "c": 5})).is_err());
     assert!(adjacent.is_valid(&json!({"t": "Off"})));
     assert!(adjacent.is_valid(&json!({"t": "On", "c": 5})));
-    // Internally tagged: the unit variant is closed, the newtype variant keeps its struct's
-    // fields (its branch takes them from `$ref`), and a flattened enum keeps its siblings.
+    // `Internal`'s one struct variant has one field, so it reads as adjacent tagging (see the
+    // exceptions): the unit variant is closed, the newtype variant keeps its struct's fields (its
+    // branch takes them from `$ref`), and a flattened enum keeps its siblings.
     let internal = compiled::<Internal>();
     assert!(!internal.is_valid(&json!({"type": "Stop", "at": 1})));
     assert!(internal.is_valid(&json!({"type": "Stop"})));
@@ -676,4 +695,23 @@ corpus_tests! {
     chars_and_boxes: CharsAndBoxes,
     documented_tool_args: ReadFile,
     nonzero_unsigned: Positive,
+}
+
+#[test]
+fn only_adjacent_tagging_closes_a_unit_variant() {
+    use serde::{Deserialize, Serialize};
+    // An internally tagged newtype around a JSON value: schemars' branch looks like a unit
+    // variant's, but serialized values carry the value's keys beside the tag.
+    #[derive(Serialize, Deserialize, JsonSchema)]
+    #[serde(tag = "kind")]
+    enum Payload {
+        Empty,
+        Json(serde_json::Value),
+    }
+    let output = bridge::schema_for_serialize::<Payload>().unwrap();
+    let compiled = CompiledSchema::compile(&output).unwrap();
+    let serialized = serde_json::to_value(Payload::Json(json!({"a": 1}))).unwrap();
+    assert_eq!(serialized, json!({"kind": "Json", "a": 1}));
+    assert!(compiled.is_valid(&serialized), "{output}");
+    assert!(compiled.is_valid(&json!({"kind": "Empty", "extra": true})));
 }

@@ -49,7 +49,7 @@
 //! | `"type": ["T", "null"]` (any type array) | `{"oneOf": [<T part>, {"type": "null"}]}`: each keyword goes to the branch of the type it applies to, `enum`/`const` members are split by type, annotations stay on the `oneOf` |
 //! | `anyOf` | `oneOf` when its branches are provably disjoint (different types; `null` against non-null; disjoint `enum`/`const` sets; objects with a required property whose values are disjoint, e.g. a tag `const`; or one branch requiring a property the other's `additionalProperties: false` forbids). A branch that accepts anything makes the whole `anyOf` accept anything (exact: schemars emits `anyOf: [X, {}]` for `#[serde(flatten)] Option<Enum>`). Otherwise an error |
 //! | `oneOf` | kept: it means "exactly one branch" in the subset too |
-//! | the unit variant of a tagged enum (a type that is only a `oneOf` of objects with a common required `const` tag; a branch declaring nothing but the tag) | closed (`additionalProperties: false`): serde reads the tag alone, and an adjacently tagged unit variant rejects content (`{"t": "Off", "c": 5}`). [`from_schemars`] only: [`from_foreign`] takes a remote schema as written |
+//! | the unit variant of an adjacently tagged enum (a type that is only a `oneOf` of objects with a common required `const` tag, every other branch exactly `{tag, content}`; a branch declaring nothing but the tag) | closed (`additionalProperties: false`): serde rejects content beside it (`{"t": "Off", "c": 5}`). Internally tagged unit variants stay open (serde ignores extra keys there). [`from_schemars`] only: [`from_foreign`] takes a remote schema as written |
 //! | `allOf` | merged into one schema (the intersection), when that merge is exact; two `oneOf`s meeting (two `#[serde(flatten)]`ed enums) become one `oneOf` of every pair of branches |
 //! | `type`/`properties`/... beside `oneOf` (a `#[serde(flatten)]`ed enum) | pushed into every branch (branches whose type cannot match are dropped) |
 //! | `unevaluatedProperties` | becomes `additionalProperties` of each object that has none (after the merges above, every object declares all the properties it evaluates). Beside a `oneOf`, only when its branches are provably disjoint (which properties count as evaluated depends on the branch that matched) |
@@ -73,8 +73,9 @@
 //!
 //! Every rewrite is exact: where the bridge succeeds, the result accepts exactly the values the
 //! input accepts under JSON Schema 2020-12 (a differential property test checks this against the
-//! `jsonschema` crate), except for the `format` rules above and the lossless-JSON rule (no `-0`)
-//! that every schema of the subset applies.
+//! `jsonschema` crate), except for the `format` rules above, the lossless-JSON rule (no `-0`)
+//! that every schema of the subset applies, and the closing of adjacently tagged unit variants
+//! (a serde rule the schemars schema leaves out; [`from_schemars`] only).
 //!
 //! The walk is iterative; the few helpers that recurse do so only along nested `oneOf`s, which the
 //! depth limit bounds. Inputs are cut at [`MAX_DEPTH`] nested schemas and [`MAX_NODES`] schemas
@@ -90,6 +91,9 @@
 //!
 //! * `1.0`, `1e2` are integers to the validator (spec §0.4), but serde's integer types reject
 //!   JSON floats, so `serde_json::from_value` fails where `json::decode` succeeds.
+//! * An internally tagged enum whose struct variants each have exactly one field looks like
+//!   adjacent tagging; a newtype variant of it around `serde_json::Value` is then closed like a
+//!   unit variant, and the value's own keys are refused.
 //! * `f32`/`f64` NaN and ±infinity serialize as `null`, and `-0.0` as `-0`, which the schema
 //!   rejects (they are not lossless JSON).
 
@@ -517,6 +521,39 @@ fn unit_branches(schema: &Map<String, Value>) -> Vec<usize> {
     let Some(tag) = common.first() else {
         return Vec::new();
     };
+    // Only serde's adjacent tagging (`tag` + `content`) refuses content beside a unit variant:
+    // every other branch is exactly `{tag, content}`, with one content key throughout. An
+    // internally tagged unit variant ignores extra keys, and its branch looks the same as a
+    // newtype variant around `serde_json::Value` (whose keys are the value's), so those stay open.
+    let properties = |b: &Value| b.get("properties").and_then(Value::as_object).cloned();
+    let mut content_key: Option<String> = None;
+    let mut adjacent = false;
+    for branch in branches {
+        let Some(props) = properties(branch) else {
+            return Vec::new();
+        };
+        if props.len() == 1 && props.contains_key(tag) {
+            continue;
+        }
+        let required: Vec<&str> = branch
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let others: Vec<&String> = props.keys().filter(|k| *k != tag).collect();
+        let [content] = others.as_slice() else {
+            return Vec::new();
+        };
+        if !required.contains(&content.as_str())
+            || content_key.get_or_insert_with(|| (*content).clone()) != *content
+        {
+            return Vec::new();
+        }
+        adjacent = true;
+    }
+    if !adjacent {
+        return Vec::new();
+    }
     branches
         .iter()
         .enumerate()
