@@ -273,6 +273,8 @@ fn titles_are_relative_to_the_working_directory_only_under_it() {
             "Read /work/app/../etc/passwd",
         ),
         ("Read /mnt/work/app/x.rs", "Read /mnt/work/app/x.rs"),
+        // A doubled slash would read as another absolute path once the prefix is gone.
+        ("Read /work/app//etc/passwd", "Read /work/app//etc/passwd"),
         // The directory itself and text without paths.
         ("ls /work/app", "ls /work/app"),
         ("cargo test", "cargo test"),
@@ -632,6 +634,57 @@ async fn an_ask_for_a_closed_or_unknown_session_is_unavailable() {
             .await;
         assert_eq!(result.text(), unavailable);
     }
+}
+
+#[tokio::test]
+async fn a_reopened_session_id_and_a_dropped_bridge_keep_approvals_working() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let registry = registry(runs.clone());
+    let bridge = AcpBridge::new(&registry);
+    let first = Scripted::answering(vec![]);
+    let old = bridge.open_session(first.clone(), "s1", view());
+    let second = Scripted::answering(vec![
+        Answer::Select("allow_once"),
+        Answer::Select("allow_once"),
+    ]);
+    let new = bridge.open_session(second.clone(), "s1", view());
+    // The old session going away must not close the new one; the bridge value may go too.
+    drop(old);
+    drop(bridge);
+    let result = new
+        .execute(write_call("c1", CancellationToken::new()))
+        .await;
+    assert_eq!(result.text(), "wrote a.txt");
+    assert!(first.requests.lock().unwrap().is_empty());
+    assert_eq!(second.requests.lock().unwrap().len(), 1);
+    // One `in_progress`, from the open session only.
+    assert_eq!(
+        second.statuses(),
+        [
+            "tool_call:pending",
+            "tool_call_update:in_progress",
+            "tool_call_update:completed"
+        ]
+    );
+    assert!(first.updates.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn while_both_are_open_only_the_newest_session_reports() {
+    let registry = registry(Arc::new(AtomicUsize::new(0)));
+    let bridge = AcpBridge::new(&registry);
+    let first = Scripted::answering(vec![]);
+    let _old = bridge.open_session(first.clone(), "s1", view());
+    let second = Scripted::answering(vec![Answer::Select("allow_once")]);
+    let new = bridge.open_session(second.clone(), "s1", view());
+    new.execute(write_call("c1", CancellationToken::new()))
+        .await;
+    assert!(
+        first.updates.lock().unwrap().is_empty(),
+        "{:?}",
+        first.statuses()
+    );
+    assert_eq!(second.statuses().len(), 3, "{:?}", second.statuses());
 }
 
 #[tokio::test]

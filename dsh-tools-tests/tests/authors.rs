@@ -424,6 +424,21 @@ mod typed_cards {
     }
 
     #[tokio::test]
+    async fn a_result_card_that_panics_shows_the_generic_card_and_the_call_succeeds() {
+        let registry = Registry::new();
+        registry
+            .register(Run.result_card(|_, _| panic!("card bug")))
+            .unwrap();
+        let args = json!({"command": "ls"});
+        let result = call(&registry, args.clone()).await;
+        assert!(!result.is_error(), "{}", result.text());
+        assert!(matches!(
+            registry.present_result("run", &args, &result, None),
+            ToolResultView::Generic { .. }
+        ));
+    }
+
+    #[tokio::test]
     async fn content_rendered_from_the_typed_values() {
         let registry = Registry::new();
         registry

@@ -171,3 +171,24 @@ fn extreme_bounds_do_not_break_the_generator() {
     let failure = fuzz_tool(raw, FuzzConfig::default()).unwrap_err();
     assert!(failure.problem.contains("INVALID_ARGS"), "{failure}");
 }
+
+/// Tags a thing.
+#[tool]
+async fn tag(
+    /// A three-letter code
+    #[schemars(regex(pattern = r"^[a-z]{3}$"))]
+    code: String,
+    /// A level at most -200
+    #[schemars(range(max = -200))]
+    level: i32,
+) -> Result<String, ToolError> {
+    Ok(format!("{code}{level}"))
+}
+
+#[test]
+fn anchored_patterns_and_negative_ranges_still_get_valid_cases() {
+    let report = fuzz_tool(Tag, FuzzConfig::default()).unwrap();
+    // Without unanchoring, nearly every generated code would miss the pattern.
+    assert!(report.valid >= 60, "{report:?}");
+    assert!(report.invalid >= 50, "{report:?}");
+}

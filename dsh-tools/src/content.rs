@@ -130,6 +130,17 @@ impl ContentBlock {
     }
 
     /// The block as JSON.
+    /// The block as JSON, nested at most `max_depth` levels (deeper parts `"…"`), copied without
+    /// recursion: for handing a block from an untrusted source to recursive code.
+    pub fn to_json_truncated(&self, max_depth: usize) -> Value {
+        match &self.0 {
+            Repr::Text(_) => self.to_json(),
+            Repr::Other(v) => crate::json::clone_truncated(v, max_depth),
+        }
+    }
+
+    /// The block as JSON (a deep copy; see [`to_json_truncated`](Self::to_json_truncated) for
+    /// blocks that may be nested deeply).
     pub fn to_json(&self) -> Value {
         match &self.0 {
             Repr::Text(t) => {

@@ -205,7 +205,8 @@ pub trait Tool: Send + Sync + Sized + 'static {
     }
 
     /// This tool with a call card drawn from its typed arguments (spec §9): arguments that do not
-    /// validate, or a card of `None`, show the generic card. See [`Carded`].
+    /// validate, a card of `None` or a card that panics show the generic card (not the tool's own
+    /// [`present_call`](Tool::present_call), which this replaces). See [`Carded`].
     fn call_card<F>(self, card: F) -> Carded<Self>
     where
         F: Fn(&Self::Args) -> Option<ToolCallView> + Send + Sync + 'static,
@@ -215,8 +216,10 @@ pub trait Tool: Send + Sync + Sized + 'static {
 
     /// This tool with a result card drawn from its typed arguments and output, computed when a
     /// call succeeds and kept as the result's presentation metadata, so a replay from the logs
-    /// shows the same card (and MCP clients get it in `_meta`). Failed calls, and a card of
-    /// `None`, show the generic card. The output type must also be `Deserialize`. See [`Carded`].
+    /// shows the same card (and MCP clients get it in `_meta`). Failed calls, a card of `None` and
+    /// a card that panics show the generic card (it replaces the tool's own
+    /// [`present_result`](Tool::present_result) and uses the presentation-metadata slot). The
+    /// output type must also be `Deserialize`. See [`Carded`].
     fn result_card<F>(self, card: F) -> Carded<Self>
     where
         F: Fn(&Self::Args, &Self::Output) -> Option<ToolResultView> + Send + Sync + 'static,
@@ -686,7 +689,12 @@ impl<T: Tool> Carded<T> {
                 return None;
             }
             let output: T::Output = crate::json::decode(value).ok()?;
-            card(args, &output)
+            // A card is for the UI: one that panics shows the generic card, never fails the call.
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| card(args, &output)))
+                .unwrap_or_else(|payload| {
+                    crate::error::drop_panic_payload(payload);
+                    None
+                })
         }));
         self
     }

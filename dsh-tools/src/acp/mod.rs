@@ -17,7 +17,7 @@
 //!
 //! | ours | ACP v1 |
 //! |---|---|
-//! | a call is announced | `tool_call`, `status: pending`, `rawInput` = the arguments, `_meta["dev.dsh-tools/tool"]` = the tool name |
+//! | a call is announced | `tool_call`, `status: pending`, `rawInput` = the arguments, `name` and `_meta["dev.dsh-tools/tool"]` = the tool name |
 //! | dispatch starts (after approval and guards) | `tool_call_update`, `status: in_progress` |
 //! | the result | `tool_call_update`, `status: completed` (`failed` for an error result), `rawOutput` = the structured value (the content blocks when there is none) |
 //! | generic card | `kind` = its kind (`other` when absent), its content blocks, its locations |

@@ -113,7 +113,10 @@ impl AcpBridge {
     /// Opens the bridge's view of one ACP session. Its calls run through the agent scope named
     /// by the session id ([`AcpSession::agent`]), so tools registered in that scope (for example
     /// file tools bound to the session's working directory) are the session's own. Dropping the
-    /// session closes it: later approvals for it are answered `Unavailable`.
+    /// session closes it: later approvals for it are answered `Unavailable` (an approval already
+    /// being asked finishes). Opening an id that is already open replaces it: approvals and
+    /// progress go to the newest session. The bridge value itself may be dropped; its sessions
+    /// keep working.
     pub fn open_session(
         &self,
         client: impl AcpClient,
@@ -131,11 +134,22 @@ impl AcpBridge {
             always: Mutex::default(),
         });
         let weak = Arc::downgrade(&inner);
+        let sessions = Arc::downgrade(&self.sessions);
+        let this_agent = agent.clone();
         let in_progress = self
             .registry
             .scope(agent.clone())
             .on_execute_first(move |call: ExecuteCall, next: ExecuteNext| {
-                let session = weak.upgrade();
+                // Only the session currently open under this id reports (a reopened id leaves
+                // the old session's wrapper registered until the old session is dropped).
+                let current = sessions.upgrade().is_some_and(|sessions| {
+                    sessions
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .get(&this_agent)
+                        .is_some_and(|open| Weak::ptr_eq(open, &weak))
+                });
+                let session = weak.upgrade().filter(|_| current);
                 async move {
                     let exec = &call.execution;
                     // Only top-level calls were announced; nested ones (`run_code`) were not.
@@ -156,7 +170,7 @@ impl AcpBridge {
             .insert(agent, Arc::downgrade(&inner));
         AcpSession {
             inner,
-            sessions: Arc::downgrade(&self.sessions),
+            sessions: Arc::clone(&self.sessions),
             _in_progress: in_progress,
         }
     }
@@ -165,7 +179,9 @@ impl AcpBridge {
 /// One ACP session's side of the bridge ([`AcpBridge::open_session`]).
 pub struct AcpSession {
     inner: Arc<SessionInner>,
-    sessions: Weak<Sessions>,
+    /// Held strongly: the registry's approval service reaches open sessions through it even
+    /// after the [`AcpBridge`] value itself is dropped.
+    sessions: Arc<Sessions>,
     _in_progress: ScopedRegistration,
 }
 
@@ -180,11 +196,14 @@ impl std::fmt::Debug for AcpSession {
 
 impl Drop for AcpSession {
     fn drop(&mut self) {
-        if let Some(sessions) = self.sessions.upgrade() {
-            sessions
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .remove(&self.inner.agent);
+        // Only this session's entry: the same id may have been opened again since.
+        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        let mine = Arc::downgrade(&self.inner);
+        if sessions
+            .get(&self.inner.agent)
+            .is_some_and(|open| Weak::ptr_eq(open, &mine))
+        {
+            sessions.remove(&self.inner.agent);
         }
     }
 }

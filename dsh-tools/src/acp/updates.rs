@@ -110,7 +110,7 @@ impl SessionView {
             let token_end = tail.find(is_path_boundary).unwrap_or(tail.len());
             let token = &tail[..token_end];
             out.push_str(before);
-            if boundary && !token.is_empty() && !climbs(token) {
+            if boundary && !token.is_empty() && !token.starts_with('/') && !climbs(token) {
                 out.push_str(token);
             } else {
                 out.push_str(&prefix);
@@ -190,8 +190,8 @@ pub(crate) fn block(block: &ContentBlock) -> AcpBlock {
     if let Some(text) = block.as_text() {
         return AcpBlock::Text(TextContent::new(text));
     }
-    // Truncated first: serde's own (recursive) conversion then sees a bounded depth.
-    let json = crate::json::clone_truncated(&block.to_json(), MAX_CARD_DEPTH);
+    // Truncated while copying: serde's own (recursive) conversion then sees a bounded depth.
+    let json = block.to_json_truncated(MAX_CARD_DEPTH);
     match serde_json::from_value::<AcpBlock>(json.clone()) {
         Ok(converted) => converted,
         Err(_) => AcpBlock::Text(TextContent::new(json.to_string())),
@@ -248,7 +248,7 @@ fn terminal_meta(call_id: &str, entries: &[(&str, Value)]) -> Meta {
 /// ([`Registry::present_call`](crate::Registry::present_call)).
 ///
 /// `rawInput` is the arguments (nested at most [`MAX_CARD_DEPTH`] levels, deeper parts `"…"`),
-/// the tool's name goes in `_meta["dev.dsh-tools/tool"]`, and the card decides the rest: a
+/// the tool's name goes in `name` and `_meta["dev.dsh-tools/tool"]`, and the card decides the rest: a
 /// generic card's kind, content and locations; a terminal card's kind `execute` (with the
 /// terminal `_meta` convention when the client renders it, its description as text otherwise);
 /// a diff card's kind `edit` with `diff` content and the diffs' files as locations.
@@ -305,6 +305,7 @@ pub fn tool_call(
         card.title().to_owned()
     };
     let call = ToolCall::new(call_id.to_owned(), title)
+        .name(tool_name.to_owned())
         .status(ToolCallStatus::Pending)
         .raw_input(bounded(arguments));
     let call = match card {
@@ -357,7 +358,8 @@ pub fn tool_call(
     call.meta(meta)
 }
 
-/// Where the tool's name goes in a `tool_call`'s `_meta` (ACP v1 has no name field).
+/// Where the tool's name also goes in a `tool_call`'s `_meta`, for clients that read only
+/// `_meta` (it is in ACP v1's `name` field too).
 pub const TOOL_META_KEY: &str = "dev.dsh-tools/tool";
 
 fn diff_locations(diffs: &[FileDiff], session: &SessionView) -> Vec<ToolCallLocation> {
@@ -428,7 +430,7 @@ pub fn tool_call_result(
             result
                 .content()
                 .iter()
-                .map(|b| bounded(&b.to_json()))
+                .map(|b| b.to_json_truncated(MAX_CARD_DEPTH))
                 .collect(),
         ),
     };

@@ -114,7 +114,8 @@ pub(crate) fn call_result(result: &ToolExecutionResult, structured_any: bool) ->
             if structured_any || value.is_object() {
                 out.structured_content = Some(json::clone_deep(value));
             }
-            if let Some(presentation) = result.meta() {
+            // `null` is "no card" (a presenter that declined): nothing to send.
+            if let Some(presentation) = result.meta().filter(|m| !m.is_null()) {
                 meta.insert(PRESENTATION_META.to_owned(), presentation.clone());
             }
             if result.concludes_turn() {
