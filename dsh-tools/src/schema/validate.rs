@@ -100,7 +100,20 @@ impl CompiledSchema {
         let node = &self.nodes[id as usize];
         match leaf_fits(node, v) {
             Some(ok) => ok,
-            None => self.fits_container::<PROBE>(id, node, v, depth),
+            // `Option<scalar>` (every optional argument): the null check and the scalar's own
+            // check inline, as `fits_container` would decide it, without two calls.
+            None => match node {
+                Node::OneOf(_, Some(of)) if depth > 0 => {
+                    v.is_null() || {
+                        let inner = &self.nodes[*of as usize];
+                        match leaf_fits(inner, v) {
+                            Some(ok) => ok,
+                            None => self.fits_container::<PROBE>(*of, inner, v, depth - 1),
+                        }
+                    }
+                }
+                _ => self.fits_container::<PROBE>(id, node, v, depth),
+            },
         }
     }
 
