@@ -167,7 +167,9 @@ fn extreme_bounds_do_not_break_the_generator() {
         OutputDecl::text(),
         |_args: Arc<Value>, _ctx| async { Ok::<_, ToolError>(json!("ok")) },
     );
-    // A raw definition validates nothing, so rule 1 fires; what matters is that generation ran.
+    // A raw definition validates nothing, so rule 1 fires; what this checks is that generation
+    // runs on these bounds. (proptest tolerated the unclamped ±1.7e308 range too: the clamp to
+    // ±1e15 in `fuzz.rs` is defensive, not a fix this test demonstrates.)
     let failure = fuzz_tool(raw, FuzzConfig::default()).unwrap_err();
     assert!(failure.problem.contains("INVALID_ARGS"), "{failure}");
 }

@@ -276,23 +276,13 @@ impl ToolDefinition {
         F: Fn(Arc<Value>, ToolRunContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
     {
-        Self {
+        Self::from_execute(
             name,
             description,
-            title: None,
-            hints: ToolHints::new(),
             parameters,
             output,
-            execute: Arc::new(move |args, ctx| Box::pin(execute(args, ctx))),
-            timeout: None,
-            timeout_grace: DEFAULT_TIMEOUT_GRACE,
-            concurrency_safe: None,
-            finalize_content: None,
-            present_call: None,
-            present_result: None,
-            invalid: None,
-            bridged: false,
-        }
+            Arc::new(move |args, ctx| Box::pin(execute(args, ctx))),
+        )
     }
 
     /// [`from_parts`](Self::from_parts) with the body already boxed (no generic instantiation).

@@ -685,10 +685,7 @@ impl<T: Tool> Carded<T> {
         T::Output: DeserializeOwned,
     {
         self.result = Some(Arc::new(move |args: &T::Args, value: &Value| {
-            if crate::pipeline::deeper_than(value, MAX_DECODE_DEPTH) {
-                return None;
-            }
-            let output: T::Output = crate::json::decode(value).ok()?;
+            let output: T::Output = decode_output(value)?;
             // A card is for the UI: one that panics shows the generic card, never fails the call.
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| card(args, &output)))
                 .unwrap_or_else(|payload| {
@@ -706,10 +703,7 @@ impl<T: Tool> Carded<T> {
         T::Output: DeserializeOwned,
     {
         self.render = Some(Arc::new(move |args: &T::Args, value: &Value| {
-            if crate::pipeline::deeper_than(value, MAX_DECODE_DEPTH) {
-                return None;
-            }
-            let output: T::Output = crate::json::decode(value).ok()?;
+            let output: T::Output = decode_output(value)?;
             Some(render(args, &output))
         }));
         self
@@ -762,6 +756,14 @@ impl<T: Tool> Carded<T> {
         }
         definition
     }
+}
+
+/// A succeeded call's value as the typed output, when it decodes (never past the decode depth).
+fn decode_output<O: DeserializeOwned>(value: &Value) -> Option<O> {
+    if crate::pipeline::deeper_than(value, MAX_DECODE_DEPTH) {
+        return None;
+    }
+    crate::json::decode(value).ok()
 }
 
 impl<T: Tool> From<Carded<T>> for ToolDefinition {
