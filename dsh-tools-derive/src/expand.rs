@@ -114,7 +114,12 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
                 quote! {
                     #[doc(hidden)]
                     #[allow(non_camel_case_types)]
-                    #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
+                    #[derive(
+                        #private::serde::Deserialize,
+                        #private::schemars::JsonSchema,
+                        #krate::FastCheck
+                    )]
+                    #[dsh_tools(crate = #krate)]
                     #deny
                     #[schemars(crate = #schemars)]
                     #vis struct #ident {
@@ -263,6 +268,17 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
         quote!(#krate::definition::FinalizeFn),
     );
 
+    // `Args`'s generated validator when it has one (autoref: the first `fns` needs
+    // `Args: FastCheck`, the second takes any type).
+    let fast = quote!(#krate::schema::fast);
+    let generated_check = quote! {
+        fn generated_check(&self) -> ::core::option::Option<#fast::Fns> {
+            #[allow(unused_imports)]
+            use #fast::{ViaFastCheck as _, ViaNone as _};
+            ::core::option::Option::Some((&&#fast::Probe::<#args_ty>::NEW).fns())
+        }
+    };
+
     // The impl's header is spanned at the return type too: an unsatisfied `Tool::Output` is
     // then reported there once, not also at `#[tool]`.
     let tool_impl = quote_spanned! {output_ty.span()=>
@@ -288,6 +304,7 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
             #present_result
             #finalize
             #allow_unknown
+            #generated_check
 
             #call
         }

@@ -11,6 +11,7 @@ mod check;
 mod ctxt;
 mod expand;
 mod fallback;
+mod fast;
 
 use proc_macro::TokenStream;
 
@@ -19,4 +20,11 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::tool(args.into(), item.into()).into()
+}
+
+/// Generates a validator for a type's arguments schema at compile time. Documented at
+/// `dsh_tools::FastCheck` (the re-export that users name).
+#[proc_macro_derive(FastCheck, attributes(serde, dsh_tools))]
+pub fn fast_check(item: TokenStream) -> TokenStream {
+    fast::derive(item.into()).into()
 }

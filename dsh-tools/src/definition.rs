@@ -508,8 +508,8 @@ impl ToolDefinition {
         F: Fn(A, ToolRunContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
     {
-        let schemas = crate::tool::schemas::<A, O>(false)?;
-        let compiled = Arc::clone(&schemas.compiled);
+        let schemas = crate::tool::schemas::<A, O>(false, None)?;
+        let compiled = Arc::new(schemas.args.clone());
         let body = Arc::new(body);
         let mut definition = Self::from_parts(
             name.into(),

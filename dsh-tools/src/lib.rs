@@ -118,6 +118,12 @@ pub use tool::{Carded, Concurrency, NoArgs, State, Tool, ToolArgs, ToolOutput, T
 #[doc = include_str!("tool_macro.md")]
 pub use dsh_tools_derive::tool;
 
+/// Generates, at compile time, a validator for a type's bridged arguments schema: see
+/// [`schema::fast`]. `#[tool]` derives it for the inline form's arguments; derive it on the
+/// argument types of the struct form (and the types inside them) to use it there.
+pub use dsh_tools_derive::FastCheck;
+pub use schema::fast::FastCheck;
+
 /// The README's examples, compiled and run as doctests.
 #[doc = include_str!("../../README.md")]
 #[cfg(doctest)]

@@ -86,7 +86,8 @@ use crate::error::ToolError;
 use crate::pipeline::ToolRunContext;
 use crate::present::{CallPresenter, ResultPresenter, ToolCallView, ToolResultView};
 use crate::schema::bridge::{self, BridgeError};
-use crate::schema::{CompiledSchema, Root, ToolArgsError};
+use crate::schema::fast::{ArgsValidator, Fns};
+use crate::schema::{CompiledSchema, ToolArgsError};
 use rustc_hash::FxHashMap;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -239,9 +240,17 @@ pub trait Tool: Send + Sync + Sized + 'static {
         Carded::new(self).render_with(render)
     }
 
+    /// The validator generated for `Args` by
+    /// [`#[derive(FastCheck)]`](derive@crate::FastCheck), if any: `#[tool]` fills it in.
+    #[doc(hidden)]
+    fn generated_check(&self) -> Option<Fns> {
+        None
+    }
+
     /// The definition, or why the types' schemas cannot be bridged into the subset.
     fn try_definition(self) -> Result<ToolDefinition, BridgeError> {
-        let schemas = schemas::<Self::Args, Self::Output>(self.allow_unknown_args())?;
+        let schemas =
+            schemas::<Self::Args, Self::Output>(self.allow_unknown_args(), self.generated_check())?;
         Ok(build(self, schemas))
     }
 
@@ -251,7 +260,8 @@ pub trait Tool: Send + Sync + Sized + 'static {
     fn definition(self) -> ToolDefinition {
         let name = self.name().to_owned();
         let description = self.description().to_owned();
-        match schemas::<Self::Args, Self::Output>(self.allow_unknown_args()) {
+        match schemas::<Self::Args, Self::Output>(self.allow_unknown_args(), self.generated_check())
+        {
             Ok(schemas) => build(self, schemas),
             Err(error) => ToolDefinition::invalid(name, description, error),
         }
@@ -262,21 +272,32 @@ pub trait Tool: Send + Sync + Sized + 'static {
 pub(crate) struct TypedSchemas {
     pub(crate) parameters: Arc<Value>,
     pub(crate) output: Value,
-    pub(crate) compiled: Arc<CompiledSchema>,
+    /// The compiled parameters, and the generated check where it matches them.
+    pub(crate) args: ArgsValidator,
 }
 
-type Cache = Mutex<FxHashMap<(TypeId, TypeId, bool), Arc<TypedSchemas>>>;
+/// `(Args, Output, allow_unknown, has a generated check)`.
+type Cache = Mutex<FxHashMap<(TypeId, TypeId, bool, bool), Arc<TypedSchemas>>>;
 
 /// The schemas of `A` and `O`, bridged and compiled once per process (a pure function of the
 /// types, so the memo is not state).
-pub(crate) fn schemas<A, O>(allow_unknown: bool) -> Result<Arc<TypedSchemas>, BridgeError>
+pub(crate) fn schemas<A, O>(
+    allow_unknown: bool,
+    generated: Option<Fns>,
+) -> Result<Arc<TypedSchemas>, BridgeError>
 where
     A: JsonSchema + 'static,
     O: JsonSchema + 'static,
 {
     // Generic only where it must be: the rest is compiled once, not once per tool.
     schemas_erased(
-        (TypeId::of::<A>(), TypeId::of::<O>(), allow_unknown),
+        (
+            TypeId::of::<A>(),
+            TypeId::of::<O>(),
+            allow_unknown,
+            generated.is_some(),
+        ),
+        generated,
         bridge::schema_for_args::<A>,
         bridge::schema_for_serialize::<O>,
         std::any::type_name::<A>(),
@@ -284,7 +305,8 @@ where
 }
 
 fn schemas_erased(
-    key: (TypeId, TypeId, bool),
+    key: (TypeId, TypeId, bool, bool),
+    generated: Option<Fns>,
     parameters: fn(bool) -> Result<Value, BridgeError>,
     output: fn() -> Result<Value, BridgeError>,
     args_name: &str,
@@ -305,10 +327,11 @@ fn schemas_erased(
     // The bridge guarantees a supported schema; compile cannot fail on its output.
     let compiled = CompiledSchema::compile(&parameters)
         .map_err(|e| BridgeError::internal(format!("bridged parameters do not compile: {e}")))?;
+    let args = ArgsValidator::new(&parameters, Arc::new(compiled), generated, key.2, args_name);
     let schemas = Arc::new(TypedSchemas {
         parameters: Arc::new(parameters),
         output,
-        compiled: Arc::new(compiled),
+        args,
     });
     cache
         .lock()
@@ -325,19 +348,19 @@ pub const MAX_DECODE_DEPTH: u32 = 128;
 /// Validates `args` against `compiled` (every violation in one `INVALID_ARGS` error), then
 /// decodes them.
 pub(crate) fn validate_and_decode<A: DeserializeOwned>(
-    compiled: &CompiledSchema,
+    validator: &ArgsValidator,
     args: &Value,
 ) -> Result<A, ToolError> {
-    check_args(compiled, args)?;
+    check_args(validator, args)?;
     crate::json::decode(args).map_err(decode_error)
 }
 
 /// The validation half of [`validate_and_decode`], compiled once.
-fn check_args(compiled: &CompiledSchema, args: &Value) -> Result<(), ToolError> {
-    let violations = compiled.validate_at(args, Root::Parameters);
-    if !violations.is_empty() {
+fn check_args(validator: &ArgsValidator, args: &Value) -> Result<(), ToolError> {
+    if let Err(violations) = validator.validate(args) {
         return Err(ToolArgsError::new(violations).into());
     }
+    let compiled = validator.compiled();
     // serde decodes (and the author's type drops) a `serde_json::Value` recursively: where the
     // schema admits any value, refuse what a serde_json parser would refuse too.
     if compiled.admits_any && crate::pipeline::deeper_than(args, MAX_DECODE_DEPTH) {
@@ -371,7 +394,7 @@ fn build<T: Tool>(tool: T, schemas: Arc<TypedSchemas>) -> ToolDefinition {
     // Only the body and the classifier depend on `T`; everything else is assembled by
     // non-generic code, compiled once rather than once per tool in the author's crate.
     let tool = Arc::new(tool);
-    let compiled = Arc::clone(&schemas.compiled);
+    let compiled = Arc::new(schemas.args.clone());
     let body = Arc::clone(&tool);
     let execute: ExecuteFn = Arc::new(move |args: Arc<Value>, ctx: ToolRunContext| {
         let compiled = Arc::clone(&compiled);
@@ -386,7 +409,7 @@ fn build<T: Tool>(tool: T, schemas: Arc<TypedSchemas>) -> ToolDefinition {
         Concurrency::Exclusive => None,
         Concurrency::Parallel => Some(Arc::new(|_: &Value| true)),
         Concurrency::Classified(classify) => {
-            let compiled = Arc::clone(&schemas.compiled);
+            let compiled = schemas.args.clone();
             Some(Arc::new(move |args: &Value| {
                 validate_and_decode::<T::Args>(&compiled, args).is_ok_and(|a| classify(&a))
             }))
@@ -712,14 +735,15 @@ impl<T: Tool> Carded<T> {
     /// The definition to register, with its cards and renderer.
     pub fn definition(self) -> ToolDefinition {
         let allow_unknown = self.tool.allow_unknown_args();
+        let generated = self.tool.generated_check();
         let mut definition = self.tool.definition();
-        let Ok(schemas) = schemas::<T::Args, T::Output>(allow_unknown) else {
+        let Ok(schemas) = schemas::<T::Args, T::Output>(allow_unknown, generated) else {
             // The definition carries the bridge error; registering it reports that.
             return definition;
         };
         // Only arguments that validate are decoded: their depth is the schema's.
         let decode = {
-            let compiled = Arc::clone(&schemas.compiled);
+            let compiled = schemas.args.clone();
             move |args: &Value| validate_and_decode::<T::Args>(&compiled, args).ok()
         };
         if let Some(render) = self.render {

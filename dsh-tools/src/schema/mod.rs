@@ -79,6 +79,7 @@ mod checks;
 mod compile;
 pub mod dsl;
 mod error;
+pub mod fast;
 mod output;
 mod path;
 mod pattern;

@@ -1,0 +1,488 @@
+//! `#[derive(FastCheck)]`: straight-line validation code for a type's bridged schema, and the
+//! shape that code decides (compared with the real schema at registration).
+//!
+//! The model reads serde's `rename`, `rename_all`, `deny_unknown_fields`, `default`, `tag` and
+//! `skip` / `skip_deserializing`. Anything it does not model makes the type's shape an `Err` with
+//! the reason, so the type keeps the interpreter: the model can be partial and still sound.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::meta::ParseNestedMeta;
+use syn::spanned::Spanned;
+use syn::{Attribute, Data, DeriveInput, Fields, LitStr, Path, Type};
+
+pub(crate) fn derive(input: TokenStream) -> TokenStream {
+    let input: DeriveInput = match syn::parse2(input) {
+        Ok(input) => input,
+        Err(e) => return e.to_compile_error(),
+    };
+    match expand(&input) {
+        Ok(tokens) => tokens,
+        Err(e) => e.to_compile_error(),
+    }
+}
+
+/// serde's `rename_all` rules.
+#[derive(Clone, Copy)]
+enum Rule {
+    Lower,
+    Upper,
+    Pascal,
+    Camel,
+    Snake,
+    ScreamingSnake,
+    Kebab,
+    ScreamingKebab,
+}
+
+impl Rule {
+    fn parse(s: &str) -> Option<Rule> {
+        Some(match s {
+            "lowercase" => Rule::Lower,
+            "UPPERCASE" => Rule::Upper,
+            "PascalCase" => Rule::Pascal,
+            "camelCase" => Rule::Camel,
+            "snake_case" => Rule::Snake,
+            "SCREAMING_SNAKE_CASE" => Rule::ScreamingSnake,
+            "kebab-case" => Rule::Kebab,
+            "SCREAMING-KEBAB-CASE" => Rule::ScreamingKebab,
+            _ => return None,
+        })
+    }
+
+    /// As serde's `RenameRule::apply_to_field` (fields are snake_case identifiers).
+    fn field(self, name: &str) -> String {
+        match self {
+            Rule::Lower | Rule::Snake => name.to_owned(),
+            Rule::Upper | Rule::ScreamingSnake => name.to_ascii_uppercase(),
+            Rule::Pascal => {
+                let mut out = String::new();
+                let mut capitalize = true;
+                for c in name.chars() {
+                    if c == '_' {
+                        capitalize = true;
+                    } else if capitalize {
+                        out.push(c.to_ascii_uppercase());
+                        capitalize = false;
+                    } else {
+                        out.push(c);
+                    }
+                }
+                out
+            }
+            Rule::Camel => {
+                let pascal = Rule::Pascal.field(name);
+                let mut chars = pascal.chars();
+                match chars.next() {
+                    Some(c) => c.to_ascii_lowercase().to_string() + chars.as_str(),
+                    None => String::new(),
+                }
+            }
+            Rule::Kebab => name.replace('_', "-"),
+            Rule::ScreamingKebab => name.to_ascii_uppercase().replace('_', "-"),
+        }
+    }
+
+    /// As serde's `RenameRule::apply_to_variant` (variants are PascalCase identifiers).
+    fn variant(self, name: &str) -> String {
+        let snake = || {
+            let mut out = String::new();
+            for (i, c) in name.char_indices() {
+                if i > 0 && c.is_uppercase() {
+                    out.push('_');
+                }
+                out.push(c.to_ascii_lowercase());
+            }
+            out
+        };
+        match self {
+            Rule::Pascal => name.to_owned(),
+            Rule::Lower => name.to_ascii_lowercase(),
+            Rule::Upper => name.to_ascii_uppercase(),
+            Rule::Camel => {
+                let mut chars = name.chars();
+                match chars.next() {
+                    Some(c) => c.to_ascii_lowercase().to_string() + chars.as_str(),
+                    None => String::new(),
+                }
+            }
+            Rule::Snake => snake(),
+            Rule::ScreamingSnake => snake().to_ascii_uppercase(),
+            Rule::Kebab => snake().replace('_', "-"),
+            Rule::ScreamingKebab => snake().to_ascii_uppercase().replace('_', "-"),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Container {
+    krate: Option<Path>,
+    rename_all: Option<Rule>,
+    deny_unknown: bool,
+    default: bool,
+    tag: Option<String>,
+    /// Why the model does not cover this type.
+    unsupported: Option<String>,
+}
+
+#[derive(Default)]
+struct Member {
+    rename: Option<String>,
+    default: bool,
+    skip: bool,
+    unsupported: Option<String>,
+}
+
+/// Skips a key's value: `= expr` or `(…)`.
+fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+    if meta.input.peek(syn::Token![=]) {
+        meta.value()?.parse::<syn::Expr>()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        let content;
+        syn::parenthesized!(content in meta.input);
+        content.parse::<TokenStream>()?;
+    }
+    Ok(())
+}
+
+/// `key = "text"`, or `None` for the `key(…)` form (read as unsupported).
+fn string_value(meta: &ParseNestedMeta<'_>) -> syn::Result<Option<String>> {
+    if meta.input.peek(syn::Token![=]) {
+        Ok(Some(meta.value()?.parse::<LitStr>()?.value()))
+    } else {
+        skip_value(meta)?;
+        Ok(None)
+    }
+}
+
+fn key_name(meta: &ParseNestedMeta<'_>) -> String {
+    meta.path
+        .get_ident()
+        .map(|i| i.unraw().to_string())
+        .unwrap_or_default()
+}
+
+fn container(attrs: &[Attribute]) -> syn::Result<Container> {
+    let mut c = Container::default();
+    for attr in attrs {
+        if attr.path().is_ident("dsh_tools") {
+            attr.parse_nested_meta(|meta| {
+                if meta.path.is_ident("crate") {
+                    c.krate = Some(meta.value()?.parse()?);
+                    Ok(())
+                } else {
+                    Err(meta.error("expected `crate = path`"))
+                }
+            })?;
+        }
+        if !attr.path().is_ident("serde") {
+            continue;
+        }
+        attr.parse_nested_meta(|meta| {
+            let key = key_name(&meta);
+            match key.as_str() {
+                "rename_all" => match string_value(&meta)?.as_deref().map(Rule::parse) {
+                    Some(Some(rule)) => c.rename_all = Some(rule),
+                    _ => c.unsupported = Some("this form of `rename_all`".into()),
+                },
+                "deny_unknown_fields" => c.deny_unknown = true,
+                "default" => {
+                    skip_value(&meta)?;
+                    c.default = true;
+                }
+                "tag" => c.tag = string_value(&meta)?,
+                // Annotations and serialization: no effect on what the schema accepts.
+                "rename" | "crate" | "bound" | "expecting" => skip_value(&meta)?,
+                _ => {
+                    skip_value(&meta)?;
+                    c.unsupported = Some(format!("`#[serde({key})]`"));
+                }
+            }
+            Ok(())
+        })?;
+    }
+    Ok(c)
+}
+
+fn member(attrs: &[Attribute]) -> syn::Result<Member> {
+    let mut m = Member::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        attr.parse_nested_meta(|meta| {
+            let key = key_name(&meta);
+            match key.as_str() {
+                "rename" => match string_value(&meta)? {
+                    Some(name) => m.rename = Some(name),
+                    None => m.unsupported = Some("this form of `rename`".into()),
+                },
+                "default" => {
+                    skip_value(&meta)?;
+                    m.default = true;
+                }
+                "skip" | "skip_deserializing" => m.skip = true,
+                // Serialization only, or not part of the schema.
+                "alias"
+                | "skip_serializing"
+                | "skip_serializing_if"
+                | "serialize_with"
+                | "deserialize_with"
+                | "with"
+                | "bound"
+                | "borrow" => skip_value(&meta)?,
+                _ => {
+                    skip_value(&meta)?;
+                    m.unsupported = Some(format!("`#[serde({key})]`"));
+                }
+            }
+            Ok(())
+        })?;
+    }
+    Ok(m)
+}
+
+/// Code for one object: the shape's field list and the check of a map `m` bound in scope.
+struct ObjectCode {
+    fields: Vec<TokenStream>,
+    arms: Vec<TokenStream>,
+    required: Vec<TokenStream>,
+    unsupported: Option<String>,
+}
+
+fn object(
+    fields: &Fields,
+    rule: Option<Rule>,
+    container_default: bool,
+    fast: &TokenStream,
+) -> syn::Result<ObjectCode> {
+    let mut code = ObjectCode {
+        fields: Vec::new(),
+        arms: Vec::new(),
+        required: Vec::new(),
+        unsupported: None,
+    };
+    let named = match fields {
+        Fields::Named(named) => named.named.iter().collect::<Vec<_>>(),
+        Fields::Unit => Vec::new(),
+        Fields::Unnamed(_) => {
+            code.unsupported = Some("tuple fields".into());
+            return Ok(code);
+        }
+    };
+    for field in named {
+        let m = member(&field.attrs)?;
+        if let Some(why) = m.unsupported {
+            code.unsupported = Some(why);
+        }
+        if m.skip {
+            continue;
+        }
+        let ident = field.ident.as_ref().expect("named");
+        let raw = ident.unraw().to_string();
+        let name = m
+            .rename
+            .unwrap_or_else(|| rule.map_or_else(|| raw.clone(), |r| r.field(&raw)));
+        let ty: &Type = &field.ty;
+        let default = m.default || container_default;
+        let probe = quote_spanned! {ty.span()=> (&&#fast::Probe::<#ty>::NEW).fns() };
+        code.fields.push(quote! {
+            #fast::Field { name: #name, fns: #probe, default: #default }
+        });
+        code.arms.push(quote! {
+            #name => {
+                let fns = #probe;
+                __required += usize::from(!(fns.optional || #default));
+                (fns.check)(__x, false)
+            }
+        });
+        code.required.push(quote! {
+            usize::from(!(#probe.optional || #default))
+        });
+    }
+    Ok(code)
+}
+
+/// The check of map `__m` against an object's members (`tag`: a known member already matched).
+fn object_check(
+    code: &ObjectCode,
+    tag: Option<&str>,
+    closed: TokenStream,
+    fast: &TokenStream,
+) -> TokenStream {
+    let arms = &code.arms;
+    let tag_arm = tag.map(|t| quote!(#t => { __required += 1; true }));
+    let tag_count = usize::from(tag.is_some());
+    let required = &code.required;
+    quote! {{
+        let mut __required = 0usize;
+        for (__k, __x) in __m {
+            #[allow(unreachable_patterns)]
+            let ok = match __k.as_str() {
+                #tag_arm
+                #(#arms)*
+                _ => !(#closed) && #fast::extra_ok(__x),
+            };
+            if !ok {
+                return false;
+            }
+        }
+        __required == #tag_count #(+ #required)*
+    }}
+}
+
+fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
+    if !input.generics.params.is_empty() {
+        return Err(syn::Error::new(
+            input.generics.span(),
+            "`#[derive(FastCheck)]` does not support generic types",
+        ));
+    }
+    let c = container(&input.attrs)?;
+    let krate = match &c.krate {
+        Some(path) => quote!(#path),
+        None => quote!(::dsh_tools),
+    };
+    let fast = quote!(#krate::schema::fast);
+    let json = quote!(#krate::serde_json);
+    let ident = &input.ident;
+    let uses = quote! {
+        #[allow(unused_imports)]
+        use #fast::{ViaFastCheck as _, ViaNone as _};
+    };
+    let unsupported = |why: &str| {
+        let why = format!("`{ident}`: {why} (not modelled by #[derive(FastCheck)])");
+        quote! {
+            fn fast_shape(_: bool) -> ::core::result::Result<#json::Value, ::std::string::String> {
+                ::core::result::Result::Err(::std::string::String::from(#why))
+            }
+            fn fast_check(_: &#json::Value, _: bool) -> bool {
+                false
+            }
+        }
+    };
+    let body = if let Some(why) = &c.unsupported {
+        unsupported(why)
+    } else {
+        match &input.data {
+            Data::Struct(data) => {
+                let code = object(&data.fields, c.rename_all, c.default, &fast)?;
+                match (&code.unsupported, &data.fields) {
+                    (Some(why), _) => unsupported(why),
+                    (None, Fields::Named(_)) => {
+                        let deny = c.deny_unknown;
+                        let fields = &code.fields;
+                        let check = object_check(&code, None, quote!(__closed), &fast);
+                        quote! {
+                            fn fast_shape(closed: bool) -> ::core::result::Result<#json::Value, ::std::string::String> {
+                                #uses
+                                #fast::object_shape(closed || #deny, ::core::option::Option::None, &[#(#fields),*])
+                            }
+                            #[inline]
+                            fn fast_check(v: &#json::Value, closed: bool) -> bool {
+                                #uses
+                                let #json::Value::Object(__m) = v else {
+                                    return false;
+                                };
+                                let __closed = closed || #deny;
+                                #check
+                            }
+                        }
+                    }
+                    (None, _) => unsupported("a struct without named fields"),
+                }
+            }
+            Data::Enum(data) => {
+                let mut names = Vec::new();
+                let mut variants = Vec::new();
+                let mut why = None;
+                for v in &data.variants {
+                    let m = member(&v.attrs)?;
+                    if let Some(w) = m.unsupported {
+                        why = Some(w);
+                    }
+                    if m.skip {
+                        continue;
+                    }
+                    let raw = v.ident.unraw().to_string();
+                    let name = m.rename.unwrap_or_else(|| {
+                        c.rename_all
+                            .map_or_else(|| raw.clone(), |r| r.variant(&raw))
+                    });
+                    names.push(name.clone());
+                    variants.push((name, v));
+                }
+                let mut sorted = names.clone();
+                sorted.sort();
+                sorted.dedup();
+                if sorted.len() != names.len() {
+                    why = Some("two variants with one name".to_owned());
+                }
+                let all_unit = variants
+                    .iter()
+                    .all(|(_, v)| matches!(v.fields, Fields::Unit));
+                match (why, &c.tag) {
+                    (Some(why), _) => unsupported(&why),
+                    (None, None) if all_unit => quote! {
+                        fn fast_shape(_: bool) -> ::core::result::Result<#json::Value, ::std::string::String> {
+                            #fast::names_shape(&[#(#names),*])
+                        }
+                        #[inline]
+                        #[allow(unreachable_patterns)]
+                        fn fast_check(v: &#json::Value, _: bool) -> bool {
+                            ::core::matches!(v.as_str(), ::core::option::Option::Some(#(#names)|*))
+                        }
+                    },
+                    (None, None) => unsupported("an externally tagged enum with data"),
+                    (None, Some(tag)) => {
+                        let mut shapes = Vec::new();
+                        let mut arms = Vec::new();
+                        let mut why = None;
+                        for (name, v) in &variants {
+                            // Variants take no `rename_all` of the enum for their fields.
+                            let code = object(&v.fields, None, false, &fast)?;
+                            if let Some(w) = &code.unsupported {
+                                why = Some(w.clone());
+                            }
+                            let deny = c.deny_unknown;
+                            let fields = &code.fields;
+                            shapes.push(quote! {
+                                #fast::object_shape(#deny, ::core::option::Option::Some((#tag, #name)), &[#(#fields),*])
+                            });
+                            let check = object_check(&code, Some(tag), quote!(#deny), &fast);
+                            arms.push(quote!(#name => #check,));
+                        }
+                        match why {
+                            Some(why) => unsupported(&why),
+                            None => quote! {
+                                fn fast_shape(_: bool) -> ::core::result::Result<#json::Value, ::std::string::String> {
+                                    #uses
+                                    #fast::one_of_shape(::std::vec![#(#shapes),*])
+                                }
+                                #[inline]
+                                fn fast_check(v: &#json::Value, _: bool) -> bool {
+                                    #uses
+                                    let #json::Value::Object(__m) = v else {
+                                        return false;
+                                    };
+                                    let ::core::option::Option::Some(#json::Value::String(__tag)) = #fast::member(__m, #tag) else {
+                                        return false;
+                                    };
+                                    #[allow(unreachable_patterns)]
+                                    match __tag.as_str() {
+                                        #(#arms)*
+                                        _ => false,
+                                    }
+                                }
+                            },
+                        }
+                    }
+                }
+            }
+            Data::Union(_) => unsupported("a union"),
+        }
+    };
+    Ok(quote! {
+        impl #fast::FastCheck for #ident {
+            #body
+        }
+    })
+}

@@ -1,0 +1,557 @@
+//! Validators generated at compile time: [`#[derive(FastCheck)]`](derive@crate::FastCheck).
+//!
+//! `#[tool]` validates arguments against the bridged schema of their type. The interpreter
+//! ([`CompiledSchema`]) walks a node tree; a type that implements [`FastCheck`] also carries
+//! straight-line code for the same decision: a match on the JSON value, member by member, with
+//! bounds and names inline. Valid arguments (the common case) are decided by that code alone;
+//! anything it rejects goes to the interpreter's collector, so every message stays the same.
+//!
+//! Soundness does not rest on the derive knowing every serde and schemars attribute. Each
+//! implementation also describes the schema its code decides (its *shape*, in the bridge's own
+//! output form), and a tool uses the code only when that shape equals the type's bridged schema
+//! (annotations such as `description` and `default` aside). On any difference, a
+//! `#[schemars(range(min = 1))]` the derive does not read, say, the tool keeps the interpreter and
+//! logs why at `debug` level (target `dsh_tools::schema::fast`). [`ArgsValidator::fast_path`]
+//! reports which one a type gets.
+//!
+//! `#[tool]` derives it for the arguments struct of the inline form; the struct form uses it when
+//! the author's type derives it. The derive reads `rename`, `rename_all`, `deny_unknown_fields`,
+//! `default` and `tag`; it covers structs with named fields, enums of unit variants and internally
+//! tagged enums of struct variants; every other type (or a field whose type has no fast check)
+//! makes the whole type fall back to the interpreter. Implemented here for `bool`, `String`,
+//! `PathBuf`, the integer types, `f64`, `Option<T>`, `Vec<T>` and `Box<T>`.
+//!
+//! ```
+//! use dsh_tools::FastCheck;
+//! use dsh_tools::schema::fast::ArgsValidator;
+//! use serde::Deserialize;
+//! use serde_json::json;
+//!
+//! #[derive(Deserialize, schemars::JsonSchema, FastCheck)]
+//! struct ReadArgs {
+//!     path: String,
+//!     offset: Option<u32>,
+//! }
+//!
+//! let validator = ArgsValidator::of::<ReadArgs>(false)?;
+//! assert!(validator.fast_path().is_ok());
+//! assert!(validator.validate(&json!({"path": "a.txt", "offset": 3})).is_ok());
+//! assert_eq!(
+//!     validator.validate(&json!({"offset": -1})).unwrap_err(),
+//!     [r#"missing required property "path""#, r#""offset" must be >= 0"#]
+//! );
+//! # Ok::<(), dsh_tools::schema::bridge::BridgeError>(())
+//! ```
+
+use super::bridge::{self, BridgeError};
+use super::{CompiledSchema, Root};
+use crate::json::{cmp_numbers, is_integer, is_lossless, is_lossless_number};
+use schemars::JsonSchema;
+use serde_json::{Map, Number, Value, json};
+use std::cmp::Ordering;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// A type whose arguments schema is decided by generated code. Derive it with
+/// [`#[derive(FastCheck)]`](derive@crate::FastCheck); the methods are the derive's business.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no generated validator",
+    note = "derive it: `#[derive(dsh_tools::FastCheck)]`"
+)]
+pub trait FastCheck {
+    /// Whether the member may be missing from its object (`Option<T>`).
+    #[doc(hidden)]
+    const OPTIONAL: bool = false;
+
+    /// The bridged schema `fast_check` decides, without annotations; `closed` closes a struct's
+    /// object (the arguments root). `Err` says why there is no such schema.
+    #[doc(hidden)]
+    fn fast_shape(closed: bool) -> Result<Value, String>;
+
+    /// Whether `value` is valid against [`fast_shape(closed)`](Self::fast_shape).
+    #[doc(hidden)]
+    fn fast_check(value: &Value, closed: bool) -> bool;
+}
+
+/// One type's generated validator, or the reason it has none.
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub struct Fns {
+    pub shape: fn(bool) -> Result<Value, String>,
+    pub check: fn(&Value, bool) -> bool,
+    pub optional: bool,
+}
+
+impl Fns {
+    /// `T`'s generated validator.
+    #[inline(always)]
+    pub const fn of<T: FastCheck + ?Sized>() -> Self {
+        Fns {
+            shape: T::fast_shape,
+            check: T::fast_check,
+            optional: T::OPTIONAL,
+        }
+    }
+
+    /// None for `T`: its shape says so.
+    #[inline(always)]
+    pub const fn none<T: ?Sized>() -> Self {
+        Fns {
+            shape: no_shape::<T>,
+            check: |_, _| false,
+            optional: false,
+        }
+    }
+}
+
+fn no_shape<T: ?Sized>(_: bool) -> Result<Value, String> {
+    Err(format!(
+        "`{}` does not implement FastCheck",
+        std::any::type_name::<T>()
+    ))
+}
+
+/// Picks `T`'s [`Fns`] where `T` is a concrete type: `(&&Probe::<T>::NEW).fns()` resolves to
+/// [`ViaFastCheck`] when `T: FastCheck` and to [`ViaNone`] otherwise.
+#[doc(hidden)]
+pub struct Probe<T: ?Sized>(PhantomData<fn() -> Box<T>>);
+
+impl<T: ?Sized> Probe<T> {
+    pub const NEW: Self = Probe(PhantomData);
+}
+
+#[doc(hidden)]
+pub trait ViaFastCheck {
+    fn fns(&self) -> Fns;
+}
+
+impl<T: FastCheck + ?Sized> ViaFastCheck for &Probe<T> {
+    #[inline(always)]
+    fn fns(&self) -> Fns {
+        Fns::of::<T>()
+    }
+}
+
+#[doc(hidden)]
+pub trait ViaNone {
+    fn fns(&self) -> Fns;
+}
+
+impl<T: ?Sized> ViaNone for Probe<T> {
+    #[inline(always)]
+    fn fns(&self) -> Fns {
+        Fns::none::<T>()
+    }
+}
+
+// ---- what generated code calls ----
+
+/// A declared member of a generated object check.
+#[doc(hidden)]
+pub struct Field {
+    pub name: &'static str,
+    pub fns: Fns,
+    /// `#[serde(default)]` (on the field or its container).
+    pub default: bool,
+}
+
+/// The shape of an object with `fields`; `tag` is an internally tagged variant's tag and name.
+#[doc(hidden)]
+pub fn object_shape(
+    closed: bool,
+    tag: Option<(&str, &str)>,
+    fields: &[Field],
+) -> Result<Value, String> {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    if let Some((tag, name)) = tag {
+        properties.insert(tag.to_owned(), json!({"type": "string", "const": name}));
+        required.push(Value::from(tag));
+    }
+    for f in fields {
+        let shape = (f.fns.shape)(false).map_err(|e| format!("member \"{}\": {e}", f.name))?;
+        if properties.insert(f.name.to_owned(), shape).is_some() {
+            return Err(format!("member \"{}\" is declared twice", f.name));
+        }
+        if !(f.fns.optional || f.default) {
+            required.push(Value::from(f.name));
+        }
+    }
+    let mut shape = Map::new();
+    shape.insert("type".into(), "object".into());
+    shape.insert("properties".into(), Value::Object(properties));
+    shape.insert("required".into(), Value::Array(required));
+    if closed {
+        shape.insert("additionalProperties".into(), false.into());
+    }
+    Ok(Value::Object(shape))
+}
+
+/// The shape of an enum of unit variants named `names`.
+#[doc(hidden)]
+pub fn names_shape(names: &[&str]) -> Result<Value, String> {
+    Ok(json!({"type": "string", "enum": names}))
+}
+
+/// The shape of a `oneOf` of `branches`.
+#[doc(hidden)]
+pub fn one_of_shape(branches: Vec<Result<Value, String>>) -> Result<Value, String> {
+    Ok(json!({"oneOf": branches.into_iter().collect::<Result<Vec<_>, _>>()?}))
+}
+
+/// The member `key` of `m`, by a scan (no hashing: tool arguments have few members).
+#[doc(hidden)]
+#[inline]
+pub fn member<'v>(m: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
+    m.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
+}
+
+/// An undeclared member of an open object: any lossless value.
+#[doc(hidden)]
+#[inline]
+pub fn extra_ok(v: &Value) -> bool {
+    is_lossless(v)
+}
+
+/// Whether `v` is an integer in `lo..=hi`, exactly as the interpreter decides `{"type":
+/// "integer", "minimum": lo, "maximum": hi}` (`3.0` is the integer 3).
+#[inline(always)]
+fn int_in(v: &Value, lo: i128, hi: i128) -> bool {
+    let Value::Number(n) = v else {
+        return false;
+    };
+    if let Some(i) = n.as_i64() {
+        return lo <= i128::from(i) && i128::from(i) <= hi;
+    }
+    if let Some(u) = n.as_u64() {
+        return i128::from(u) <= hi;
+    }
+    float_int_in(n, lo, hi)
+}
+
+#[inline(never)]
+fn float_int_in(n: &Number, lo: i128, hi: i128) -> bool {
+    let bound = |b: i128| match i64::try_from(b) {
+        Ok(i) => Number::from(i),
+        Err(_) => Number::from(u64::try_from(b).unwrap_or(u64::MAX)),
+    };
+    is_integer(n)
+        && cmp_numbers(n, &bound(lo)) != Some(Ordering::Less)
+        && cmp_numbers(n, &bound(hi)) != Some(Ordering::Greater)
+}
+
+// ---- the standard types ----
+
+macro_rules! integers {
+    ($($ty:ty),*) => {$(
+        impl FastCheck for $ty {
+            fn fast_shape(_: bool) -> Result<Value, String> {
+                Ok(json!({"type": "integer", "minimum": <$ty>::MIN, "maximum": <$ty>::MAX}))
+            }
+            #[inline(always)]
+            fn fast_check(v: &Value, _: bool) -> bool {
+                int_in(v, <$ty>::MIN as i128, <$ty>::MAX as i128)
+            }
+        }
+    )*};
+}
+integers!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
+
+impl FastCheck for bool {
+    fn fast_shape(_: bool) -> Result<Value, String> {
+        Ok(json!({"type": "boolean"}))
+    }
+    #[inline(always)]
+    fn fast_check(v: &Value, _: bool) -> bool {
+        v.is_boolean()
+    }
+}
+
+impl FastCheck for String {
+    fn fast_shape(_: bool) -> Result<Value, String> {
+        Ok(json!({"type": "string"}))
+    }
+    #[inline(always)]
+    fn fast_check(v: &Value, _: bool) -> bool {
+        v.is_string()
+    }
+}
+
+impl FastCheck for std::path::PathBuf {
+    fn fast_shape(c: bool) -> Result<Value, String> {
+        String::fast_shape(c)
+    }
+    #[inline(always)]
+    fn fast_check(v: &Value, _: bool) -> bool {
+        v.is_string()
+    }
+}
+
+impl FastCheck for f64 {
+    fn fast_shape(_: bool) -> Result<Value, String> {
+        Ok(json!({"type": "number"}))
+    }
+    #[inline(always)]
+    fn fast_check(v: &Value, _: bool) -> bool {
+        matches!(v, Value::Number(n) if is_lossless_number(n))
+    }
+}
+
+impl<T: FastCheck> FastCheck for Option<T> {
+    const OPTIONAL: bool = true;
+    fn fast_shape(closed: bool) -> Result<Value, String> {
+        if T::OPTIONAL {
+            // `Option<Option<T>>`: the bridge emits one `oneOf [T, null]`.
+            return T::fast_shape(closed);
+        }
+        Ok(json!({"oneOf": [T::fast_shape(closed)?, {"type": "null"}]}))
+    }
+    #[inline(always)]
+    fn fast_check(v: &Value, closed: bool) -> bool {
+        v.is_null() || T::fast_check(v, closed)
+    }
+}
+
+impl<T: FastCheck> FastCheck for Box<T> {
+    const OPTIONAL: bool = T::OPTIONAL;
+    fn fast_shape(closed: bool) -> Result<Value, String> {
+        T::fast_shape(closed)
+    }
+    #[inline(always)]
+    fn fast_check(v: &Value, closed: bool) -> bool {
+        T::fast_check(v, closed)
+    }
+}
+
+impl<T: FastCheck> FastCheck for Vec<T> {
+    fn fast_shape(_: bool) -> Result<Value, String> {
+        Ok(json!({"type": "array", "items": T::fast_shape(false)?}))
+    }
+    #[inline]
+    fn fast_check(v: &Value, _: bool) -> bool {
+        match v {
+            Value::Array(items) => items.iter().all(|x| T::fast_check(x, false)),
+            _ => false,
+        }
+    }
+}
+
+// ---- the shape comparison ----
+
+/// Keywords that describe and never decide: ignored on the bridged side.
+const ANNOTATIONS: &[&str] = &[
+    "description",
+    "title",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$comment",
+];
+
+/// Whether `shape` (what generated code decides) is `bridged` (what the schema says), keyword by
+/// keyword, annotations aside, `required` as a set. `Err` names the first difference.
+pub(crate) fn same_shape(bridged: &Value, shape: &Value) -> Result<(), String> {
+    // Iterative: a bridged schema nests as deep as the node limit allows.
+    let mut stack = vec![(bridged, shape, String::new())];
+    while let Some((b, s, at)) = stack.pop() {
+        let (Value::Object(b), Value::Object(s)) = (b, s) else {
+            return Err(format!("at `{at}`: {b} is not {s}"));
+        };
+        let keys = |m: &Map<String, Value>| -> Vec<String> {
+            let mut k: Vec<String> = m
+                .iter()
+                .filter(|(k, v)| {
+                    !ANNOTATIONS.contains(&k.as_str())
+                        && !(*k == "required" && v.as_array().is_some_and(Vec::is_empty))
+                })
+                .map(|(k, _)| k.clone())
+                .collect();
+            k.sort();
+            k
+        };
+        let (bk, sk) = (keys(b), keys(s));
+        if bk != sk {
+            return Err(format!(
+                "at `{at}`: the schema has keywords {bk:?}, the generated check {sk:?}"
+            ));
+        }
+        for k in bk {
+            let (bv, sv) = (&b[&k], &s[&k]);
+            let here = format!("{at}/{k}");
+            match k.as_str() {
+                "properties" => {
+                    let (Some(bp), Some(sp)) = (bv.as_object(), sv.as_object()) else {
+                        return Err(format!("at `{here}`: not an object"));
+                    };
+                    if bp.len() != sp.len() {
+                        return Err(format!(
+                            "at `{here}`: the schema declares {} members, the generated check {}",
+                            bp.len(),
+                            sp.len()
+                        ));
+                    }
+                    for (name, bs) in bp {
+                        let Some(ss) = sp.get(name) else {
+                            return Err(format!("at `{here}`: no generated check for \"{name}\""));
+                        };
+                        stack.push((bs, ss, format!("{here}/{name}")));
+                    }
+                }
+                "items" | "additionalProperties" if bv.is_object() => {
+                    stack.push((bv, sv, here));
+                }
+                "oneOf" => {
+                    let (Some(bb), Some(sb)) = (bv.as_array(), sv.as_array()) else {
+                        return Err(format!("at `{here}`: not an array"));
+                    };
+                    if bb.len() != sb.len() {
+                        return Err(format!(
+                            "at `{here}`: {} branches, the generated check has {}",
+                            bb.len(),
+                            sb.len()
+                        ));
+                    }
+                    for (i, (x, y)) in bb.iter().zip(sb).enumerate() {
+                        stack.push((x, y, format!("{here}/{i}")));
+                    }
+                }
+                "required" => {
+                    let set = |v: &Value| -> Option<Vec<String>> {
+                        let mut names: Vec<String> = v
+                            .as_array()?
+                            .iter()
+                            .map(|n| n.as_str().map(str::to_owned))
+                            .collect::<Option<_>>()?;
+                        names.sort();
+                        names.dedup();
+                        Some(names)
+                    };
+                    if set(bv).is_none() || set(bv) != set(sv) {
+                        return Err(format!("at `{here}`: {bv} is not {sv}"));
+                    }
+                }
+                // `type`, `enum`, `const`, bounds, `additionalProperties: false`: equal JSON.
+                _ => {
+                    if bv != sv {
+                        return Err(format!("at `{here}`: {bv} is not {sv}"));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+// ---- a type's whole validator ----
+
+/// A type's arguments validator: the generated check where its shape matches the bridged
+/// schema, the interpreter for everything else and for every message.
+#[derive(Clone)]
+pub struct ArgsValidator {
+    compiled: Arc<CompiledSchema>,
+    fast: Result<fn(&Value, bool) -> bool, Arc<str>>,
+    closed: bool,
+}
+
+impl std::fmt::Debug for ArgsValidator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArgsValidator")
+            .field("fast_path", &self.fast_path())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ArgsValidator {
+    /// The validator of `T`'s bridged arguments schema (as `#[tool]` builds it;
+    /// `allow_unknown` as `#[tool(allow_unknown_args)]`).
+    pub fn of<T: FastCheck + JsonSchema>(allow_unknown: bool) -> Result<Self, BridgeError> {
+        let parameters = bridge::schema_for_args::<T>(allow_unknown)?;
+        let compiled = CompiledSchema::compile(&parameters).map_err(|e| {
+            BridgeError::internal(format!("bridged parameters do not compile: {e}"))
+        })?;
+        Ok(Self::new(
+            &parameters,
+            Arc::new(compiled),
+            Some(Fns::of::<T>()),
+            allow_unknown,
+            std::any::type_name::<T>(),
+        ))
+    }
+
+    /// Decides, once, whether `fns` may stand in for `compiled` (the compiled `parameters`).
+    pub(crate) fn new(
+        parameters: &Value,
+        compiled: Arc<CompiledSchema>,
+        fns: Option<Fns>,
+        allow_unknown: bool,
+        type_name: &str,
+    ) -> Self {
+        let closed = !allow_unknown;
+        let fast = match fns {
+            None => Err("the tool declares no generated check".to_owned()),
+            // A value the interpreter admits at any depth is not a shape the derive emits, but
+            // say so rather than rely on it: the depth rule in `check_args` needs the interpreter.
+            Some(_) if compiled.admits_any => Err("the schema admits any value".to_owned()),
+            Some(fns) => (fns.shape)(closed)
+                .and_then(|shape| same_shape(parameters, &shape))
+                .map(|()| fns.check),
+        };
+        if let Err(why) = &fast {
+            tracing::debug!(
+                target: "dsh_tools::schema::fast",
+                "`{type_name}` is validated by the interpreter: {why}"
+            );
+        }
+        ArgsValidator {
+            compiled,
+            fast: fast.map_err(Arc::from),
+            closed,
+        }
+    }
+
+    /// `Ok` when valid arguments are decided by generated code; `Err` says why not.
+    pub fn fast_path(&self) -> Result<(), &str> {
+        self.fast.as_ref().map(|_| ()).map_err(|why| &**why)
+    }
+
+    /// The compiled schema behind it.
+    pub fn compiled(&self) -> &CompiledSchema {
+        &self.compiled
+    }
+
+    /// Whether `args` are valid.
+    #[inline]
+    pub fn is_valid(&self, args: &Value) -> bool {
+        match self.fast {
+            Ok(check) if check(args, self.closed) => true,
+            _ => self.compiled.is_valid(args),
+        }
+    }
+
+    /// Every violation of `args` (parameter-root paths, the interpreter's messages); `Ok` when
+    /// valid.
+    #[inline]
+    pub fn validate(&self, args: &Value) -> Result<(), Vec<String>> {
+        if let Ok(check) = self.fast
+            && check(args, self.closed)
+        {
+            return Ok(());
+        }
+        let violations = self.compiled.validate_at(args, Root::Parameters);
+        if violations.is_empty() {
+            Ok(())
+        } else {
+            Err(violations)
+        }
+    }
+
+    /// The generated check alone (`None` without one): for differential tests.
+    pub fn fast_is_valid(&self, args: &Value) -> Option<bool> {
+        self.fast
+            .as_ref()
+            .ok()
+            .map(|check| check(args, self.closed))
+    }
+}
