@@ -421,16 +421,36 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                     .all(|(_, v)| matches!(v.fields, Fields::Unit));
                 match (why, &c.tag) {
                     (Some(why), _) => unsupported(&why),
-                    (None, None) if all_unit => quote! {
-                        fn fast_shape(_: bool) -> ::core::result::Result<#json::Value, ::std::string::String> {
-                            #fast::names_shape(&[#(#names),*])
+                    (None, None) if all_unit => {
+                        // schemars lists plain unit variants in one `enum`; a documented one
+                        // is a `const` branch of a `oneOf` after it.
+                        let documented: Vec<bool> = variants
+                            .iter()
+                            .map(|(_, v)| v.attrs.iter().any(|a| a.path().is_ident("doc")))
+                            .collect();
+                        let plain: Vec<&String> = names
+                            .iter()
+                            .zip(&documented)
+                            .filter(|(_, d)| !**d)
+                            .map(|(n, _)| n)
+                            .collect();
+                        let consts: Vec<&String> = names
+                            .iter()
+                            .zip(&documented)
+                            .filter(|(_, d)| **d)
+                            .map(|(n, _)| n)
+                            .collect();
+                        quote! {
+                            fn fast_shape(_: bool) -> ::core::result::Result<#json::Value, ::std::string::String> {
+                                #fast::names_shape(&[#(#plain),*], &[#(#consts),*])
+                            }
+                            #[inline]
+                            #[allow(unreachable_patterns)]
+                            fn fast_check(v: &#json::Value, _: bool) -> bool {
+                                ::core::matches!(v.as_str(), ::core::option::Option::Some(#(#names)|*))
+                            }
                         }
-                        #[inline]
-                        #[allow(unreachable_patterns)]
-                        fn fast_check(v: &#json::Value, _: bool) -> bool {
-                            ::core::matches!(v.as_str(), ::core::option::Option::Some(#(#names)|*))
-                        }
-                    },
+                    }
                     (None, None) => unsupported("an externally tagged enum with data"),
                     (None, Some(tag)) => {
                         let mut shapes = Vec::new();

@@ -6,9 +6,11 @@
 //! What cannot hold is listed once, in [`EXCEPTIONS`], with its reason and a check of the
 //! bridge's actual behaviour.
 
+use dsh_tools::FastCheck;
 use dsh_tools::json;
 use dsh_tools::schema::CompiledSchema;
 use dsh_tools::schema::bridge::{self, BridgeError};
+use dsh_tools::schema::fast::ArgsValidator;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use schemars::JsonSchema;
@@ -26,7 +28,9 @@ mod strict;
 use corpus::*;
 
 /// A type of the corpus: serializable, deserializable, with a schema and random values.
-pub(crate) trait Case: Serialize + DeserializeOwned + JsonSchema + Debug {
+pub(crate) trait Case:
+    Serialize + DeserializeOwned + JsonSchema + FastCheck + Debug
+{
     fn strategy() -> BoxedStrategy<Self>;
 }
 
@@ -227,6 +231,58 @@ fn check<T: Case>() {
     let output =
         bridge::schema_for_serialize::<T>().unwrap_or_else(|e| panic!("{name} (serialize): {e}"));
     serialized_values_validate::<T>(&output, "(c)");
+}
+
+/// (d) The validator `#[derive(FastCheck)]` generated decides every candidate exactly as the
+/// interpreter does, in both root modes, wherever registration lets it stand in; `Err` says why
+/// it does not (the same reason in both modes).
+fn check_generated<T: Case>() -> Result<(), String> {
+    let name = std::any::type_name::<T>();
+    let mut outcome = Vec::new();
+    for allow_unknown in [false, true] {
+        let validator =
+            ArgsValidator::of::<T>(allow_unknown).unwrap_or_else(|e| panic!("{name}: {e}"));
+        if let Err(why) = validator.fast_path() {
+            outcome.push(Err(why.to_owned()));
+            continue;
+        }
+        outcome.push(Ok(()));
+        let schema = bridge::schema_for_args::<T>(allow_unknown).expect("bridges");
+        let pool = names(&schema);
+        let serialized = T::strategy().prop_map(|x| serde_json::to_value(&x).expect("serializes"));
+        let mutated = (T::strategy(), mutations(pool.clone()))
+            .prop_map(|(x, ops)| mutate(serde_json::to_value(&x).expect("serializes"), &ops));
+        let candidates = prop_oneof![serialized, mutated, near(&schema, &pool)];
+        let (valid, tried) = (Cell::new(0u32), Cell::new(0u32));
+        runner(CANDIDATE_CASES)
+            .run(&candidates, |c| {
+                tried.set(tried.get() + 1);
+                let expected = validator.compiled().is_valid(&c);
+                valid.set(valid.get() + u32::from(expected));
+                prop_assert_eq!(
+                    validator.fast_is_valid(&c),
+                    Some(expected),
+                    "{} (allow_unknown: {}): {}",
+                    name,
+                    allow_unknown,
+                    c
+                );
+                Ok(())
+            })
+            .unwrap_or_else(|e| panic!("(d) {e}"));
+        // Both answers must have been tried.
+        assert!(
+            valid.get() * 10 >= tried.get() && (tried.get() - valid.get()) * 10 >= tried.get(),
+            "{name}: {} of {} candidates were valid",
+            valid.get(),
+            tried.get()
+        );
+    }
+    assert_eq!(
+        outcome[0], outcome[1],
+        "{name}: the root mode changed the outcome"
+    );
+    outcome.swap_remove(0)
 }
 
 /// Every serialized value of `T` validates against `schema`; a failure panics with `label`.
@@ -640,11 +696,17 @@ fn free_key() -> impl Strategy<Value = String> {
 // ---- one test per corpus type ----
 
 macro_rules! corpus_tests {
-    ($($test:ident: $ty:ty,)*) => {
+    ($($test:ident: $ty:ty => $fast:expr,)*) => {
         $(
             #[test]
             fn $test() {
                 check::<$ty>();
+                let expected: Result<(), &str> = $fast;
+                match (check_generated::<$ty>(), expected) {
+                    (Ok(()), Ok(())) => {}
+                    (Err(why), Err(needle)) => assert!(why.contains(needle), "{why}"),
+                    (got, expected) => panic!("generated check: {got:?}, expected {expected:?}"),
+                }
             }
         )*
 
@@ -655,46 +717,51 @@ macro_rules! corpus_tests {
     };
 }
 
+// After each type: whether `#[derive(FastCheck)]`'s code stands in for the interpreter (and is
+// then checked against it), or the reason it does not (a substring of `fast_path()`'s).
+//
 // `flatten` with `deny_unknown_fields` holds (`flatten_deny_unknown_fields`): schemars merges the
 // flattened fields into one object with `additionalProperties: false`, which is what serde does.
 corpus_tests! {
-    integer_widths: Ints,
-    floats: Floats,
-    scalars: Scalars,
-    json_values: Anything,
-    nested_structs: Nested,
-    vectors_and_sets: Lists,
-    fixed_arrays: Fixed,
-    string_maps: Maps,
-    enum_keyed_map: EnumKeys,
-    btree_collections: Btree,
-    options: Optionals,
-    unit_enum_field: WithMode,
-    unit_enum_root: Mode,
-    externally_tagged: External,
-    internally_tagged: Internal,
-    adjacently_tagged: Adjacent,
-    adjacently_tagged_unit: AdjacentUnit,
-    untagged_by_type: Untagged,
-    untagged_strict_structs: UntaggedStrict,
-    optional_enums: OptionalEnums,
-    renamed_fields: Renamed,
-    renamed_enum: RenamedEnum,
-    field_defaults: Defaults,
-    struct_default: StructDefault,
-    skipped_fields: Skipped,
-    flattened_struct: Flattened,
-    flattened_internal_enum: FlattenInternal,
-    flattened_optional_enum: FlattenOptional,
-    flattened_map: FlattenMap,
-    deny_unknown_fields: Strict,
-    flatten_deny_unknown_fields: FlattenStrict,
-    deep_nesting: Deep,
-    newtype_root: Newtype,
-    unit_struct: Unit,
-    chars_and_boxes: CharsAndBoxes,
-    documented_tool_args: ReadFile,
-    nonzero_unsigned: Positive,
+    integer_widths: Ints => Ok(()),
+    floats: Floats => Err("`f32` does not implement FastCheck"),
+    scalars: Scalars => Ok(()),
+    json_values: Anything => Err("the schema admits any value"),
+    nested_structs: Nested => Ok(()),
+    vectors_and_sets: Lists => Err("HashSet<u8>` does not implement FastCheck"),
+    fixed_arrays: Fixed => Err("`[u8; 3]` does not implement FastCheck"),
+    string_maps: Maps => Ok(()),
+    enum_keyed_map: EnumKeys => Err("Mode, u8>` does not implement FastCheck"),
+    btree_collections: Btree => Err("BTreeSet<alloc::string::String>` does not implement FastCheck"),
+    options: Optionals => Ok(()),
+    unit_enum_field: WithMode => Ok(()),
+    unit_enum_root: Mode => Ok(()),
+    externally_tagged: External => Err("an externally tagged enum with data"),
+    internally_tagged: Internal => Err("tuple fields"),
+    adjacently_tagged: Adjacent => Err("`#[serde(content)]`"),
+    adjacently_tagged_unit: AdjacentUnit => Err("`#[serde(content)]`"),
+    untagged_by_type: Untagged => Err("`#[serde(untagged)]`"),
+    untagged_strict_structs: UntaggedStrict => Err("`#[serde(untagged)]`"),
+    optional_enums: OptionalEnums => Err("an externally tagged enum with data"),
+    renamed_fields: Renamed => Ok(()),
+    renamed_enum: RenamedEnum => Err("an externally tagged enum with data"),
+    field_defaults: Defaults => Ok(()),
+    struct_default: StructDefault => Ok(()),
+    skipped_fields: Skipped => Ok(()),
+    flattened_struct: Flattened => Err("`#[serde(flatten)]`"),
+    flattened_internal_enum: FlattenInternal => Err("`#[serde(flatten)]`"),
+    flattened_optional_enum: FlattenOptional => Err("`#[serde(flatten)]`"),
+    flattened_map: FlattenMap => Err("`#[serde(flatten)]`"),
+    deny_unknown_fields: Strict => Ok(()),
+    flatten_deny_unknown_fields: FlattenStrict => Err("`#[serde(flatten)]`"),
+    deep_nesting: Deep => Ok(()),
+    newtype_root: Newtype => Err("tuple fields"),
+    unit_struct: Unit => Err("a struct without named fields"),
+    chars_and_boxes: CharsAndBoxes => Err("`char` does not implement FastCheck"),
+    documented_tool_args: ReadFile => Err("at `/properties/limit/oneOf/0/maximum`: 2000 is not 4294967295"),
+    tagged_struct_variants: Command => Ok(()),
+    documented_unit_enum_in_open_struct: Script => Ok(()),
+    nonzero_unsigned: Positive => Err("NonZero<u8>` does not implement FastCheck"),
 }
 
 #[test]

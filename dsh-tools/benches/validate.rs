@@ -3,22 +3,27 @@
 //!
 //! * `serde` — the floor: `T::deserialize(&value)`.
 //! * `dsh` — our validation (`is_valid`, then every violation when invalid) + the same decode.
-//! * `dsh_bridged` — the same, against the *bridged* schema of the same Rust types
-//!   (`bridge::schema_for_args::<T>(false)`): exactly what `#[tool]` validates, where `Option<i64>` is
-//!   `oneOf [{integer, minimum: i64::MIN, maximum: i64::MAX}, {type: null}]`.
+//! * `dsh_bridged` — what `#[tool]` runs: the *bridged* schema of the same Rust types
+//!   (`bridge::schema_for_args::<T>(false)`, where `Option<i64>` is `oneOf [{integer, minimum:
+//!   i64::MIN, maximum: i64::MAX}, {type: null}]`) through [`ArgsValidator`]: the code
+//!   `#[derive(FastCheck)]` generated decides valid payloads, the interpreter lists violations.
+//! * `dsh_bridged_interp` — the same bridged schema through the interpreter alone (what a type
+//!   without `FastCheck` gets).
 //! * `jsonschema` — the `jsonschema` crate's validator built once: `is_valid` for valid payloads,
 //!   every error collected for the invalid one, + the same decode.
 //!
 //! Payloads and schemas: `benches/data/` (copied from the shared benchmark set).
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use dsh_tools::FastCheck;
+use dsh_tools::schema::fast::ArgsValidator;
 use dsh_tools::schema::{CompiledSchema, Root};
 use serde::Deserialize;
 use serde_json::Value;
 use std::hint::black_box;
 
 #[allow(dead_code)]
-#[derive(Deserialize, schemars::JsonSchema)]
+#[derive(Deserialize, schemars::JsonSchema, FastCheck)]
 #[serde(deny_unknown_fields)]
 struct ReadArgs {
     path: String,
@@ -27,7 +32,7 @@ struct ReadArgs {
 }
 
 #[allow(dead_code)]
-#[derive(Deserialize, schemars::JsonSchema)]
+#[derive(Deserialize, schemars::JsonSchema, FastCheck)]
 #[serde(rename_all = "lowercase")]
 enum Mode {
     Replace,
@@ -36,7 +41,7 @@ enum Mode {
 }
 
 #[allow(dead_code)]
-#[derive(Deserialize, schemars::JsonSchema)]
+#[derive(Deserialize, schemars::JsonSchema, FastCheck)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 enum Target {
     File { path: String },
@@ -44,7 +49,7 @@ enum Target {
 }
 
 #[allow(dead_code)]
-#[derive(Deserialize, schemars::JsonSchema)]
+#[derive(Deserialize, schemars::JsonSchema, FastCheck)]
 #[serde(rename_all = "lowercase")]
 enum LineEndings {
     Lf,
@@ -53,7 +58,7 @@ enum LineEndings {
 }
 
 #[allow(dead_code)]
-#[derive(Deserialize, schemars::JsonSchema)]
+#[derive(Deserialize, schemars::JsonSchema, FastCheck)]
 #[serde(rename_all = "lowercase")]
 enum Encoding {
     Utf8,
@@ -61,7 +66,7 @@ enum Encoding {
 }
 
 #[allow(dead_code)]
-#[derive(Deserialize, schemars::JsonSchema)]
+#[derive(Deserialize, schemars::JsonSchema, FastCheck)]
 #[serde(deny_unknown_fields)]
 struct EditOptions {
     create_backup: bool,
@@ -70,7 +75,7 @@ struct EditOptions {
 }
 
 #[allow(dead_code)]
-#[derive(Deserialize, schemars::JsonSchema)]
+#[derive(Deserialize, schemars::JsonSchema, FastCheck)]
 #[serde(deny_unknown_fields)]
 struct Edit {
     old: String,
@@ -79,7 +84,7 @@ struct Edit {
 }
 
 #[allow(dead_code)]
-#[derive(Deserialize, schemars::JsonSchema)]
+#[derive(Deserialize, schemars::JsonSchema, FastCheck)]
 #[serde(deny_unknown_fields)]
 struct EditArgs {
     path: String,
@@ -92,7 +97,7 @@ struct EditArgs {
 }
 
 #[allow(dead_code)]
-#[derive(Deserialize, schemars::JsonSchema)]
+#[derive(Deserialize, schemars::JsonSchema, FastCheck)]
 #[serde(rename_all = "lowercase")]
 enum Status {
     Active,
@@ -101,7 +106,7 @@ enum Status {
 }
 
 #[allow(dead_code)]
-#[derive(Deserialize, schemars::JsonSchema)]
+#[derive(Deserialize, schemars::JsonSchema, FastCheck)]
 #[serde(deny_unknown_fields)]
 struct Row {
     id: i64,
@@ -115,7 +120,7 @@ struct Row {
 }
 
 #[allow(dead_code)]
-#[derive(Deserialize, schemars::JsonSchema)]
+#[derive(Deserialize, schemars::JsonSchema, FastCheck)]
 #[serde(deny_unknown_fields)]
 struct TableArgs {
     table: String,
@@ -127,7 +132,7 @@ fn parse(text: &str) -> Value {
 }
 
 /// One payload: its schema, value and the typed decode.
-fn bench_payload<T: for<'de> Deserialize<'de> + schemars::JsonSchema>(
+fn bench_payload<T: for<'de> Deserialize<'de> + schemars::JsonSchema + FastCheck>(
     c: &mut Criterion,
     name: &str,
     schema: &str,
@@ -157,7 +162,15 @@ fn bench_payload<T: for<'de> Deserialize<'de> + schemars::JsonSchema>(
         bridged.is_valid(&value),
         "{name}: the bridged schema disagrees"
     );
+    let generated = ArgsValidator::of::<T>(false).expect("benchmark types bridge");
+    assert_eq!(generated.fast_path(), Ok(()), "{name}: no generated check");
+    assert_eq!(generated.fast_is_valid(&value), Some(valid), "{name}");
     if !valid {
+        assert_eq!(
+            generated.validate(&value).unwrap_err(),
+            bridged.validate_at(&value, Root::Parameters),
+            "{name}"
+        );
         assert_eq!(dsh.validate_at(&value, Root::Parameters).len(), 3, "{name}");
         assert_eq!(js.iter_errors(&value).count(), 3, "{name}");
     }
@@ -178,6 +191,14 @@ fn bench_payload<T: for<'de> Deserialize<'de> + schemars::JsonSchema>(
         })
     });
     group.bench_function(format!("dsh_bridged/{name}"), |b| {
+        b.iter(|| {
+            let value = black_box(&value);
+            generated
+                .validate(value)
+                .map(|()| T::deserialize(value).expect("validated arguments decode"))
+        })
+    });
+    group.bench_function(format!("dsh_bridged_interp/{name}"), |b| {
         b.iter(|| {
             let value = black_box(&value);
             let violations = bridged.validate_at(value, Root::Parameters);

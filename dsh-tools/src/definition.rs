@@ -215,6 +215,8 @@ pub struct ToolDefinition {
     pub(crate) invalid: Option<Arc<crate::schema::bridge::BridgeError>>,
     /// The parameters came from the bridge, so they are in the subset (adapters skip the check).
     pub(crate) bridged: bool,
+    /// A typed tool's arguments validator.
+    pub(crate) args: Option<crate::schema::fast::ArgsValidator>,
 }
 
 impl fmt::Debug for ToolDefinition {
@@ -309,6 +311,7 @@ impl ToolDefinition {
             present_result: None,
             invalid: None,
             bridged: false,
+            args: None,
         }
     }
 
@@ -436,6 +439,13 @@ impl ToolDefinition {
         self.hints
     }
 
+    /// A typed tool's arguments validator (`None` for a raw definition): its
+    /// [`fast_path`](crate::schema::fast::ArgsValidator::fast_path) says whether generated code
+    /// decides valid arguments.
+    pub fn args_validator(&self) -> Option<&crate::schema::fast::ArgsValidator> {
+        self.args.as_ref()
+    }
+
     /// The model-facing parameters schema.
     pub fn parameters(&self) -> &Value {
         &self.parameters
@@ -527,6 +537,7 @@ impl ToolDefinition {
             },
         );
         definition.bridged = true;
+        definition.args = Some(schemas.args.clone());
         Ok(definition)
     }
 }

@@ -461,6 +461,7 @@ fn assemble(parts: Parts, schemas: &TypedSchemas) -> ToolDefinition {
         parts.execute,
     );
     definition.bridged = true;
+    definition.args = Some(schemas.args.clone());
     if let Some(title) = parts.title {
         definition = definition.title(title);
     }

@@ -1,6 +1,7 @@
 //! The corpus: argument types covering serde's attributes, each with a strategy for its values.
 
 use super::{Case, any_json, finite_f32, finite_f64, free_key, text};
+use dsh_tools::FastCheck;
 use proptest::collection::{btree_map, btree_set, hash_map, hash_set, vec};
 use proptest::option::of;
 use proptest::prelude::*;
@@ -27,7 +28,7 @@ fn key() -> impl Strategy<Value = String> {
 
 // ---- scalars ----
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone, Default)]
 pub(crate) struct Ints {
     a: u8,
     b: u16,
@@ -43,14 +44,14 @@ pub(crate) struct Ints {
 case!(Ints => (any::<u8>(), any::<u16>(), any::<u32>(), any::<u64>(), any::<i8>(), any::<i16>(), any::<i32>(), any::<i64>(), any::<usize>(), any::<isize>())
     .prop_map(|(a, b, c, d, e, f, g, h, i, j)| Ints { a, b, c, d, e, f, g, h, i, j }));
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct Floats {
     pub(crate) a: f32,
     pub(crate) b: f64,
 }
 case!(Floats => (finite_f32(), finite_f64()).prop_map(|(a, b)| Floats { a, b }));
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct Scalars {
     flag: bool,
     name: String,
@@ -58,14 +59,14 @@ pub(crate) struct Scalars {
 }
 case!(Scalars => (any::<bool>(), text(), text()).prop_map(|(flag, name, p)| Scalars { flag, name, path: p.into() }));
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct Anything {
     value: Value,
     maybe: Option<Value>,
 }
 case!(Anything => (any_json(), of(any_json())).prop_map(|(value, maybe)| Anything { value, maybe }));
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct CharsAndBoxes {
     c: char,
     boxed: Box<Inner>,
@@ -73,7 +74,7 @@ pub(crate) struct CharsAndBoxes {
 }
 case!(CharsAndBoxes => (any::<char>(), Inner::strategy(), of(any::<u8>())).prop_map(|(c, i, m)| CharsAndBoxes { c, boxed: Box::new(i), maybe: m.map(Box::new) }));
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct Positive {
     small: NonZeroU8,
     big: NonZeroU64,
@@ -86,7 +87,7 @@ case!(Positive => (1u8.., 1u64..).prop_map(|(s, b)| Positive {
 // ---- structs and collections ----
 
 /// An item.
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct Inner {
     /// Its id.
     id: u32,
@@ -94,14 +95,14 @@ pub(crate) struct Inner {
 }
 case!(Inner => (any::<u32>(), text()).prop_map(|(id, label)| Inner { id, label }));
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct Nested {
     inner: Inner,
     list: Vec<Inner>,
 }
 case!(Nested => (Inner::strategy(), vec(Inner::strategy(), 0..3)).prop_map(|(inner, list)| Nested { inner, list }));
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct Lists {
     tags: Vec<String>,
     matrix: Vec<Vec<i16>>,
@@ -110,13 +111,13 @@ pub(crate) struct Lists {
 case!(Lists => (vec(text(), 0..3), vec(vec(any::<i16>(), 0..3), 0..3), hash_set(any::<u8>(), 0..4))
     .prop_map(|(tags, matrix, set)| Lists { tags, matrix, set }));
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct Fixed {
     rgb: [u8; 3],
 }
 case!(Fixed => any::<[u8; 3]>().prop_map(|rgb| Fixed { rgb }));
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct Maps {
     counts: HashMap<String, u32>,
     nested: HashMap<String, Vec<bool>>,
@@ -124,14 +125,14 @@ pub(crate) struct Maps {
 case!(Maps => (hash_map(key(), any::<u32>(), 0..3), hash_map(key(), vec(any::<bool>(), 0..3), 0..3))
     .prop_map(|(counts, nested)| Maps { counts, nested }));
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct Btree {
     weights: BTreeMap<String, f64>,
     names: BTreeSet<String>,
 }
 case!(Btree => (btree_map(key(), finite_f64(), 0..3), btree_set(key(), 0..3)).prop_map(|(weights, names)| Btree { weights, names }));
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct Optionals {
     a: Option<u8>,
     b: Option<String>,
@@ -142,31 +143,31 @@ pub(crate) struct Optionals {
 case!(Optionals => (of(any::<u8>()), of(text()), of(Inner::strategy()), of(vec(any::<u8>(), 0..3)), of(of(any::<bool>())))
     .prop_map(|(a, b, c, d, e)| Optionals { a, b, c, d, e }));
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct L2 {
     values: Vec<Option<HashMap<String, i8>>>,
 }
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct L1 {
     inner: L2,
 }
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct Deep {
     level: L1,
 }
 case!(Deep => vec(of(hash_map(key(), any::<i8>(), 0..3)), 0..3).prop_map(|values| Deep { level: L1 { inner: L2 { values } } }));
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct Newtype(String);
 case!(Newtype => text().prop_map(Newtype));
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct Unit;
 case!(Unit => Just(Unit));
 
 // ---- enums ----
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum Mode {
     Read,
     Write,
@@ -175,20 +176,20 @@ pub(crate) enum Mode {
 }
 case!(Mode => prop_oneof![Just(Mode::Read), Just(Mode::Write), Just(Mode::ReadWrite)]);
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct WithMode {
     mode: Mode,
     modes: Vec<Mode>,
 }
 case!(WithMode => (Mode::strategy(), vec(Mode::strategy(), 0..3)).prop_map(|(mode, modes)| WithMode { mode, modes }));
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct EnumKeys {
     limits: HashMap<Mode, u8>,
 }
 case!(EnumKeys => hash_map(Mode::strategy(), any::<u8>(), 0..3).prop_map(|limits| EnumKeys { limits }));
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) enum External {
     Unit,
     Newtype(u8),
@@ -202,7 +203,7 @@ case!(External => prop_oneof![
     vec(any::<u16>(), 0..3).prop_map(External::List),
 ]);
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 #[serde(tag = "type")]
 pub(crate) enum Internal {
     Start { at: u64 },
@@ -215,7 +216,52 @@ case!(Internal => prop_oneof![
     Inner::strategy().prop_map(Internal::Wrap),
 ]);
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+/// Internally tagged, struct and unit variants only: what `#[derive(FastCheck)]` covers.
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub(crate) enum Command {
+    MoveTo {
+        x: i32,
+        #[serde(rename = "Y")]
+        y: Option<u16>,
+    },
+    Hold,
+    #[serde(rename = "wait")]
+    WaitFor {
+        #[serde(default)]
+        millis: u64,
+        reason: Option<String>,
+    },
+}
+case!(Command => prop_oneof![
+    (any::<i32>(), of(any::<u16>())).prop_map(|(x, y)| Command::MoveTo { x, y }),
+    Just(Command::Hold),
+    (any::<u64>(), of(text())).prop_map(|(millis, reason)| Command::WaitFor { millis, reason }),
+]);
+
+/// A unit enum with documented and plain variants (schemars: one `enum` plus `const` branches).
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum Level {
+    /// Everything.
+    TraceAll,
+    Info,
+    WarnOnly,
+}
+
+/// Commands and levels inside an open struct with camelCase names.
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Script {
+    steps: Vec<Command>,
+    log_level: Option<Level>,
+    r#type: Box<bool>,
+    tags_by_name: BTreeMap<String, Vec<u8>>,
+}
+case!(Script => (vec(Command::strategy(), 0..4), of(prop_oneof![Just(Level::TraceAll), Just(Level::Info), Just(Level::WarnOnly)]), any::<bool>(), btree_map(key(), vec(any::<u8>(), 0..3), 0..3))
+    .prop_map(|(steps, log_level, t, tags_by_name)| Script { steps, log_level, r#type: Box::new(t), tags_by_name }));
+
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 #[serde(tag = "t", content = "c")]
 pub(crate) enum Adjacent {
     Num(i32),
@@ -228,7 +274,7 @@ case!(Adjacent => prop_oneof![
     (any::<u8>(), any::<u8>()).prop_map(|(a, b)| Adjacent::Pair { a, b }),
 ]);
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 #[serde(untagged)]
 pub(crate) enum Untagged {
     Num(i64),
@@ -241,18 +287,18 @@ case!(Untagged => prop_oneof![
     text().prop_map(|key| Untagged::Obj { key }),
 ]);
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct StrictA {
     x: String,
 }
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct StrictB {
     y: u8,
     z: Option<bool>,
 }
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 #[serde(untagged)]
 pub(crate) enum UntaggedStrict {
     A(StrictA),
@@ -263,7 +309,7 @@ case!(UntaggedStrict => prop_oneof![
     (any::<u8>(), of(any::<bool>())).prop_map(|(y, z)| UntaggedStrict::B(StrictB { y, z })),
 ]);
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct OptionalEnums {
     ext: Option<External>,
     int: Option<Internal>,
@@ -275,7 +321,7 @@ case!(OptionalEnums => (of(External::strategy()), of(Internal::strategy()), of(U
 
 // ---- serde attributes ----
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Renamed {
     first_name: String,
@@ -285,7 +331,7 @@ pub(crate) struct Renamed {
 }
 case!(Renamed => (text(), text(), any::<bool>()).prop_map(|(first_name, last_name, is_admin)| Renamed { first_name, last_name, is_admin }));
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum RenamedEnum {
     FooBar,
@@ -306,7 +352,7 @@ fn default_name() -> String {
     "anonymous".into()
 }
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct Defaults {
     #[serde(default)]
     count: u32,
@@ -318,7 +364,7 @@ pub(crate) struct Defaults {
 }
 case!(Defaults => (any::<u32>(), text(), vec(any::<u8>(), 0..3), any::<bool>()).prop_map(|(count, name, list, required)| Defaults { count, name, list, required }));
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Default)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone, Default)]
 #[serde(default)]
 pub(crate) struct StructDefault {
     a: u8,
@@ -327,7 +373,7 @@ pub(crate) struct StructDefault {
 }
 case!(StructDefault => (any::<u8>(), text(), of(any::<i16>())).prop_map(|(a, b, c)| StructDefault { a, b, c }));
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct Skipped {
     keep: u8,
     #[allow(dead_code)] // serde skips it: never read
@@ -338,14 +384,14 @@ pub(crate) struct Skipped {
 }
 case!(Skipped => (any::<u8>(), any::<u64>(), of(text())).prop_map(|(keep, cache, note)| Skipped { keep, cache, note }));
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct Meta {
     created: u64,
     author: Option<String>,
 }
 case!(Meta => (any::<u64>(), of(text())).prop_map(|(created, author)| Meta { created, author }));
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct Flattened {
     id: String,
     #[serde(flatten)]
@@ -353,7 +399,7 @@ pub(crate) struct Flattened {
 }
 case!(Flattened => (text(), Meta::strategy()).prop_map(|(id, meta)| Flattened { id, meta }));
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 #[serde(tag = "action")]
 pub(crate) enum Action {
     Move { dx: i32, dy: i32 },
@@ -364,7 +410,7 @@ case!(Action => prop_oneof![
     Just(Action::Stop),
 ]);
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct FlattenInternal {
     id: u8,
     #[serde(flatten)]
@@ -372,13 +418,13 @@ pub(crate) struct FlattenInternal {
 }
 case!(FlattenInternal => (any::<u8>(), Action::strategy()).prop_map(|(id, action)| FlattenInternal { id, action }));
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) enum ExtAction {
     Go(u8),
     Halt,
     Turn { deg: i16 },
 }
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct FlattenExternal {
     id: u8,
     #[serde(flatten)]
@@ -410,7 +456,7 @@ case!(FlattenExternal => (any::<u8>(), prop_oneof![
     any::<i16>().prop_map(|deg| ExtAction::Turn { deg }),
 ]).prop_map(|(id, action)| FlattenExternal { id, action }));
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct FlattenOptional {
     id: u8,
     #[serde(flatten)]
@@ -418,7 +464,7 @@ pub(crate) struct FlattenOptional {
 }
 case!(FlattenOptional => (any::<u8>(), of(Action::strategy())).prop_map(|(id, action)| FlattenOptional { id, action }));
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct FlattenMap {
     id: u8,
     #[serde(flatten)]
@@ -426,7 +472,7 @@ pub(crate) struct FlattenMap {
 }
 case!(FlattenMap => (any::<u8>(), hash_map(free_key(), text(), 0..3)).prop_map(|(id, extra)| FlattenMap { id, extra }));
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Strict {
     a: u8,
@@ -434,7 +480,7 @@ pub(crate) struct Strict {
 }
 case!(Strict => (any::<u8>(), of(text())).prop_map(|(a, b)| Strict { a, b }));
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct FlattenStrict {
     a: u8,
@@ -444,7 +490,7 @@ pub(crate) struct FlattenStrict {
 case!(FlattenStrict => (any::<u8>(), Meta::strategy()).prop_map(|(a, meta)| FlattenStrict { a, meta }));
 
 /// How a file is decoded.
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Encoding {
     /// UTF-8.
@@ -454,7 +500,7 @@ pub(crate) enum Encoding {
 }
 
 /// Reads part of a file.
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 pub(crate) struct ReadFile {
     /// The file to read.
     path: PathBuf,
@@ -513,7 +559,7 @@ pub(crate) struct NonZero {
     n: std::num::NonZeroI8,
 }
 
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone)]
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 #[serde(tag = "t", content = "c")]
 pub(crate) enum AdjacentUnit {
     On(u8),

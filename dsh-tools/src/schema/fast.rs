@@ -19,7 +19,8 @@
 //! `default` and `tag`; it covers structs with named fields, enums of unit variants and internally
 //! tagged enums of struct variants; every other type (or a field whose type has no fast check)
 //! makes the whole type fall back to the interpreter. Implemented here for `bool`, `String`,
-//! `PathBuf`, the integer types, `f64`, `Option<T>`, `Vec<T>` and `Box<T>`.
+//! `PathBuf`, the integer types, `f64`, `Option<T>`, `Vec<T>`, `Box<T>` and `HashMap` /
+//! `BTreeMap` with `String` keys.
 //!
 //! ```
 //! use dsh_tools::FastCheck;
@@ -72,6 +73,9 @@ pub trait FastCheck {
     #[doc(hidden)]
     fn fast_check(value: &Value, closed: bool) -> bool;
 }
+
+/// A generated check: the value, and whether a struct's object is closed.
+type CheckFn = fn(&Value, bool) -> bool;
 
 /// One type's generated validator, or the reason it has none.
 #[doc(hidden)]
@@ -187,10 +191,23 @@ pub fn object_shape(
     Ok(Value::Object(shape))
 }
 
-/// The shape of an enum of unit variants named `names`.
+/// The shape of an enum of unit variants: `plain` ones in an `enum`, `documented` ones each a
+/// `const` (schemars keeps a variant's description on its own branch).
 #[doc(hidden)]
-pub fn names_shape(names: &[&str]) -> Result<Value, String> {
-    Ok(json!({"type": "string", "enum": names}))
+pub fn names_shape(plain: &[&str], documented: &[&str]) -> Result<Value, String> {
+    let plain = json!({"type": "string", "enum": plain});
+    if documented.is_empty() {
+        return Ok(plain);
+    }
+    let consts = documented
+        .iter()
+        .map(|name| json!({"type": "string", "const": name}));
+    let branches: Vec<Value> = if let Some(0) = plain["enum"].as_array().map(Vec::len) {
+        consts.collect()
+    } else {
+        std::iter::once(plain).chain(consts).collect()
+    };
+    Ok(json!({ "oneOf": branches }))
 }
 
 /// The shape of a `oneOf` of `branches`.
@@ -336,6 +353,24 @@ impl<T: FastCheck> FastCheck for Vec<T> {
     }
 }
 
+macro_rules! maps {
+    ($($map:ident $(, $s:ident)?);*) => {$(
+        impl<T: FastCheck $(, $s)?> FastCheck for std::collections::$map<String, T $(, $s)?> {
+            fn fast_shape(_: bool) -> Result<Value, String> {
+                Ok(json!({"type": "object", "additionalProperties": T::fast_shape(false)?}))
+            }
+            #[inline]
+            fn fast_check(v: &Value, _: bool) -> bool {
+                match v {
+                    Value::Object(m) => m.values().all(|x| T::fast_check(x, false)),
+                    _ => false,
+                }
+            }
+        }
+    )*};
+}
+maps!(BTreeMap; HashMap, S);
+
 // ---- the shape comparison ----
 
 /// Keywords that describe and never decide: ignored on the bridged side.
@@ -363,8 +398,9 @@ pub(crate) fn same_shape(bridged: &Value, shape: &Value) -> Result<(), String> {
             let mut k: Vec<String> = m
                 .iter()
                 .filter(|(k, v)| {
-                    !ANNOTATIONS.contains(&k.as_str())
-                        && !(*k == "required" && v.as_array().is_some_and(Vec::is_empty))
+                    let empty_required =
+                        *k == "required" && v.as_array().is_some_and(Vec::is_empty);
+                    !(ANNOTATIONS.contains(&k.as_str()) || empty_required)
                 })
                 .map(|(k, _)| k.clone())
                 .collect();
@@ -451,7 +487,7 @@ pub(crate) fn same_shape(bridged: &Value, shape: &Value) -> Result<(), String> {
 #[derive(Clone)]
 pub struct ArgsValidator {
     compiled: Arc<CompiledSchema>,
-    fast: Result<fn(&Value, bool) -> bool, Arc<str>>,
+    fast: Result<CheckFn, Arc<str>>,
     closed: bool,
 }
 
