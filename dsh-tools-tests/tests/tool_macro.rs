@@ -273,3 +273,80 @@ mod contracts {
         );
     }
 }
+
+/// Generated validators (`FastCheck`): the inline form gets one, the struct form when its type
+/// derives it; where the code's shape differs from the bridged schema the interpreter decides.
+/// Either way the messages are the interpreter's.
+mod generated_check {
+    use super::tool_macro::behaviour::call;
+    use super::tool_macro::tools::{Add, ReadFile};
+    use dsh_tools::{FastCheck, Registry, Tool, ToolError, tool};
+    use serde_json::json;
+
+    #[derive(serde::Deserialize, schemars::JsonSchema, FastCheck)]
+    #[serde(rename_all = "camelCase")]
+    struct MoveArgs {
+        from_path: String,
+        to_path: String,
+        overwrite: Option<bool>,
+    }
+
+    /// Moves a file.
+    #[tool]
+    async fn move_file(args: MoveArgs) -> Result<String, ToolError> {
+        Ok(format!("{} -> {}", args.from_path, args.to_path))
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema, FastCheck)]
+    struct TakeArgs {
+        /// How many (schemars adds `minimum: 1`, which the derive does not read).
+        #[schemars(range(min = 1))]
+        count: u32,
+    }
+
+    /// Takes some.
+    #[tool]
+    async fn take(args: TakeArgs) -> Result<u32, ToolError> {
+        Ok(args.count)
+    }
+
+    #[tokio::test]
+    async fn the_generated_check_decides_where_its_shape_is_the_schema() {
+        let fast = |d: dsh_tools::ToolDefinition| {
+            d.args_validator()
+                .expect("typed")
+                .fast_path()
+                .map_err(str::to_owned)
+        };
+        assert_eq!(fast(Add.definition()), Ok(()));
+        assert_eq!(fast(MoveFile.definition()), Ok(()));
+        assert!(
+            fast(ReadFile.definition())
+                .unwrap_err()
+                .contains("ReadFileArgs` does not implement FastCheck")
+        );
+        assert_eq!(
+            fast(Take.definition()).unwrap_err(),
+            "at `/properties/count/minimum`: 1 is not 0"
+        );
+
+        let r = Registry::new();
+        r.register(MoveFile).unwrap().keep();
+        r.register(Take).unwrap().keep();
+        let moved = call(&r, "move_file", json!({"fromPath": "a", "toPath": "b"})).await;
+        assert_eq!(moved.text(), "a -> b");
+        let bad = call(&r, "move_file", json!({"from_path": "a", "toPath": 1})).await;
+        assert_eq!(
+            bad.text(),
+            "Error: invalid arguments: missing required property \"fromPath\"; \"toPath\" must \
+             be a string; \"from_path\" is not a declared property (additionalProperties: \
+             false): the declared properties are \"fromPath\", \"toPath\", \"overwrite\""
+        );
+        // The interpreter keeps the bound the generated code does not know.
+        assert_eq!(
+            call(&r, "take", json!({"count": 0})).await.text(),
+            "Error: invalid arguments: \"count\" must be >= 1"
+        );
+        assert_eq!(call(&r, "take", json!({"count": 2.0})).await.text(), "2");
+    }
+}

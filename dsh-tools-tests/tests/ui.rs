@@ -1,4 +1,4 @@
-//! Compile-time behaviour of `#[tool]`: every supported form compiles (`ui/pass`), and every
+//! Compile-time behaviour of `#[tool]` and `#[derive(FastCheck)]`: every supported form compiles (`ui/pass`), and every
 //! mistake is an error at the author's code (the other folders, with their `.stderr`).
 //! Regenerate the `.stderr` files with `TRYBUILD=overwrite cargo test -p dsh-tools-tests --test ui`
 //! and review each; they are pinned to the machines' one toolchain.
@@ -16,6 +16,7 @@ fn ui() {
         "inline",
         "hooks",
         "state",
+        "fast_check",
     ] {
         cases.compile_fail(format!("tests/ui/{category}/*.rs"));
     }
