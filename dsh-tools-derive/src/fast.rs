@@ -283,19 +283,19 @@ fn object(
             .unwrap_or_else(|| rule.map_or_else(|| raw.clone(), |r| r.field(&raw)));
         let ty: &Type = &field.ty;
         let default = m.default || container_default;
-        let probe = quote_spanned! {ty.span()=> (&&#fast::Probe::<#ty>::NEW).fns() };
+        // Static dispatch: `T`'s own check inlined where `T: FastCheck`, `false` otherwise.
+        let probe = quote_spanned! {ty.span()=> (&&#fast::Probe::<#ty>::NEW) };
         code.fields.push(quote! {
-            #fast::Field { name: #name, fns: #probe, default: #default }
+            #fast::Field { name: #name, fns: #probe.fns(), default: #default }
         });
         code.arms.push(quote! {
-            #name => {
-                let fns = #probe;
-                __required += usize::from(!(fns.optional || #default));
-                (fns.check)(__x, false)
-            }
+            if #fast::key_is(__k, #name) {
+                __required += usize::from(!(#probe.optional() || #default));
+                #probe.check(__x)
+            } else
         });
         code.required.push(quote! {
-            usize::from(!(#probe.optional || #default))
+            usize::from(!(#probe.optional() || #default))
         });
     }
     Ok(code)
@@ -309,17 +309,16 @@ fn object_check(
     fast: &TokenStream,
 ) -> TokenStream {
     let arms = &code.arms;
-    let tag_arm = tag.map(|t| quote!(#t => { __required += 1; true }));
+    let tag_arm = tag.map(|t| quote!(if #fast::key_is(__k, #t) { __required += 1; true } else));
     let tag_count = usize::from(tag.is_some());
     let required = &code.required;
     quote! {{
         let mut __required = 0usize;
         for (__k, __x) in __m {
-            #[allow(unreachable_patterns)]
-            let ok = match __k.as_str() {
-                #tag_arm
-                #(#arms)*
-                _ => !(#closed) && #fast::extra_ok(__x),
+            // Keys compared as the interpreter does: a few word compares, no `memcmp` call.
+            let __k = __k.as_bytes();
+            let ok = #tag_arm #(#arms)* {
+                !(#closed) && #fast::extra_ok(__x)
             };
             if !ok {
                 return false;

@@ -127,6 +127,8 @@ impl<T: ?Sized> Probe<T> {
 #[doc(hidden)]
 pub trait ViaFastCheck {
     fn fns(&self) -> Fns;
+    fn optional(&self) -> bool;
+    fn check(&self, v: &Value) -> bool;
 }
 
 impl<T: FastCheck + ?Sized> ViaFastCheck for &Probe<T> {
@@ -134,17 +136,35 @@ impl<T: FastCheck + ?Sized> ViaFastCheck for &Probe<T> {
     fn fns(&self) -> Fns {
         Fns::of::<T>()
     }
+    #[inline(always)]
+    fn optional(&self) -> bool {
+        T::OPTIONAL
+    }
+    #[inline(always)]
+    fn check(&self, v: &Value) -> bool {
+        T::fast_check(v, false)
+    }
 }
 
 #[doc(hidden)]
 pub trait ViaNone {
     fn fns(&self) -> Fns;
+    fn optional(&self) -> bool;
+    fn check(&self, v: &Value) -> bool;
 }
 
 impl<T: ?Sized> ViaNone for Probe<T> {
     #[inline(always)]
     fn fns(&self) -> Fns {
         Fns::none::<T>()
+    }
+    #[inline(always)]
+    fn optional(&self) -> bool {
+        false
+    }
+    #[inline(always)]
+    fn check(&self, _: &Value) -> bool {
+        false
     }
 }
 
@@ -214,6 +234,13 @@ pub fn names_shape(plain: &[&str], documented: &[&str]) -> Result<Value, String>
 #[doc(hidden)]
 pub fn one_of_shape(branches: Vec<Result<Value, String>>) -> Result<Value, String> {
     Ok(json!({"oneOf": branches.into_iter().collect::<Result<Vec<_>, _>>()?}))
+}
+
+/// Whether member name `k` is `name`.
+#[doc(hidden)]
+#[inline(always)]
+pub fn key_is(k: &[u8], name: &'static str) -> bool {
+    k == name.as_bytes()
 }
 
 /// The member `key` of `m`, by a scan (no hashing: tool arguments have few members).
@@ -560,21 +587,28 @@ impl ArgsValidator {
     /// Whether `args` are valid.
     #[inline]
     pub fn is_valid(&self, args: &Value) -> bool {
-        match self.fast {
-            Ok(check) if check(args, self.closed) => true,
-            _ => self.compiled.is_valid(args),
-        }
+        self.fast_accepts(args) || self.compiled.is_valid(args)
     }
 
     /// Every violation of `args` (parameter-root paths, the interpreter's messages); `Ok` when
     /// valid.
-    #[inline]
+    #[inline(always)]
     pub fn validate(&self, args: &Value) -> Result<(), Vec<String>> {
-        if let Ok(check) = self.fast
-            && check(args, self.closed)
-        {
+        if self.fast_accepts(args) {
             return Ok(());
         }
+        self.interpret(args)
+    }
+
+    /// Whether the generated check accepts `args` (`false` without one).
+    #[inline(always)]
+    fn fast_accepts(&self, args: &Value) -> bool {
+        matches!(self.fast, Ok(check) if check(args, self.closed))
+    }
+
+    /// The interpreter's verdict, with every violation.
+    #[inline(never)]
+    fn interpret(&self, args: &Value) -> Result<(), Vec<String>> {
         let violations = self.compiled.validate_at(args, Root::Parameters);
         if violations.is_empty() {
             Ok(())
