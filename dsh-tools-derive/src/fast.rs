@@ -315,7 +315,6 @@ fn object_check(
     quote! {{
         let mut __required = 0usize;
         for (__k, __x) in __m {
-            // Keys compared as the interpreter does: a few word compares, no `memcmp` call.
             let __k = __k.as_bytes();
             let ok = #tag_arm #(#arms)* {
                 !(#closed) && #fast::extra_ok(__x)

@@ -1,0 +1,139 @@
+//! `validate_paired`: the `args/*` ratios measured so that machine noise cancels. Criterion
+//! samples one benchmark after another; on a shared VM the speed drifts between them (up to 2×
+//! here), which swamps ratios near 1. This harness interleaves the variants, round after round,
+//! and keeps each variant's fastest round: drift hits all of them alike, and the minimum is the
+//! least disturbed figure.
+//!
+//! Variants (each returns `Option<T>`, like the serde floor):
+//! * `serde` — `T::deserialize(&value)`.
+//! * `generated` — what `#[tool]` runs for a type deriving `FastCheck`: [`ArgsValidator::validate`]
+//!   (the generated check; the interpreter only when it says no), then the decode.
+//! * `interpreter` — the same bridged schema through the interpreter alone (a type without
+//!   `FastCheck`), then the decode.
+//! * `hand_written` (small only) — a check written by hand for `ReadArgs`, the floor a generator
+//!   can hope for.
+//!
+//! `cargo bench -p dsh-tools --bench validate_paired` (about a minute).
+
+use dsh_tools::FastCheck;
+use dsh_tools::schema::fast::ArgsValidator;
+use dsh_tools::schema::{CompiledSchema, Root, bridge};
+use serde::Deserialize;
+use serde_json::Value;
+use std::hint::black_box;
+use std::time::Instant;
+
+#[path = "common/types.rs"]
+mod types;
+use types::{EditArgs, ReadArgs, TableArgs};
+
+const ROUNDS: usize = 200;
+
+/// `ReadArgs`'s schema checked by hand: a string `path`, optional `i64`s, nothing else.
+fn hand_written(v: &Value) -> bool {
+    let Value::Object(m) = v else {
+        return false;
+    };
+    let mut required = 0;
+    for (k, x) in m {
+        let ok = match k.as_str() {
+            "path" => {
+                required += 1;
+                x.is_string()
+            }
+            "offset" | "limit" => x.is_null() || x.as_i64().is_some(),
+            _ => false,
+        };
+        if !ok {
+            return false;
+        }
+    }
+    required == 1
+}
+
+/// The fastest round of `f`, in ns per call.
+fn time(best: &mut f64, iters: usize, mut f: impl FnMut()) {
+    let start = Instant::now();
+    for _ in 0..iters {
+        f();
+    }
+    *best = best.min(start.elapsed().as_nanos() as f64 / iters as f64);
+}
+
+fn paired<T: for<'de> Deserialize<'de> + schemars::JsonSchema + FastCheck>(
+    name: &str,
+    payload: &str,
+    iters: usize,
+    hand: Option<fn(&Value) -> bool>,
+) {
+    let value: Value = serde_json::from_str(payload).expect("benchmark data is JSON");
+    let generated = ArgsValidator::of::<T>(false).expect("benchmark types bridge");
+    assert_eq!(generated.fast_path(), Ok(()), "{name}");
+    let schema = bridge::schema_for_args::<T>(false).expect("benchmark types bridge");
+    let interpreter = CompiledSchema::compile(&schema).expect("bridged schemas compile");
+    if let Some(hand) = hand {
+        assert_eq!(hand(&value), interpreter.is_valid(&value), "{name}");
+    }
+    let [mut serde, mut fast, mut interp, mut by_hand] = [f64::MAX; 4];
+    for _ in 0..ROUNDS {
+        time(&mut serde, iters, || {
+            black_box(T::deserialize(black_box(&value)).ok());
+        });
+        time(&mut fast, iters, || {
+            let v = black_box(&value);
+            black_box(match generated.validate(v) {
+                Ok(()) => T::deserialize(v).ok(),
+                Err(violations) => {
+                    black_box(violations);
+                    None
+                }
+            });
+        });
+        time(&mut interp, iters, || {
+            let v = black_box(&value);
+            let violations = interpreter.validate_at(v, Root::Parameters);
+            black_box(if violations.is_empty() {
+                T::deserialize(v).ok()
+            } else {
+                black_box(violations);
+                None
+            });
+        });
+        if let Some(hand) = hand {
+            time(&mut by_hand, iters, || {
+                let v = black_box(&value);
+                black_box(if hand(v) {
+                    T::deserialize(v).ok()
+                } else {
+                    None
+                });
+            });
+        }
+    }
+    let ratio = |x: f64| format!("{x:.1} ns ({:.3}x)", x / serde);
+    print!(
+        "{name:8} serde {serde:.1} ns | generated {} | interpreter {}",
+        ratio(fast),
+        ratio(interp)
+    );
+    if hand.is_some() {
+        print!(" | hand_written {}", ratio(by_hand));
+    }
+    println!();
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; a filter or `--list` has nothing to select here.
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    paired::<ReadArgs>(
+        "small",
+        include_str!("data/small.json"),
+        20_000,
+        Some(hand_written),
+    );
+    paired::<EditArgs>("medium", include_str!("data/medium.json"), 500, None);
+    paired::<TableArgs>("large", include_str!("data/large.json"), 10, None);
+    paired::<EditArgs>("invalid", include_str!("data/invalid.json"), 500, None);
+}
