@@ -109,22 +109,26 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
             } else {
                 quote!(#[serde(crate = #serde, deny_unknown_fields)])
             };
+            let args_struct = quote! {
+                #[doc(hidden)]
+                #[allow(non_camel_case_types)]
+                #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
+                #deny
+                #[schemars(crate = #schemars)]
+                #vis struct #ident {
+                    #(#fields,)*
+                }
+            };
+            // Its generated validator, written here rather than by `#[derive(FastCheck)]`: one
+            // proc-macro call fewer per tool.
+            let fast_impl = syn::parse2::<syn::DeriveInput>(args_struct.clone())
+                .and_then(|input| crate::fast::expand(&input, Some(&krate)))
+                .unwrap_or_else(|e| e.to_compile_error());
             (
                 quote!(#ident),
                 quote! {
-                    #[doc(hidden)]
-                    #[allow(non_camel_case_types)]
-                    #[derive(
-                        #private::serde::Deserialize,
-                        #private::schemars::JsonSchema,
-                        #krate::FastCheck
-                    )]
-                    #[dsh_tools(crate = #krate)]
-                    #deny
-                    #[schemars(crate = #schemars)]
-                    #vis struct #ident {
-                        #(#fields,)*
-                    }
+                    #args_struct
+                    #fast_impl
                 },
                 names.iter().map(|n| quote!(#n)).collect(),
                 quote!(let #ident { #(#names),* } = #args_ident;),
@@ -268,14 +272,20 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
         quote!(#krate::definition::FinalizeFn),
     );
 
-    // `Args`'s generated validator when it has one (autoref: the first `fns` needs
-    // `Args: FastCheck`, the second takes any type).
+    // `Args`'s generated validator: the inline form's struct has one; for the struct form,
+    // when it has one (autoref: `checker` is `Yes` where `Args: FastCheck`, `No` otherwise).
     let fast = quote!(#krate::schema::fast);
-    let generated_check = quote! {
-        fn generated_check(&self) -> ::core::option::Option<#fast::Fns> {
+    let fns = match &tool.form {
+        Form::Inline(_) => quote!(#fast::Fns::of::<#args_ty>()),
+        Form::Struct(_) => quote! {{
             #[allow(unused_imports)]
             use #fast::{ViaFastCheck as _, ViaNone as _};
-            ::core::option::Option::Some((&&#fast::Probe::<#args_ty>::NEW).fns())
+            (&&#fast::Probe::<#args_ty>::NEW).checker().fns()
+        }},
+    };
+    let generated_check = quote! {
+        fn generated_check(&self) -> ::core::option::Option<#fast::Fns> {
+            ::core::option::Option::Some(#fns)
         }
     };
 

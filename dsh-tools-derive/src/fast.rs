@@ -6,7 +6,7 @@
 //! the reason, so the type keeps the interpreter: the model can be partial and still sound.
 
 use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
@@ -17,7 +17,7 @@ pub(crate) fn derive(input: TokenStream) -> TokenStream {
         Ok(input) => input,
         Err(e) => return e.to_compile_error(),
     };
-    match expand(&input) {
+    match expand(&input, None) {
         Ok(tokens) => tokens,
         Err(e) => e.to_compile_error(),
     }
@@ -243,6 +243,7 @@ fn member(attrs: &[Attribute]) -> syn::Result<Member> {
 /// Code for one object: the shape's field list and the check of a map `m` bound in scope.
 struct ObjectCode {
     fields: Vec<TokenStream>,
+    lets: Vec<TokenStream>,
     arms: Vec<TokenStream>,
     required: Vec<TokenStream>,
     unsupported: Option<String>,
@@ -256,6 +257,7 @@ fn object(
 ) -> syn::Result<ObjectCode> {
     let mut code = ObjectCode {
         fields: Vec::new(),
+        lets: Vec::new(),
         arms: Vec::new(),
         required: Vec::new(),
         unsupported: None,
@@ -268,7 +270,7 @@ fn object(
             return Ok(code);
         }
     };
-    for field in named {
+    for (i, field) in named.into_iter().enumerate() {
         let m = member(&field.attrs)?;
         if let Some(why) = m.unsupported {
             code.unsupported = Some(why);
@@ -283,20 +285,24 @@ fn object(
             .unwrap_or_else(|| rule.map_or_else(|| raw.clone(), |r| r.field(&raw)));
         let ty: &Type = &field.ty;
         let default = m.default || container_default;
-        // Static dispatch: `T`'s own check inlined where `T: FastCheck`, `false` otherwise.
-        let probe = quote_spanned! {ty.span()=> (&&#fast::Probe::<#ty>::NEW) };
+        // One autoref probe per field and function: a `Yes<T>` (T's own check, static
+        // dispatch) where `T: FastCheck`, a `No<T>` otherwise.
+        let probe = quote_spanned! {ty.span()=> (&&#fast::Probe::<#ty>::NEW).checker() };
         code.fields.push(quote! {
             #fast::Field { name: #name, fns: #probe.fns(), default: #default }
         });
+        let (c, r) = (format_ident!("__c{}", i), format_ident!("__r{}", i));
+        code.lets.push(quote! {
+            let #c = #probe;
+            let #r = !(#c.optional() || #default);
+        });
         code.arms.push(quote! {
             if #fast::key_is(__k, #name) {
-                __required += usize::from(!(#probe.optional() || #default));
-                #probe.check(__x)
+                __required += usize::from(#r);
+                #c.check(__x)
             } else
         });
-        code.required.push(quote! {
-            usize::from(!(#probe.optional() || #default))
-        });
+        code.required.push(quote!(usize::from(#r)));
     }
     Ok(code)
 }
@@ -312,7 +318,9 @@ fn object_check(
     let tag_arm = tag.map(|t| quote!(if #fast::key_is(__k, #t) { __required += 1; true } else));
     let tag_count = usize::from(tag.is_some());
     let required = &code.required;
+    let lets = &code.lets;
     quote! {{
+        #(#lets)*
         let mut __required = 0usize;
         for (__k, __x) in __m {
             let __k = __k.as_bytes();
@@ -327,7 +335,8 @@ fn object_check(
     }}
 }
 
-fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
+/// The impl for `input`; `krate` (from `#[tool]`) overrides a `#[dsh_tools(crate = …)]`.
+pub(crate) fn expand(input: &DeriveInput, krate: Option<&TokenStream>) -> syn::Result<TokenStream> {
     if !input.generics.params.is_empty() {
         return Err(syn::Error::new(
             input.generics.span(),
@@ -335,9 +344,10 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         ));
     }
     let c = container(&input.attrs)?;
-    let krate = match &c.krate {
-        Some(path) => quote!(#path),
-        None => quote!(::dsh_tools),
+    let krate = match (krate, &c.krate) {
+        (Some(krate), _) => krate.clone(),
+        (None, Some(path)) => quote!(#path),
+        (None, None) => quote!(::dsh_tools),
     };
     let fast = quote!(#krate::schema::fast);
     let json = quote!(#krate::serde_json);
@@ -374,7 +384,7 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                                 #uses
                                 #fast::object_shape(closed || #deny, ::core::option::Option::None, &[#(#fields),*])
                             }
-                            #[inline]
+
                             fn fast_check(v: &#json::Value, closed: bool) -> bool {
                                 #uses
                                 let #json::Value::Object(__m) = v else {
@@ -442,7 +452,7 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                             fn fast_shape(_: bool) -> ::core::result::Result<#json::Value, ::std::string::String> {
                                 #fast::names_shape(&[#(#plain),*], &[#(#consts),*])
                             }
-                            #[inline]
+
                             #[allow(unreachable_patterns)]
                             fn fast_check(v: &#json::Value, _: bool) -> bool {
                                 ::core::matches!(v.as_str(), ::core::option::Option::Some(#(#names)|*))
@@ -475,7 +485,7 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                                     #uses
                                     #fast::one_of_shape(::std::vec![#(#shapes),*])
                                 }
-                                #[inline]
+
                                 fn fast_check(v: &#json::Value, _: bool) -> bool {
                                     #uses
                                     let #json::Value::Object(__m) = v else {

@@ -294,7 +294,12 @@ mod generated_check {
     /// Moves a file.
     #[tool]
     async fn move_file(args: MoveArgs) -> Result<String, ToolError> {
-        Ok(format!("{} -> {}", args.from_path, args.to_path))
+        let mode = if args.overwrite == Some(true) {
+            "!"
+        } else {
+            ""
+        };
+        Ok(format!("{} -> {}{mode}", args.from_path, args.to_path))
     }
 
     #[derive(serde::Deserialize, schemars::JsonSchema, FastCheck)]

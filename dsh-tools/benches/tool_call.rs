@@ -2,6 +2,7 @@
 //! (validate the arguments, decode them, run a no-op body, serialize and validate the output)
 //! and of a raw definition doing the same steps by hand with the same compiled schema. The
 //! ratio is the cost of the typed adapter; both share the registry's own cost.
+//! `tool_call/generated_fast` is the same tool with `#[derive(FastCheck)]` on its arguments.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use dsh_tools::schema::{CompiledSchema, Root, ToolArgsError, bridge};
@@ -25,6 +26,23 @@ struct ReadArgs {
 /// Reads nothing.
 #[tool]
 async fn read(args: ReadArgs) -> Result<usize, ToolError> {
+    Ok(args.path.len() + args.offset.unwrap_or(0) as usize + args.limit.unwrap_or(0) as usize)
+}
+
+/// `ReadArgs` with a generated validator.
+#[derive(Deserialize, JsonSchema, FastCheck)]
+struct ReadArgsFast {
+    /// Absolute file path
+    path: String,
+    /// First line, 1-based
+    offset: Option<u64>,
+    /// Most lines
+    limit: Option<u64>,
+}
+
+/// Reads nothing.
+#[tool]
+async fn read_fast(args: ReadArgsFast) -> Result<usize, ToolError> {
     Ok(args.path.len() + args.offset.unwrap_or(0) as usize + args.limit.unwrap_or(0) as usize)
 }
 
@@ -67,7 +85,14 @@ fn tool_call(c: &mut Criterion) {
     let registry = Registry::new();
     registry.register_tool(Read).unwrap().keep();
     registry.register(by_hand()).unwrap().keep();
+    registry.register(ReadFast).unwrap().keep();
+    let fast = ReadFast.definition();
+    assert_eq!(fast.args_validator().unwrap().fast_path(), Ok(()));
     assert_eq!(rt.block_on(registry.execute(input("read"))).text(), "19");
+    assert_eq!(
+        rt.block_on(registry.execute(input("read_fast"))).text(),
+        "19"
+    );
     assert_eq!(
         rt.block_on(registry.execute(input("read_by_hand"))).text(),
         "19"
@@ -79,6 +104,9 @@ fn tool_call(c: &mut Criterion) {
     });
     group.bench_function("by_hand", |b| {
         b.iter(|| rt.block_on(registry.execute(black_box(input("read_by_hand")))))
+    });
+    group.bench_function("generated_fast", |b| {
+        b.iter(|| rt.block_on(registry.execute(black_box(input("read_fast")))))
     });
     group.finish();
 }

@@ -13,11 +13,24 @@
 //! * `hand_written` (small only) — a check written by hand for `ReadArgs`, the floor a generator
 //!   can hope for.
 //!
-//! `cargo bench -p dsh-tools --bench validate_paired` (about a minute).
+//! Then `call`: the small payload as one whole call through a registry without hooks (no-op body,
+//! output validated and rendered), so the validator's share of a call shows:
+//! * `call_generated` — a `#[tool]` whose arguments derive `FastCheck`;
+//! * `call_interpreter` — the same body and type through `ToolDefinition::typed` (no generated
+//!   check);
+//! * `call_unchecked` — a raw definition that decodes without validating (not a real option: it
+//!   is the floor);
+//! * `decode` and `parse` — `T::deserialize(&value)` alone, and `serde_json::from_str` of the
+//!   arguments' JSON text (what a provider adapter does before any of this).
+//!
+//! `cargo bench -p dsh-tools --bench validate_paired` (about two minutes).
 
-use dsh_tools::FastCheck;
 use dsh_tools::schema::fast::ArgsValidator;
 use dsh_tools::schema::{CompiledSchema, Root, bridge};
+use dsh_tools::{
+    CancellationToken, FastCheck, OutputDecl, Registry, ToolDefinition, ToolError,
+    ToolExecutionInput, tool,
+};
 use serde::Deserialize;
 use serde_json::Value;
 use std::hint::black_box;
@@ -122,6 +135,88 @@ fn paired<T: for<'de> Deserialize<'de> + schemars::JsonSchema + FastCheck>(
     println!();
 }
 
+/// Reads nothing.
+#[tool]
+async fn read(args: ReadArgs) -> Result<usize, ToolError> {
+    Ok(args.path.len())
+}
+
+fn calls() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime");
+    let registry = Registry::new();
+    registry.register(Read).expect("registers").keep();
+    let typed = ToolDefinition::typed(
+        "read_interpreted",
+        "Reads nothing.",
+        |args: ReadArgs, _| async move { Ok::<_, ToolError>(args.path.len()) },
+    )
+    .expect("bridges");
+    assert!(typed.args_validator().unwrap().fast_path().is_err());
+    registry.register(typed).expect("registers").keep();
+    let output = bridge::schema_for::<usize>().expect("bridges");
+    let unchecked = ToolDefinition::new(
+        "read_unchecked",
+        "Reads nothing.",
+        bridge::schema_for_args::<ReadArgs>(false).expect("bridges"),
+        OutputDecl::json(output),
+        |args, _| async move {
+            let args: ReadArgs = dsh_tools::json::decode(&args)?;
+            Ok(serde_json::to_value(args.path.len())?)
+        },
+    );
+    registry.register(unchecked).expect("registers").keep();
+
+    let text = include_str!("data/small.json");
+    let value: Value = serde_json::from_str(text).expect("JSON");
+    let call = |name: &str| {
+        let input = ToolExecutionInput::new("c1", name, value.clone(), CancellationToken::new());
+        rt.block_on(registry.execute(input))
+    };
+    let expected = value["path"].as_str().unwrap().len().to_string();
+    for name in ["read", "read_interpreted", "read_unchecked"] {
+        assert_eq!(call(name).text(), expected, "{name}");
+    }
+    let iters = 2_000;
+    let [
+        mut generated,
+        mut interpreted,
+        mut unchecked,
+        mut decode,
+        mut parse,
+    ] = [f64::MAX; 5];
+    for _ in 0..ROUNDS {
+        time(&mut generated, iters, || {
+            black_box(call(black_box("read")));
+        });
+        time(&mut interpreted, iters, || {
+            black_box(call(black_box("read_interpreted")));
+        });
+        time(&mut unchecked, iters, || {
+            black_box(call(black_box("read_unchecked")));
+        });
+        time(&mut decode, iters, || {
+            black_box(ReadArgs::deserialize(black_box(&value)).ok());
+        });
+        time(&mut parse, iters, || {
+            black_box(serde_json::from_str::<Value>(black_box(text)).ok());
+        });
+    }
+    let share = |x: f64| {
+        format!(
+            "{x:.0} ns (+{:.1} % on unchecked)",
+            (x / unchecked - 1.0) * 100.0
+        )
+    };
+    println!(
+        "call     unchecked {unchecked:.0} ns | generated {} | interpreter {} | decode {decode:.1} ns | parse {parse:.1} ns ({:.1}x the decode)",
+        share(generated),
+        share(interpreted),
+        parse / decode
+    );
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; a filter or `--list` has nothing to select here.
     if std::env::args().any(|a| a == "--list") {
@@ -136,4 +231,5 @@ fn main() {
     paired::<EditArgs>("medium", include_str!("data/medium.json"), 500, None);
     paired::<TableArgs>("large", include_str!("data/large.json"), 10, None);
     paired::<EditArgs>("invalid", include_str!("data/invalid.json"), 500, None);
+    calls();
 }

@@ -8,7 +8,7 @@ use serde::Deserialize;
 #[derive(Deserialize, schemars::JsonSchema, FastCheck)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ReadArgs {
-    path: String,
+    pub(crate) path: String,
     offset: Option<i64>,
     limit: Option<i64>,
 }

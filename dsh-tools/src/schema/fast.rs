@@ -88,7 +88,7 @@ pub struct Fns {
 
 impl Fns {
     /// `T`'s generated validator.
-    #[inline(always)]
+    #[inline]
     pub const fn of<T: FastCheck + ?Sized>() -> Self {
         Fns {
             shape: T::fast_shape,
@@ -98,7 +98,7 @@ impl Fns {
     }
 
     /// None for `T`: its shape says so.
-    #[inline(always)]
+    #[inline]
     pub const fn none<T: ?Sized>() -> Self {
         Fns {
             shape: no_shape::<T>,
@@ -115,7 +115,7 @@ fn no_shape<T: ?Sized>(_: bool) -> Result<Value, String> {
     ))
 }
 
-/// Picks `T`'s [`Fns`] where `T` is a concrete type: `(&&Probe::<T>::NEW).fns()` resolves to
+/// Picks `T`'s checker where `T` is a concrete type: `(&&Probe::<T>::NEW).checker()` resolves to
 /// [`ViaFastCheck`] when `T: FastCheck` and to [`ViaNone`] otherwise.
 #[doc(hidden)]
 pub struct Probe<T: ?Sized>(PhantomData<fn() -> Box<T>>);
@@ -126,44 +126,66 @@ impl<T: ?Sized> Probe<T> {
 
 #[doc(hidden)]
 pub trait ViaFastCheck {
-    fn fns(&self) -> Fns;
-    fn optional(&self) -> bool;
-    fn check(&self, v: &Value) -> bool;
+    type Checker;
+    fn checker(&self) -> Self::Checker;
 }
 
 impl<T: FastCheck + ?Sized> ViaFastCheck for &Probe<T> {
-    #[inline(always)]
-    fn fns(&self) -> Fns {
-        Fns::of::<T>()
-    }
-    #[inline(always)]
-    fn optional(&self) -> bool {
-        T::OPTIONAL
-    }
-    #[inline(always)]
-    fn check(&self, v: &Value) -> bool {
-        T::fast_check(v, false)
+    type Checker = Yes<T>;
+    #[inline]
+    fn checker(&self) -> Yes<T> {
+        Yes(PhantomData)
     }
 }
 
 #[doc(hidden)]
 pub trait ViaNone {
-    fn fns(&self) -> Fns;
-    fn optional(&self) -> bool;
-    fn check(&self, v: &Value) -> bool;
+    type Checker;
+    fn checker(&self) -> Self::Checker;
 }
 
 impl<T: ?Sized> ViaNone for Probe<T> {
-    #[inline(always)]
-    fn fns(&self) -> Fns {
+    type Checker = No<T>;
+    #[inline]
+    fn checker(&self) -> No<T> {
+        No(PhantomData)
+    }
+}
+
+/// A member type with a generated check: calls go straight to it.
+#[doc(hidden)]
+pub struct Yes<T: ?Sized>(PhantomData<fn() -> Box<T>>);
+
+impl<T: FastCheck + ?Sized> Yes<T> {
+    #[inline]
+    pub fn fns(&self) -> Fns {
+        Fns::of::<T>()
+    }
+    #[inline]
+    pub fn optional(&self) -> bool {
+        T::OPTIONAL
+    }
+    #[inline]
+    pub fn check(&self, v: &Value) -> bool {
+        T::fast_check(v, false)
+    }
+}
+
+/// A member type without one: its shape says why, its check is never used.
+#[doc(hidden)]
+pub struct No<T: ?Sized>(PhantomData<fn() -> Box<T>>);
+
+impl<T: ?Sized> No<T> {
+    #[inline]
+    pub fn fns(&self) -> Fns {
         Fns::none::<T>()
     }
-    #[inline(always)]
-    fn optional(&self) -> bool {
+    #[inline]
+    pub fn optional(&self) -> bool {
         false
     }
-    #[inline(always)]
-    fn check(&self, _: &Value) -> bool {
+    #[inline]
+    pub fn check(&self, _: &Value) -> bool {
         false
     }
 }
@@ -240,7 +262,7 @@ pub fn one_of_shape(branches: Vec<Result<Value, String>>) -> Result<Value, Strin
 /// compiler inlines it (the interpreter's word-wise `same_len_eq`, better for names known only at
 /// run time, made the generated check 1.6x slower on the small payload).
 #[doc(hidden)]
-#[inline(always)]
+#[inline]
 pub fn key_is(k: &[u8], name: &'static str) -> bool {
     k == name.as_bytes()
 }
@@ -261,7 +283,7 @@ pub fn extra_ok(v: &Value) -> bool {
 
 /// Whether `v` is an integer in `lo..=hi`, exactly as the interpreter decides `{"type":
 /// "integer", "minimum": lo, "maximum": hi}` (`3.0` is the integer 3).
-#[inline(always)]
+#[inline]
 fn int_in(v: &Value, lo: i128, hi: i128) -> bool {
     let Value::Number(n) = v else {
         return false;
@@ -294,7 +316,7 @@ macro_rules! integers {
             fn fast_shape(_: bool) -> Result<Value, String> {
                 Ok(json!({"type": "integer", "minimum": <$ty>::MIN, "maximum": <$ty>::MAX}))
             }
-            #[inline(always)]
+            #[inline]
             fn fast_check(v: &Value, _: bool) -> bool {
                 int_in(v, <$ty>::MIN as i128, <$ty>::MAX as i128)
             }
@@ -307,7 +329,7 @@ impl FastCheck for bool {
     fn fast_shape(_: bool) -> Result<Value, String> {
         Ok(json!({"type": "boolean"}))
     }
-    #[inline(always)]
+    #[inline]
     fn fast_check(v: &Value, _: bool) -> bool {
         v.is_boolean()
     }
@@ -317,7 +339,7 @@ impl FastCheck for String {
     fn fast_shape(_: bool) -> Result<Value, String> {
         Ok(json!({"type": "string"}))
     }
-    #[inline(always)]
+    #[inline]
     fn fast_check(v: &Value, _: bool) -> bool {
         v.is_string()
     }
@@ -327,7 +349,7 @@ impl FastCheck for std::path::PathBuf {
     fn fast_shape(c: bool) -> Result<Value, String> {
         String::fast_shape(c)
     }
-    #[inline(always)]
+    #[inline]
     fn fast_check(v: &Value, _: bool) -> bool {
         v.is_string()
     }
@@ -337,7 +359,7 @@ impl FastCheck for f64 {
     fn fast_shape(_: bool) -> Result<Value, String> {
         Ok(json!({"type": "number"}))
     }
-    #[inline(always)]
+    #[inline]
     fn fast_check(v: &Value, _: bool) -> bool {
         matches!(v, Value::Number(n) if is_lossless_number(n))
     }
@@ -352,7 +374,7 @@ impl<T: FastCheck> FastCheck for Option<T> {
         }
         Ok(json!({"oneOf": [T::fast_shape(closed)?, {"type": "null"}]}))
     }
-    #[inline(always)]
+    #[inline]
     fn fast_check(v: &Value, closed: bool) -> bool {
         v.is_null() || T::fast_check(v, closed)
     }
@@ -363,7 +385,7 @@ impl<T: FastCheck> FastCheck for Box<T> {
     fn fast_shape(closed: bool) -> Result<Value, String> {
         T::fast_shape(closed)
     }
-    #[inline(always)]
+    #[inline]
     fn fast_check(v: &Value, closed: bool) -> bool {
         T::fast_check(v, closed)
     }
@@ -594,7 +616,7 @@ impl ArgsValidator {
 
     /// Every violation of `args` (parameter-root paths, the interpreter's messages); `Ok` when
     /// valid.
-    #[inline(always)]
+    #[inline]
     pub fn validate(&self, args: &Value) -> Result<(), Vec<String>> {
         match self.fast {
             Ok(check) if check(args, self.closed) => Ok(()),
@@ -606,7 +628,7 @@ impl ArgsValidator {
     }
 
     /// Whether the generated check accepts `args` (`false` without one).
-    #[inline(always)]
+    #[inline]
     fn fast_accepts(&self, args: &Value) -> bool {
         matches!(self.fast, Ok(check) if check(args, self.closed))
     }
