@@ -17,7 +17,7 @@ pub(crate) fn derive(input: TokenStream) -> TokenStream {
         Ok(input) => input,
         Err(e) => return e.to_compile_error(),
     };
-    match expand(&input, None) {
+    match expand(&input, None, false) {
         Ok(tokens) => tokens,
         Err(e) => e.to_compile_error(),
     }
@@ -118,6 +118,8 @@ impl Rule {
 #[derive(Default)]
 struct Container {
     krate: Option<Path>,
+    /// `#[dsh_tools(compact)]`: a struct checked from a member table.
+    compact: bool,
     rename_all: Option<Rule>,
     deny_unknown: bool,
     default: bool,
@@ -171,8 +173,11 @@ fn container(attrs: &[Attribute]) -> syn::Result<Container> {
                 if meta.path.is_ident("crate") {
                     c.krate = Some(meta.value()?.parse()?);
                     Ok(())
+                } else if meta.path.is_ident("compact") {
+                    c.compact = true;
+                    Ok(())
                 } else {
-                    Err(meta.error("expected `crate = path`"))
+                    Err(meta.error("expected `crate = path` or `compact`"))
                 }
             })?;
         }
@@ -336,7 +341,13 @@ fn object_check(
 }
 
 /// The impl for `input`; `krate` (from `#[tool]`) overrides a `#[dsh_tools(crate = …)]`.
-pub(crate) fn expand(input: &DeriveInput, krate: Option<&TokenStream>) -> syn::Result<TokenStream> {
+/// `compact` (the inline form of `#[tool]`): a struct's members are checked from a table by
+/// one shared loop instead of straight-line code, for a fraction of the compile time.
+pub(crate) fn expand(
+    input: &DeriveInput,
+    krate: Option<&TokenStream>,
+    compact: bool,
+) -> syn::Result<TokenStream> {
     if !input.generics.params.is_empty() {
         return Err(syn::Error::new(
             input.generics.span(),
@@ -367,6 +378,7 @@ pub(crate) fn expand(input: &DeriveInput, krate: Option<&TokenStream>) -> syn::R
             }
         }
     };
+    let mut extra = TokenStream::new();
     let body = if let Some(why) = &c.unsupported {
         unsupported(why)
     } else {
@@ -375,6 +387,34 @@ pub(crate) fn expand(input: &DeriveInput, krate: Option<&TokenStream>) -> syn::R
                 let code = object(&data.fields, c.rename_all, c.default, &fast)?;
                 match (&code.unsupported, &data.fields) {
                     (Some(why), _) => unsupported(why),
+                    (None, Fields::Named(_)) if compact || c.compact => {
+                        let deny = c.deny_unknown;
+                        let fields = &code.fields;
+                        // The table, built once per process by a non-generic helper (the
+                        // probes are not `const`; a `OnceLock::get_or_init` per type would be
+                        // one more generic instantiation per tool to compile).
+                        extra = quote! {
+                            impl #ident {
+                                fn __dsh_tools_fields() -> &'static #fast::Members {
+                                    static TABLE: #fast::Table = #fast::Table::new();
+                                    fn build() -> ::std::vec::Vec<#fast::Field> {
+                                        #uses
+                                        ::std::vec![#(#fields),*]
+                                    }
+                                    TABLE.get(build)
+                                }
+                            }
+                        };
+                        quote! {
+                            fn fast_shape(closed: bool) -> ::core::result::Result<#json::Value, ::std::string::String> {
+                                #fast::object_shape(closed || #deny, ::core::option::Option::None, &Self::__dsh_tools_fields().fields)
+                            }
+
+                            fn fast_check(v: &#json::Value, closed: bool) -> bool {
+                                #fast::check_members(v, closed || #deny, Self::__dsh_tools_fields())
+                            }
+                        }
+                    }
                     (None, Fields::Named(_)) => {
                         let deny = c.deny_unknown;
                         let fields = &code.fields;
@@ -512,5 +552,6 @@ pub(crate) fn expand(input: &DeriveInput, krate: Option<&TokenStream>) -> syn::R
         impl #fast::FastCheck for #ident {
             #body
         }
+        #extra
     })
 }

@@ -761,6 +761,8 @@ corpus_tests! {
     documented_tool_args: ReadFile => Err("at `/properties/limit/oneOf/0/maximum`: 2000 is not 4294967295"),
     tagged_struct_variants: Command => Ok(()),
     documented_unit_enum_in_open_struct: Script => Ok(()),
+    compact_open_struct: CompactOpen => Ok(()),
+    compact_strict_struct: CompactStrict => Ok(()),
     nonzero_unsigned: Positive => Err("NonZero<u8>` does not implement FastCheck"),
 }
 

@@ -13,6 +13,10 @@
 //! * `hand_written` (small only) — a check written by hand for `ReadArgs`, the floor a generator
 //!   can hope for.
 //!
+//! `compact`: the small payload's arguments as the inline form of `#[tool]` declares them: a
+//! member table checked by one shared loop, the form `#[tool]` writes to keep compile time down,
+//! beside the derive's straight-line code.
+//!
 //! Then `call`: the small payload as one whole call through a registry without hooks (no-op body,
 //! output validated and rendered), so the validator's share of a call shows:
 //! * `call_generated` — a `#[tool]` whose arguments derive `FastCheck`;
@@ -28,7 +32,7 @@
 use dsh_tools::schema::fast::ArgsValidator;
 use dsh_tools::schema::{CompiledSchema, Root, bridge};
 use dsh_tools::{
-    CancellationToken, FastCheck, OutputDecl, Registry, ToolDefinition, ToolError,
+    CancellationToken, FastCheck, OutputDecl, Registry, Tool, ToolDefinition, ToolError,
     ToolExecutionInput, tool,
 };
 use serde::Deserialize;
@@ -141,6 +145,62 @@ async fn read(args: ReadArgs) -> Result<usize, ToolError> {
     Ok(args.path.len())
 }
 
+/// Reads nothing (the inline form: its arguments get the compact generated check).
+#[tool]
+async fn read_inline(
+    /// The file
+    path: String,
+    /// First line
+    offset: Option<i64>,
+    /// Most lines
+    limit: Option<i64>,
+) -> Result<usize, ToolError> {
+    Ok(path.len() + usize::from(offset.is_some()) + usize::from(limit.is_some()))
+}
+
+/// The small payload against the inline form's compact check (a member table and one shared
+/// loop) beside the derive's straight-line code, both with the same decode.
+fn compact() {
+    type InlineArgs = <ReadInline as Tool>::Args;
+    let value: Value = serde_json::from_str(include_str!("data/small.json")).expect("JSON");
+    let definition = ReadInline.definition();
+    let compact = definition.args_validator().expect("typed");
+    assert_eq!(compact.fast_path(), Ok(()));
+    let generated = ArgsValidator::of::<ReadArgs>(false).expect("bridges");
+    let iters = 20_000;
+    let [mut serde, mut straight, mut table] = [f64::MAX; 3];
+    for _ in 0..ROUNDS {
+        time(&mut serde, iters, || {
+            black_box(InlineArgs::deserialize(black_box(&value)).ok());
+        });
+        time(&mut straight, iters, || {
+            let v = black_box(&value);
+            black_box(match generated.validate(v) {
+                Ok(()) => InlineArgs::deserialize(v).ok(),
+                Err(e) => {
+                    black_box(e);
+                    None
+                }
+            });
+        });
+        time(&mut table, iters, || {
+            let v = black_box(&value);
+            black_box(match compact.validate(v) {
+                Ok(()) => InlineArgs::deserialize(v).ok(),
+                Err(e) => {
+                    black_box(e);
+                    None
+                }
+            });
+        });
+    }
+    println!(
+        "compact  serde {serde:.1} ns | straight-line (derive) {straight:.1} ns ({:.3}x) | compact (inline #[tool]) {table:.1} ns ({:.3}x)",
+        straight / serde,
+        table / serde
+    );
+}
+
 fn calls() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
@@ -231,5 +291,6 @@ fn main() {
     paired::<EditArgs>("medium", include_str!("data/medium.json"), 500, None);
     paired::<TableArgs>("large", include_str!("data/large.json"), 10, None);
     paired::<EditArgs>("invalid", include_str!("data/invalid.json"), 500, None);
+    compact();
     calls();
 }

@@ -239,6 +239,35 @@ case!(Command => prop_oneof![
     (any::<u64>(), of(text())).prop_map(|(millis, reason)| Command::WaitFor { millis, reason }),
 ]);
 
+/// The compact form `#[tool]` writes for inline arguments (a member table, one shared loop).
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
+#[dsh_tools(compact)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CompactOpen {
+    file_path: String,
+    #[serde(default)]
+    max_lines: u32,
+    level: Option<Level>,
+    step: Option<Command>,
+    #[serde(rename = "T")]
+    tags: BTreeMap<String, i8>,
+}
+case!(CompactOpen => (text(), any::<u32>(), of(prop_oneof![Just(Level::Info), Just(Level::WarnOnly)]), of(Command::strategy()), btree_map(key(), any::<i8>(), 0..3))
+    .prop_map(|(file_path, max_lines, level, step, tags)| CompactOpen { file_path, max_lines, level, step, tags }));
+
+/// The compact form, closed.
+#[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
+#[dsh_tools(compact)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CompactStrict {
+    a: i64,
+    b: Option<f64>,
+    c: Vec<bool>,
+    d: CompactOpen,
+}
+case!(CompactStrict => (any::<i64>(), of(finite_f64()), vec(any::<bool>(), 0..3), CompactOpen::strategy())
+    .prop_map(|(a, b, c, d)| CompactStrict { a, b, c, d }));
+
 /// A unit enum with documented and plain variants (schemars: one `enum` plus `const` branches).
 #[derive(Serialize, Deserialize, JsonSchema, FastCheck, Debug, Clone)]
 #[serde(rename_all = "kebab-case")]

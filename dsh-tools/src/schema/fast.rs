@@ -233,6 +233,70 @@ pub fn object_shape(
     Ok(Value::Object(shape))
 }
 
+/// A compact check's member table, built on first use.
+#[doc(hidden)]
+pub struct Table(std::sync::OnceLock<Members>);
+
+/// The members of a compact check, and how many are required.
+#[doc(hidden)]
+pub struct Members {
+    pub fields: Vec<Field>,
+    required: usize,
+}
+
+impl Table {
+    #[allow(clippy::new_without_default)]
+    pub const fn new() -> Self {
+        Table(std::sync::OnceLock::new())
+    }
+
+    #[inline]
+    pub fn get(&'static self, build: fn() -> Vec<Field>) -> &'static Members {
+        self.0.get_or_init(|| {
+            let fields = build();
+            let required = fields
+                .iter()
+                .filter(|f| !(f.fns.optional || f.default))
+                .count();
+            Members { fields, required }
+        })
+    }
+}
+
+/// A compact generated check: `v` against the object of `members` (straight-line code's
+/// decision, from a table; names compared word-wise, the next declared member tried first).
+#[doc(hidden)]
+pub fn check_members(v: &Value, closed: bool, members: &Members) -> bool {
+    let Value::Object(m) = v else {
+        return false;
+    };
+    let fields = &members.fields[..];
+    let mut required = 0;
+    let mut hint = 0;
+    for (k, x) in m {
+        let k = k.as_bytes();
+        let found = match fields.get(hint) {
+            Some(f) if super::compile::same_len_eq(f.name.as_bytes(), k) => Some((hint, f)),
+            _ => fields
+                .iter()
+                .enumerate()
+                .find(|(_, f)| super::compile::same_len_eq(f.name.as_bytes(), k)),
+        };
+        let ok = match found {
+            Some((i, f)) => {
+                hint = i + 1;
+                required += usize::from(!(f.fns.optional || f.default));
+                (f.fns.check)(x, false)
+            }
+            None => !closed && extra_ok(x),
+        };
+        if !ok {
+            return false;
+        }
+    }
+    required == members.required
+}
+
 /// The shape of an enum of unit variants: `plain` ones in an `enum`, `documented` ones each a
 /// `const` (schemars keeps a variant's description on its own branch).
 #[doc(hidden)]
