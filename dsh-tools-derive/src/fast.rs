@@ -329,10 +329,10 @@ fn object_check(
         let mut __required = 0usize;
         for (__k, __x) in __m {
             let __k = __k.as_bytes();
-            let ok = #tag_arm #(#arms)* {
+            let __ok = #tag_arm #(#arms)* {
                 !(#closed) && #fast::extra_ok(__x)
             };
-            if !ok {
+            if !__ok {
                 return false;
             }
         }
@@ -395,23 +395,24 @@ pub(crate) fn expand(
                         // one more generic instantiation per tool to compile).
                         extra = quote! {
                             impl #ident {
+                                fn __dsh_tools_build() -> ::std::vec::Vec<#fast::Field> {
+                                    #uses
+                                    ::std::vec![#(#fields),*]
+                                }
+
                                 fn __dsh_tools_fields() -> &'static #fast::Members {
                                     static TABLE: #fast::Table = #fast::Table::new();
-                                    fn build() -> ::std::vec::Vec<#fast::Field> {
-                                        #uses
-                                        ::std::vec![#(#fields),*]
-                                    }
-                                    TABLE.get(build)
+                                    TABLE.get(Self::__dsh_tools_build)
                                 }
                             }
                         };
                         quote! {
-                            fn fast_shape(closed: bool) -> ::core::result::Result<#json::Value, ::std::string::String> {
-                                #fast::object_shape(closed || #deny, ::core::option::Option::None, &Self::__dsh_tools_fields().fields)
+                            fn fast_shape(__closed_arg: bool) -> ::core::result::Result<#json::Value, ::std::string::String> {
+                                #fast::object_shape(__closed_arg || #deny, ::core::option::Option::None, &Self::__dsh_tools_fields().fields)
                             }
 
-                            fn fast_check(v: &#json::Value, closed: bool) -> bool {
-                                #fast::check_members(v, closed || #deny, Self::__dsh_tools_fields())
+                            fn fast_check(__value: &#json::Value, __closed_arg: bool) -> bool {
+                                #fast::check_members(__value, __closed_arg || #deny, Self::__dsh_tools_fields())
                             }
                         }
                     }
@@ -420,17 +421,17 @@ pub(crate) fn expand(
                         let fields = &code.fields;
                         let check = object_check(&code, None, quote!(__closed), &fast);
                         quote! {
-                            fn fast_shape(closed: bool) -> ::core::result::Result<#json::Value, ::std::string::String> {
+                            fn fast_shape(__closed_arg: bool) -> ::core::result::Result<#json::Value, ::std::string::String> {
                                 #uses
-                                #fast::object_shape(closed || #deny, ::core::option::Option::None, &[#(#fields),*])
+                                #fast::object_shape(__closed_arg || #deny, ::core::option::Option::None, &[#(#fields),*])
                             }
 
-                            fn fast_check(v: &#json::Value, closed: bool) -> bool {
+                            fn fast_check(__value: &#json::Value, __closed_arg: bool) -> bool {
                                 #uses
-                                let #json::Value::Object(__m) = v else {
+                                let #json::Value::Object(__m) = __value else {
                                     return false;
                                 };
-                                let __closed = closed || #deny;
+                                let __closed = __closed_arg || #deny;
                                 #check
                             }
                         }
@@ -464,6 +465,9 @@ pub(crate) fn expand(
                 if sorted.len() != names.len() {
                     why = Some("two variants with one name".to_owned());
                 }
+                if names.is_empty() {
+                    why = Some("an enum without variants to deserialize".to_owned());
+                }
                 let all_unit = variants
                     .iter()
                     .all(|(_, v)| matches!(v.fields, Fields::Unit));
@@ -474,7 +478,13 @@ pub(crate) fn expand(
                         // is a `const` branch of a `oneOf` after it.
                         let documented: Vec<bool> = variants
                             .iter()
-                            .map(|(_, v)| v.attrs.iter().any(|a| a.path().is_ident("doc")))
+                            .map(|(_, v)| {
+                                // `/// text` is `#[doc = "text"]`; `#[doc(hidden)]` is no text.
+                                v.attrs.iter().any(|a| {
+                                    a.path().is_ident("doc")
+                                        && matches!(a.meta, syn::Meta::NameValue(_))
+                                })
+                            })
                             .collect();
                         let plain: Vec<&String> = names
                             .iter()
@@ -494,8 +504,8 @@ pub(crate) fn expand(
                             }
 
                             #[allow(unreachable_patterns)]
-                            fn fast_check(v: &#json::Value, _: bool) -> bool {
-                                ::core::matches!(v.as_str(), ::core::option::Option::Some(#(#names)|*))
+                            fn fast_check(__value: &#json::Value, _: bool) -> bool {
+                                ::core::matches!(__value.as_str(), ::core::option::Option::Some(#(#names)|*))
                             }
                         }
                     }
@@ -526,9 +536,9 @@ pub(crate) fn expand(
                                     #fast::one_of_shape(::std::vec![#(#shapes),*])
                                 }
 
-                                fn fast_check(v: &#json::Value, _: bool) -> bool {
+                                fn fast_check(__value: &#json::Value, _: bool) -> bool {
                                     #uses
-                                    let #json::Value::Object(__m) = v else {
+                                    let #json::Value::Object(__m) = __value else {
                                         return false;
                                     };
                                     let ::core::option::Option::Some(#json::Value::String(__tag)) = #fast::member(__m, #tag) else {

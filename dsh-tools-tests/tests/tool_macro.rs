@@ -315,6 +315,61 @@ mod generated_check {
         Ok(args.count)
     }
 
+    /// A type that contains itself where its schema does not: its shape is refused, not built
+    /// forever.
+    #[allow(dead_code)]
+    #[derive(serde::Deserialize, schemars::JsonSchema, FastCheck)]
+    struct Chain {
+        name: String,
+        #[schemars(skip)]
+        #[serde(default)]
+        next: Option<Box<Chain>>,
+    }
+
+    /// A check that always says no, with an honest shape: the collector then decides alone.
+    #[allow(dead_code)]
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    struct Doubtful {
+        n: bool,
+    }
+
+    impl FastCheck for Doubtful {
+        fn fast_shape(closed: bool) -> Result<serde_json::Value, String> {
+            assert!(closed);
+            Ok(
+                json!({"type": "object", "properties": {"n": {"type": "boolean"}},
+                      "required": ["n"], "additionalProperties": false}),
+            )
+        }
+        fn fast_check(_: &serde_json::Value, _: bool) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn recursive_types_and_a_doubting_check_fall_back_to_the_interpreter() {
+        use dsh_tools::schema::fast::ArgsValidator;
+        let chain = ArgsValidator::of::<Chain>(false).unwrap();
+        assert!(
+            chain
+                .fast_path()
+                .unwrap_err()
+                .contains("nests deeper than 64 objects"),
+            "{:?}",
+            chain.fast_path()
+        );
+        assert!(chain.validate(&json!({"name": "a"})).is_ok());
+        let doubtful = ArgsValidator::of::<Doubtful>(false).unwrap();
+        assert_eq!(doubtful.fast_path(), Ok(()));
+        assert_eq!(doubtful.fast_is_valid(&json!({"n": true})), Some(false));
+        assert_eq!(doubtful.validate(&json!({"n": true})), Ok(()));
+        assert_eq!(
+            doubtful.validate(&json!({"n": 1})),
+            Err(vec![r#""n" must be a boolean"#.to_owned()])
+        );
+    }
+
     #[tokio::test]
     async fn the_generated_check_decides_where_its_shape_is_the_schema() {
         let fast = |d: dsh_tools::ToolDefinition| {

@@ -14,12 +14,20 @@
 //! logs why at `debug` level (target `dsh_tools::schema::fast`). [`ArgsValidator::fast_path`]
 //! reports which one a type gets.
 //!
-//! `#[tool]` derives it for the arguments struct of the inline form; the struct form uses it when
-//! the author's type derives it. The derive reads `rename`, `rename_all`, `deny_unknown_fields`,
-//! `default` and `tag`; it covers structs with named fields, enums of unit variants and internally
-//! tagged enums of struct variants; every other type (or a field whose type has no fast check)
-//! makes the whole type fall back to the interpreter. Implemented here for `bool`, `String`,
-//! `PathBuf`, the integer types, `f64`, `Option<T>`, `Vec<T>`, `Box<T>` and `HashMap` /
+//! The struct form of `#[tool]` uses it when the author's type derives it. For the inline form,
+//! `#[tool]` writes the impl of its generated arguments struct itself, in the *compact* form: a
+//! member table built once per process, checked by one shared loop ([`check_members`]): less
+//! code per tool (straight-line code for every inline tool cost about 10 % of a 50-tool crate's
+//! build), about 1.5× a serde decode instead of about 1.15× (the interpreter: about 1.9×).
+//! `#[dsh_tools(compact)]` asks the derive for that form too; `#[dsh_tools(crate = path)]` names
+//! this crate when it is re-exported under another path.
+//!
+//! The derive reads serde's `rename`, `rename_all`, `deny_unknown_fields`, `default`, `tag`,
+//! `skip` and `skip_deserializing`; it covers structs with named fields, enums of unit variants
+//! and internally tagged enums of struct and unit variants; every other type (or a field whose
+//! type has no fast check) makes the whole type fall back to the interpreter, and a generic type
+//! is a compile error. Implemented here for `bool`, `String`, `PathBuf`, the integer types up to
+//! 64 bits (`i128` / `u128` have none), `f64`, `Option<T>`, `Vec<T>`, `Box<T>` and `HashMap` /
 //! `BTreeMap` with `String` keys.
 //!
 //! ```
@@ -201,6 +209,36 @@ pub struct Field {
     pub default: bool,
 }
 
+/// How deep shapes may nest: as the bridge's own depth limit.
+const MAX_SHAPE_DEPTH: u32 = 64;
+
+thread_local! {
+    static SHAPE_DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// One level of a shape being built (the count drops when the guard does).
+struct ShapeDepth;
+
+impl ShapeDepth {
+    fn enter() -> Result<ShapeDepth, String> {
+        SHAPE_DEPTH.with(|d| {
+            if d.get() >= MAX_SHAPE_DEPTH {
+                return Err(format!(
+                    "the type nests deeper than {MAX_SHAPE_DEPTH} objects (it contains itself?)"
+                ));
+            }
+            d.set(d.get() + 1);
+            Ok(ShapeDepth)
+        })
+    }
+}
+
+impl Drop for ShapeDepth {
+    fn drop(&mut self) {
+        SHAPE_DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+    }
+}
+
 /// The shape of an object with `fields`; `tag` is an internally tagged variant's tag and name.
 #[doc(hidden)]
 pub fn object_shape(
@@ -208,6 +246,9 @@ pub fn object_shape(
     tag: Option<(&str, &str)>,
     fields: &[Field],
 ) -> Result<Value, String> {
+    // A Rust type can nest itself where its schema does not (a `#[schemars(skip)]` field, a
+    // hand-written `JsonSchema`): the shape is then infinite. Refuse past a bound instead.
+    let _depth = ShapeDepth::enter()?;
     let mut properties = Map::new();
     let mut required = Vec::new();
     if let Some((tag, name)) = tag {
@@ -726,5 +767,77 @@ impl ArgsValidator {
             .as_ref()
             .ok()
             .map(|check| check(args, self.closed))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_shape;
+    use serde_json::json;
+
+    fn object() -> serde_json::Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "string", "enum": ["x", "y"]},
+                "b": {"oneOf": [{"type": "integer", "minimum": 0, "maximum": 255}, {"type": "null"}]}
+            },
+            "required": ["a"],
+            "additionalProperties": false
+        })
+    }
+
+    #[test]
+    fn annotations_and_required_order_do_not_matter() {
+        let mut bridged = object();
+        bridged["description"] = json!("Reads.");
+        bridged["properties"]["a"]["title"] = json!("A");
+        bridged["properties"]["b"]["default"] = json!(null);
+        bridged["required"] = json!(["a", "a"]);
+        assert_eq!(same_shape(&bridged, &object()), Ok(()));
+        // A member named like an annotation is a member, not an annotation.
+        let mut named = object();
+        named["properties"]["description"] = json!({"type": "string"});
+        assert!(same_shape(&named, &object()).is_err());
+    }
+
+    #[test]
+    fn every_deciding_difference_is_one() {
+        type Change = fn(&mut serde_json::Value);
+        let changes: [(&str, Change); 9] = [
+            ("required", |s| s["required"] = json!(["a", "b"])),
+            ("required empty", |s| s["required"] = json!([])),
+            ("closedness", |s| {
+                s.as_object_mut().unwrap().remove("additionalProperties");
+            }),
+            ("additionalProperties schema", |s| {
+                s["additionalProperties"] = json!({"type": "string"})
+            }),
+            ("enum order", |s| {
+                s["properties"]["a"]["enum"] = json!(["y", "x"])
+            }),
+            ("a bound", |s| {
+                s["properties"]["b"]["oneOf"][0]["maximum"] = json!(256)
+            }),
+            ("oneOf branches", |s| {
+                s["properties"]["b"]["oneOf"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(json!({"type": "boolean"}))
+            }),
+            ("an extra keyword", |s| {
+                s["properties"]["a"]["minLength"] = json!(1)
+            }),
+            ("a boolean schema", |s| s["properties"]["a"] = json!(true)),
+        ];
+        for (what, change) in changes {
+            let mut bridged = object();
+            change(&mut bridged);
+            assert!(same_shape(&bridged, &object()).is_err(), "{what}");
+            assert!(
+                same_shape(&object(), &bridged).is_err(),
+                "{what} (reversed)"
+            );
+        }
     }
 }
