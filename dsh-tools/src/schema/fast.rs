@@ -47,7 +47,10 @@
 //! assert!(validator.validate(&json!({"path": "a.txt", "offset": 3})).is_ok());
 //! assert_eq!(
 //!     validator.validate(&json!({"offset": -1})).unwrap_err(),
-//!     [r#"missing required property "path""#, r#""offset" must be >= 0"#]
+//!     [
+//!         r#"missing required property "path""#,
+//!         r#""offset" must match exactly one oneOf branch (matched 0): "offset" must be >= 0 (or null)"#,
+//!     ]
 //! );
 //! # Ok::<(), dsh_tools::schema::bridge::BridgeError>(())
 //! ```
