@@ -121,8 +121,7 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
             };
             // Its generated validator, written here rather than by `#[derive(FastCheck)]` (one
             // proc-macro call fewer per tool), in the compact form: a member table checked by
-            // one shared loop (straight-line code per tool cost 10 % of a 50-tool crate's
-            // build; the derive on a struct-form type writes it).
+            // one shared loop, less code per tool than straight-line code (BENCHMARKS.md).
             let fast_impl = syn::parse2::<syn::DeriveInput>(args_struct.clone())
                 .and_then(|input| crate::fast::expand(&input, Some(&krate), true))
                 .unwrap_or_else(|e| e.to_compile_error());

@@ -17,8 +17,8 @@
 //! The struct form of `#[tool]` uses it when the author's type derives it. For the inline form,
 //! `#[tool]` writes the impl of its generated arguments struct itself, in the *compact* form: a
 //! member table built once per process, checked by one shared loop ([`check_members`]): less
-//! code per tool (straight-line code for every inline tool cost about 10 % of a 50-tool crate's
-//! build), about 1.5× a serde decode instead of about 1.15× (the interpreter: about 1.9×).
+//! code per tool (see BENCHMARKS.md for what that does and does not show about compile time),
+//! about 1.5× a serde decode instead of about 1.15× (the interpreter: about 1.9×).
 //! `#[dsh_tools(compact)]` asks the derive for that form too; `#[dsh_tools(crate = path)]` names
 //! this crate when it is re-exported under another path.
 //!
@@ -458,8 +458,8 @@ impl FastCheck for std::path::PathBuf {
         String::fast_shape(c)
     }
     #[inline]
-    fn fast_check(v: &Value, _: bool) -> bool {
-        v.is_string()
+    fn fast_check(v: &Value, c: bool) -> bool {
+        String::fast_check(v, c)
     }
 }
 
