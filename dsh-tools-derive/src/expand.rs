@@ -84,6 +84,7 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
     // The arguments: the author's struct, or one built from the parameters.
     let ctx_ident = format_ident!("__dsh_tools_ctx");
     let args_ident = format_ident!("__dsh_tools_args");
+    let mut inline_check = None;
     let (args_ty, args_struct, mut call_args, destructure) = match &tool.form {
         Form::Struct(ty) => (
             quote!(#ty),
@@ -100,11 +101,11 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
                 quote!(#(#attrs)* #ident: #ty)
             });
             let names: Vec<&Ident> = args.iter().map(|a| &a.ident).collect();
-            let deny = if attrs
+            let allow_unknown = attrs
                 .allow_unknown_args
                 .as_ref()
-                .is_some_and(|set| set.value)
-            {
+                .is_some_and(|set| set.value);
+            let deny = if allow_unknown {
                 quote!(#[serde(crate = #serde)])
             } else {
                 quote!(#[serde(crate = #serde, deny_unknown_fields)])
@@ -119,18 +120,16 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
                     #(#fields,)*
                 }
             };
-            // Its generated validator, written here rather than by `#[derive(FastCheck)]` (one
-            // proc-macro call fewer per tool), in the compact form: a member table checked by
-            // one shared loop, less code per tool than straight-line code (BENCHMARKS.md).
-            let fast_impl = syn::parse2::<syn::DeriveInput>(args_struct.clone())
-                .and_then(|input| crate::fast::expand(&input, Some(&krate), true))
-                .unwrap_or_else(|e| e.to_compile_error());
+            // Its generated validator, declared here rather than by `#[derive(FastCheck)]`, in
+            // the compact form: a constant member table checked by one shared loop, so the
+            // check adds no function to the tool (BENCHMARKS.md, compile time).
+            inline_check = Some(
+                crate::fast::inline_check(&ident, args, !allow_unknown, &krate)
+                    .unwrap_or_else(|e| e.to_compile_error()),
+            );
             (
                 quote!(#ident),
-                quote! {
-                    #args_struct
-                    #fast_impl
-                },
+                args_struct,
                 names.iter().map(|n| quote!(#n)).collect(),
                 quote!(let #ident { #(#names),* } = #args_ident;),
             )
@@ -273,21 +272,19 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
         quote!(#krate::definition::FinalizeFn),
     );
 
-    // `Args`'s generated validator: the inline form's struct has one; for the struct form,
-    // when it has one (autoref: `checker` is `Yes` where `Args: FastCheck`, `No` otherwise).
+    // `Args`'s generated validator: the inline form's member table; for the struct form, the
+    // type's own when it has one (the probe picks `Yes` where `Args: FastCheck`, `No`
+    // otherwise, in a closure that is never called).
     let fast = quote!(#krate::schema::fast);
-    let fns = match &tool.form {
-        Form::Inline(_) => quote!(#fast::Fns::of::<#args_ty>()),
-        Form::Struct(_) => quote! {{
-            #[allow(unused_imports)]
-            use #fast::{ViaFastCheck as _, ViaNone as _};
-            (&&#fast::Probe::<#args_ty>::NEW).checker().fns()
-        }},
-    };
-    let generated_check = quote! {
-        fn generated_check(&self) -> ::core::option::Option<#fast::Fns> {
-            ::core::option::Option::Some(#fns)
+    let check = inline_check.unwrap_or_else(|| {
+        quote! {
+            ::core::option::Option::Some(#fast::Generated::Code(#fast::fns_of(
+                &|| #fast::Probe::<#args_ty>::NEW.checker(),
+            )))
         }
+    });
+    let generated_check = quote! {
+        const GENERATED_CHECK: ::core::option::Option<#fast::Generated> = #check;
     };
 
     // The impl's header is spanned at the return type too: an unsatisfied `Tool::Output` is

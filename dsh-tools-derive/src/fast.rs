@@ -17,7 +17,7 @@ pub(crate) fn derive(input: TokenStream) -> TokenStream {
         Ok(input) => input,
         Err(e) => return e.to_compile_error(),
     };
-    match expand(&input, None, false) {
+    match expand(&input, None) {
         Ok(tokens) => tokens,
         Err(e) => e.to_compile_error(),
     }
@@ -248,51 +248,90 @@ fn member(attrs: &[Attribute]) -> syn::Result<Member> {
 /// Code for one object: the shape's field list and the check of a map `m` bound in scope.
 struct ObjectCode {
     fields: Vec<TokenStream>,
+    /// The same fields, as constant expressions (the compact form's table).
+    const_fields: Vec<TokenStream>,
     lets: Vec<TokenStream>,
     arms: Vec<TokenStream>,
     required: Vec<TokenStream>,
     unsupported: Option<String>,
 }
 
+/// A struct's or variant's members as `(attributes, name, type)`; `None` for tuple fields.
+fn named(fields: &Fields) -> Option<Vec<(&[Attribute], &syn::Ident, &Type)>> {
+    match fields {
+        Fields::Named(named) => Some(
+            named
+                .named
+                .iter()
+                .map(|f| (&f.attrs[..], f.ident.as_ref().expect("named"), &f.ty))
+                .collect(),
+        ),
+        Fields::Unit => Some(Vec::new()),
+        Fields::Unnamed(_) => None,
+    }
+}
+
 fn object(
     fields: &Fields,
     rule: Option<Rule>,
     container_default: bool,
+    table: bool,
+    fast: &TokenStream,
+) -> syn::Result<ObjectCode> {
+    match named(fields) {
+        Some(members) => object_of(&members, rule, container_default, table, fast),
+        None => Ok(ObjectCode {
+            fields: Vec::new(),
+            const_fields: Vec::new(),
+            lets: Vec::new(),
+            arms: Vec::new(),
+            required: Vec::new(),
+            unsupported: Some("tuple fields".into()),
+        }),
+    }
+}
+
+/// The code for an object of `named` members: with `table`, only the compact form's constant
+/// table (`const_fields`); otherwise only the straight-line code's pieces.
+fn object_of(
+    named: &[(&[Attribute], &syn::Ident, &Type)],
+    rule: Option<Rule>,
+    container_default: bool,
+    table: bool,
     fast: &TokenStream,
 ) -> syn::Result<ObjectCode> {
     let mut code = ObjectCode {
         fields: Vec::new(),
+        const_fields: Vec::new(),
         lets: Vec::new(),
         arms: Vec::new(),
         required: Vec::new(),
         unsupported: None,
     };
-    let named = match fields {
-        Fields::Named(named) => named.named.iter().collect::<Vec<_>>(),
-        Fields::Unit => Vec::new(),
-        Fields::Unnamed(_) => {
-            code.unsupported = Some("tuple fields".into());
-            return Ok(code);
-        }
-    };
-    for (i, field) in named.into_iter().enumerate() {
-        let m = member(&field.attrs)?;
+    for (i, &(attrs, ident, ty)) in named.iter().enumerate() {
+        let m = member(attrs)?;
         if let Some(why) = m.unsupported {
             code.unsupported = Some(why);
         }
         if m.skip {
             continue;
         }
-        let ident = field.ident.as_ref().expect("named");
         let raw = ident.unraw().to_string();
         let name = m
             .rename
             .unwrap_or_else(|| rule.map_or_else(|| raw.clone(), |r| r.field(&raw)));
-        let ty: &Type = &field.ty;
         let default = m.default || container_default;
-        // One autoref probe per field and function: a `Yes<T>` (T's own check, static
-        // dispatch) where `T: FastCheck`, a `No<T>` otherwise.
-        let probe = quote_spanned! {ty.span()=> (&&#fast::Probe::<#ty>::NEW).checker() };
+        // One probe per field and function: a `Yes<T>` (T's own check, static dispatch) where
+        // `T: FastCheck`, a `No<T>` otherwise.
+        let probe = quote_spanned! {ty.span()=> #fast::Probe::<#ty>::NEW.checker() };
+        if table {
+            // In a constant: the probe in a closure that is never called, its return type the
+            // pick.
+            code.const_fields.push(quote_spanned! {ty.span()=>
+                #fast::field(#name, #default, &|| #probe)
+            });
+            continue;
+        }
         code.fields.push(quote! {
             #fast::Field { name: #name, fns: #probe.fns(), default: #default }
         });
@@ -340,14 +379,37 @@ fn object_check(
     }}
 }
 
-/// The impl for `input`; `krate` (from `#[tool]`) overrides a `#[dsh_tools(crate = …)]`.
-/// `compact` (the inline form of `#[tool]`): a struct's members are checked from a table by
-/// one shared loop instead of straight-line code, for a fraction of the compile time.
-pub(crate) fn expand(
-    input: &DeriveInput,
-    krate: Option<&TokenStream>,
-    compact: bool,
+/// The compact form's table of `code`'s members, as a constant expression of type `Members`.
+fn members(code: &ObjectCode, deny_unknown: bool, fast: &TokenStream) -> TokenStream {
+    let fields = &code.const_fields;
+    quote!(#fast::Members::new(&[#(#fields),*], #deny_unknown))
+}
+
+/// `Tool::GENERATED_CHECK` for the struct `#[tool]` writes for the inline form (`args`, serde's
+/// `deny_unknown_fields` unless the tool allows unknown arguments): its member table, a
+/// constant, so the check costs the tool no code of its own.
+pub(crate) fn inline_check(
+    struct_ident: &syn::Ident,
+    args: &[crate::ast::InlineArg],
+    deny_unknown: bool,
+    krate: &TokenStream,
 ) -> syn::Result<TokenStream> {
+    let fast = quote!(#krate::schema::fast);
+    let named: Vec<_> = args
+        .iter()
+        .map(|a| (&a.attrs[..], &a.ident, &a.ty))
+        .collect();
+    let code = object_of(&named, None, false, true, &fast)?;
+    if let Some(why) = &code.unsupported {
+        let why = format!("`{struct_ident}`: {why} (not modelled by #[tool])");
+        return Ok(quote!(::core::option::Option::Some(#fast::Generated::Unsupported(#why))));
+    }
+    let members = members(&code, deny_unknown, &fast);
+    Ok(quote!(::core::option::Option::Some(#fast::Generated::Members(&#members))))
+}
+
+/// The impl for `input`; `krate` overrides a `#[dsh_tools(crate = …)]`.
+pub(crate) fn expand(input: &DeriveInput, krate: Option<&TokenStream>) -> syn::Result<TokenStream> {
     if !input.generics.params.is_empty() {
         return Err(syn::Error::new(
             input.generics.span(),
@@ -363,10 +425,6 @@ pub(crate) fn expand(
     let fast = quote!(#krate::schema::fast);
     let json = quote!(#krate::serde_json);
     let ident = &input.ident;
-    let uses = quote! {
-        #[allow(unused_imports)]
-        use #fast::{ViaFastCheck as _, ViaNone as _};
-    };
     let unsupported = |why: &str| {
         let why = format!("`{ident}`: {why} (not modelled by #[derive(FastCheck)])");
         quote! {
@@ -384,35 +442,25 @@ pub(crate) fn expand(
     } else {
         match &input.data {
             Data::Struct(data) => {
-                let code = object(&data.fields, c.rename_all, c.default, &fast)?;
+                let code = object(&data.fields, c.rename_all, c.default, c.compact, &fast)?;
                 match (&code.unsupported, &data.fields) {
                     (Some(why), _) => unsupported(why),
-                    (None, Fields::Named(_)) if compact || c.compact => {
-                        let deny = c.deny_unknown;
-                        let fields = &code.fields;
-                        // The table, built once per process by a non-generic helper (the
-                        // probes are not `const`; a `OnceLock::get_or_init` per type would be
-                        // one more generic instantiation per tool to compile).
+                    (None, Fields::Named(_)) if c.compact => {
+                        // A constant table: no code for it but these two calls.
+                        let members = members(&code, c.deny_unknown, &fast);
                         extra = quote! {
                             impl #ident {
-                                fn __dsh_tools_build() -> ::std::vec::Vec<#fast::Field> {
-                                    #uses
-                                    ::std::vec![#(#fields),*]
-                                }
-
-                                fn __dsh_tools_fields() -> &'static #fast::Members {
-                                    static TABLE: #fast::Table = #fast::Table::new();
-                                    TABLE.get(Self::__dsh_tools_build)
-                                }
+                                #[doc(hidden)]
+                                const __DSH_TOOLS_MEMBERS: &'static #fast::Members = &#members;
                             }
                         };
                         quote! {
                             fn fast_shape(__closed_arg: bool) -> ::core::result::Result<#json::Value, ::std::string::String> {
-                                #fast::object_shape(__closed_arg || #deny, ::core::option::Option::None, &Self::__dsh_tools_fields().fields)
+                                Self::__DSH_TOOLS_MEMBERS.shape(__closed_arg)
                             }
 
                             fn fast_check(__value: &#json::Value, __closed_arg: bool) -> bool {
-                                #fast::check_members(__value, __closed_arg || #deny, Self::__dsh_tools_fields())
+                                Self::__DSH_TOOLS_MEMBERS.check(__value, __closed_arg)
                             }
                         }
                     }
@@ -422,12 +470,10 @@ pub(crate) fn expand(
                         let check = object_check(&code, None, quote!(__closed), &fast);
                         quote! {
                             fn fast_shape(__closed_arg: bool) -> ::core::result::Result<#json::Value, ::std::string::String> {
-                                #uses
                                 #fast::object_shape(__closed_arg || #deny, ::core::option::Option::None, &[#(#fields),*])
                             }
 
                             fn fast_check(__value: &#json::Value, __closed_arg: bool) -> bool {
-                                #uses
                                 let #json::Value::Object(__m) = __value else {
                                     return false;
                                 };
@@ -516,7 +562,7 @@ pub(crate) fn expand(
                         let mut why = None;
                         for (name, v) in &variants {
                             // Variants take no `rename_all` of the enum for their fields.
-                            let code = object(&v.fields, None, false, &fast)?;
+                            let code = object(&v.fields, None, false, false, &fast)?;
                             if let Some(w) = &code.unsupported {
                                 why = Some(w.clone());
                             }
@@ -532,13 +578,11 @@ pub(crate) fn expand(
                             Some(why) => unsupported(&why),
                             None => quote! {
                                 fn fast_shape(_: bool) -> ::core::result::Result<#json::Value, ::std::string::String> {
-                                    #uses
-                                    #fast::one_of_shape(::std::vec![#(#shapes),*])
+                                        #fast::one_of_shape(::std::vec![#(#shapes),*])
                                 }
 
                                 fn fast_check(__value: &#json::Value, _: bool) -> bool {
-                                    #uses
-                                    let #json::Value::Object(__m) = __value else {
+                                        let #json::Value::Object(__m) = __value else {
                                         return false;
                                     };
                                     let ::core::option::Option::Some(#json::Value::String(__tag)) = #fast::member(__m, #tag) else {

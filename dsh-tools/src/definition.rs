@@ -216,7 +216,7 @@ pub struct ToolDefinition {
     /// The parameters came from the bridge, so they are in the subset (adapters skip the check).
     pub(crate) bridged: bool,
     /// A typed tool's arguments validator.
-    pub(crate) args: Option<crate::schema::fast::ArgsValidator>,
+    pub(crate) args: Option<Arc<crate::schema::fast::ArgsValidator>>,
 }
 
 impl fmt::Debug for ToolDefinition {
@@ -443,7 +443,7 @@ impl ToolDefinition {
     /// [`fast_path`](crate::schema::fast::ArgsValidator::fast_path) says whether generated code
     /// decides valid arguments.
     pub fn args_validator(&self) -> Option<&crate::schema::fast::ArgsValidator> {
-        self.args.as_ref()
+        self.args.as_deref()
     }
 
     /// The model-facing parameters schema.
@@ -518,8 +518,8 @@ impl ToolDefinition {
         F: Fn(A, ToolRunContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
     {
-        let schemas = crate::tool::schemas::<A, O>(false, None)?;
-        let compiled = Arc::new(schemas.args.clone());
+        let schemas = crate::tool::schemas::<A, O>(false, &None)?;
+        let compiled = Arc::clone(&schemas.args);
         let body = Arc::new(body);
         let mut definition = Self::from_parts(
             name.into(),
@@ -537,7 +537,7 @@ impl ToolDefinition {
             },
         );
         definition.bridged = true;
-        definition.args = Some(schemas.args.clone());
+        definition.args = Some(Arc::clone(&schemas.args));
         Ok(definition)
     }
 }

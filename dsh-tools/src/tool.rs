@@ -86,7 +86,7 @@ use crate::error::ToolError;
 use crate::pipeline::ToolRunContext;
 use crate::present::{CallPresenter, ResultPresenter, ToolCallView, ToolResultView};
 use crate::schema::bridge::{self, BridgeError};
-use crate::schema::fast::{ArgsValidator, Fns};
+use crate::schema::fast::{ArgsValidator, Generated};
 use crate::schema::{CompiledSchema, ToolArgsError};
 use rustc_hash::FxHashMap;
 use schemars::JsonSchema;
@@ -240,17 +240,16 @@ pub trait Tool: Send + Sync + Sized + 'static {
         Carded::new(self).render_with(render)
     }
 
-    /// The validator generated for `Args` by
-    /// [`#[derive(FastCheck)]`](derive@crate::FastCheck), if any: `#[tool]` fills it in.
+    /// The validator generated for `Args` (by
+    /// [`#[derive(FastCheck)]`](derive@crate::FastCheck), or the inline form's member table),
+    /// if any: `#[tool]` fills it in. A constant, so it costs a tool no code.
     #[doc(hidden)]
-    fn generated_check(&self) -> Option<Fns> {
-        None
-    }
+    const GENERATED_CHECK: Option<Generated> = None;
 
     /// The definition, or why the types' schemas cannot be bridged into the subset.
     fn try_definition(self) -> Result<ToolDefinition, BridgeError> {
         let schemas =
-            schemas::<Self::Args, Self::Output>(self.allow_unknown_args(), self.generated_check())?;
+            schemas::<Self::Args, Self::Output>(self.allow_unknown_args(), &Self::GENERATED_CHECK)?;
         Ok(build(self, schemas))
     }
 
@@ -260,7 +259,7 @@ pub trait Tool: Send + Sync + Sized + 'static {
     fn definition(self) -> ToolDefinition {
         let name = self.name().to_owned();
         let description = self.description().to_owned();
-        match schemas::<Self::Args, Self::Output>(self.allow_unknown_args(), self.generated_check())
+        match schemas::<Self::Args, Self::Output>(self.allow_unknown_args(), &Self::GENERATED_CHECK)
         {
             Ok(schemas) => build(self, schemas),
             Err(error) => ToolDefinition::invalid(name, description, error),
@@ -273,7 +272,7 @@ pub(crate) struct TypedSchemas {
     pub(crate) parameters: Arc<Value>,
     pub(crate) output: Value,
     /// The compiled parameters, and the generated check where it matches them.
-    pub(crate) args: ArgsValidator,
+    pub(crate) args: Arc<ArgsValidator>,
 }
 
 /// `(Args, Output, allow_unknown, has a generated check)`.
@@ -283,7 +282,7 @@ type Cache = Mutex<FxHashMap<(TypeId, TypeId, bool, bool), Arc<TypedSchemas>>>;
 /// types, so the memo is not state).
 pub(crate) fn schemas<A, O>(
     allow_unknown: bool,
-    generated: Option<Fns>,
+    generated: &Option<Generated>,
 ) -> Result<Arc<TypedSchemas>, BridgeError>
 where
     A: JsonSchema + 'static,
@@ -291,12 +290,8 @@ where
 {
     // Generic only where it must be: the rest is compiled once, not once per tool.
     schemas_erased(
-        (
-            TypeId::of::<A>(),
-            TypeId::of::<O>(),
-            allow_unknown,
-            generated.is_some(),
-        ),
+        [TypeId::of::<A>(), TypeId::of::<O>()],
+        allow_unknown,
         generated,
         bridge::schema_for_args::<A>,
         bridge::schema_for_serialize::<O>,
@@ -305,18 +300,20 @@ where
 }
 
 fn schemas_erased(
-    key: (TypeId, TypeId, bool, bool),
-    generated: Option<Fns>,
+    types: [TypeId; 2],
+    allow_unknown: bool,
+    generated: &Option<Generated>,
     parameters: fn(bool) -> Result<Value, BridgeError>,
     output: fn() -> Result<Value, BridgeError>,
     args_name: &str,
 ) -> Result<Arc<TypedSchemas>, BridgeError> {
+    let key = (types[0], types[1], allow_unknown, generated.is_some());
     static CACHE: OnceLock<Cache> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     if let Some(found) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(Arc::clone(found));
     }
-    let parameters = parameters(key.2)?;
+    let parameters = parameters(allow_unknown)?;
     if parameters.get("type").and_then(Value::as_str) != Some("object") {
         return Err(BridgeError::internal(format!(
             "a tool's parameters must be an object, and `{args_name}` is not a struct with named \
@@ -327,7 +324,13 @@ fn schemas_erased(
     // The bridge guarantees a supported schema; compile cannot fail on its output.
     let compiled = CompiledSchema::compile(&parameters)
         .map_err(|e| BridgeError::internal(format!("bridged parameters do not compile: {e}")))?;
-    let args = ArgsValidator::new(&parameters, Arc::new(compiled), generated, key.2, args_name);
+    let args = Arc::new(ArgsValidator::new(
+        &parameters,
+        Arc::new(compiled),
+        *generated,
+        allow_unknown,
+        args_name,
+    ));
     let schemas = Arc::new(TypedSchemas {
         parameters: Arc::new(parameters),
         output,
@@ -394,7 +397,7 @@ fn build<T: Tool>(tool: T, schemas: Arc<TypedSchemas>) -> ToolDefinition {
     // Only the body and the classifier depend on `T`; everything else is assembled by
     // non-generic code, compiled once rather than once per tool in the author's crate.
     let tool = Arc::new(tool);
-    let compiled = Arc::new(schemas.args.clone());
+    let compiled = Arc::clone(&schemas.args);
     let body = Arc::clone(&tool);
     let execute: ExecuteFn = Arc::new(move |args: Arc<Value>, ctx: ToolRunContext| {
         let compiled = Arc::clone(&compiled);
@@ -409,7 +412,7 @@ fn build<T: Tool>(tool: T, schemas: Arc<TypedSchemas>) -> ToolDefinition {
         Concurrency::Exclusive => None,
         Concurrency::Parallel => Some(Arc::new(|_: &Value| true)),
         Concurrency::Classified(classify) => {
-            let compiled = schemas.args.clone();
+            let compiled = Arc::clone(&schemas.args);
             Some(Arc::new(move |args: &Value| {
                 validate_and_decode::<T::Args>(&compiled, args).is_ok_and(|a| classify(&a))
             }))
@@ -461,7 +464,7 @@ fn assemble(parts: Parts, schemas: &TypedSchemas) -> ToolDefinition {
         parts.execute,
     );
     definition.bridged = true;
-    definition.args = Some(schemas.args.clone());
+    definition.args = Some(Arc::clone(&schemas.args));
     if let Some(title) = parts.title {
         definition = definition.title(title);
     }
@@ -736,7 +739,7 @@ impl<T: Tool> Carded<T> {
     /// The definition to register, with its cards and renderer.
     pub fn definition(self) -> ToolDefinition {
         let allow_unknown = self.tool.allow_unknown_args();
-        let generated = self.tool.generated_check();
+        let generated = &T::GENERATED_CHECK;
         let mut definition = self.tool.definition();
         let Ok(schemas) = schemas::<T::Args, T::Output>(allow_unknown, generated) else {
             // The definition carries the bridge error; registering it reports that.
@@ -744,7 +747,7 @@ impl<T: Tool> Carded<T> {
         };
         // Only arguments that validate are decoded: their depth is the schema's.
         let decode = {
-            let compiled = schemas.args.clone();
+            let compiled = Arc::clone(&schemas.args);
             move |args: &Value| validate_and_decode::<T::Args>(&compiled, args).ok()
         };
         if let Some(render) = self.render {

@@ -15,10 +15,10 @@
 //! reports which one a type gets.
 //!
 //! The struct form of `#[tool]` uses it when the author's type derives it. For the inline form,
-//! `#[tool]` writes the impl of its generated arguments struct itself, in the *compact* form: a
-//! member table built once per process, checked by one shared loop ([`check_members`]): less
-//! code per tool (see BENCHMARKS.md for what that does and does not show about compile time),
-//! about 1.5× a serde decode instead of about 1.15× (the interpreter: about 1.9×).
+//! `#[tool]` declares the check of its generated arguments struct itself, in the *compact* form:
+//! a constant member table (no generated function), checked by one shared loop: next to no code
+//! per tool (see BENCHMARKS.md for the compile time), about 1.5× a serde decode instead of about
+//! 1.15× (the interpreter: about 1.9×).
 //! `#[dsh_tools(compact)]` asks the derive for that form too; `#[dsh_tools(crate = path)]` names
 //! this crate when it is re-exported under another path.
 //!
@@ -85,9 +85,6 @@ pub trait FastCheck {
     fn fast_check(value: &Value, closed: bool) -> bool;
 }
 
-/// A generated check: the value, and whether a struct's object is closed.
-type CheckFn = fn(&Value, bool) -> bool;
-
 /// One type's generated validator, or the reason it has none.
 #[doc(hidden)]
 #[derive(Clone, Copy)]
@@ -126,8 +123,9 @@ fn no_shape<T: ?Sized>(_: bool) -> Result<Value, String> {
     ))
 }
 
-/// Picks `T`'s checker where `T` is a concrete type: `(&&Probe::<T>::NEW).checker()` resolves to
-/// [`ViaFastCheck`] when `T: FastCheck` and to [`ViaNone`] otherwise.
+/// Picks `T`'s checker where `T` is a concrete type: `Probe::<T>::NEW.checker()` is
+/// [`Yes<T>`] when `T: FastCheck` (the inherent method, its bound met) and [`No<T>`] otherwise
+/// (method lookup goes on through `Deref` to [`ProbeNone`]). No trait has to be in scope.
 #[doc(hidden)]
 pub struct Probe<T: ?Sized>(PhantomData<fn() -> Box<T>>);
 
@@ -135,30 +133,28 @@ impl<T: ?Sized> Probe<T> {
     pub const NEW: Self = Probe(PhantomData);
 }
 
-#[doc(hidden)]
-pub trait ViaFastCheck {
-    type Checker;
-    fn checker(&self) -> Self::Checker;
-}
-
-impl<T: FastCheck + ?Sized> ViaFastCheck for &Probe<T> {
-    type Checker = Yes<T>;
+impl<T: FastCheck + ?Sized> Probe<T> {
     #[inline]
-    fn checker(&self) -> Yes<T> {
+    pub fn checker(&self) -> Yes<T> {
         Yes(PhantomData)
     }
 }
 
-#[doc(hidden)]
-pub trait ViaNone {
-    type Checker;
-    fn checker(&self) -> Self::Checker;
+impl<T: ?Sized> std::ops::Deref for Probe<T> {
+    type Target = ProbeNone<T>;
+    #[inline]
+    fn deref(&self) -> &ProbeNone<T> {
+        &ProbeNone(PhantomData)
+    }
 }
 
-impl<T: ?Sized> ViaNone for Probe<T> {
-    type Checker = No<T>;
+/// Where a [`Probe`] of a type without [`FastCheck`] finds its `checker`.
+#[doc(hidden)]
+pub struct ProbeNone<T: ?Sized>(PhantomData<fn() -> Box<T>>);
+
+impl<T: ?Sized> ProbeNone<T> {
     #[inline]
-    fn checker(&self) -> No<T> {
+    pub fn checker(&self) -> No<T> {
         No(PhantomData)
     }
 }
@@ -198,6 +194,73 @@ impl<T: ?Sized> No<T> {
     #[inline]
     pub fn check(&self, _: &Value) -> bool {
         false
+    }
+}
+
+/// The [`Fns`] of a checker type, known at compile time.
+#[doc(hidden)]
+pub trait CheckerFns {
+    const FNS: Fns;
+}
+
+impl<T: FastCheck + ?Sized> CheckerFns for Yes<T> {
+    const FNS: Fns = Fns::of::<T>();
+}
+
+impl<T: ?Sized> CheckerFns for No<T> {
+    const FNS: Fns = Fns::none::<T>();
+}
+
+/// The [`Fns`] of the checker a probe picks, in a constant: `fns_of(&|| Probe::<T>::NEW
+/// .checker())`. The closure is never called (nor compiled to code): its return type is the
+/// pick.
+#[doc(hidden)]
+pub const fn fns_of<C: CheckerFns, F: Fn() -> C>(_probe: &F) -> Fns {
+    C::FNS
+}
+
+/// A member of a compact table, its check picked by a probe as in [`fns_of`].
+#[doc(hidden)]
+pub const fn field<C: CheckerFns, F: Fn() -> C>(
+    name: &'static str,
+    default: bool,
+    _probe: &F,
+) -> Field {
+    Field {
+        name,
+        fns: C::FNS,
+        default,
+    }
+}
+
+/// A tool's generated check of its arguments, as `#[tool]` declares it.
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub enum Generated {
+    /// The arguments type's own [`FastCheck`] (or [`Fns::none`]).
+    Code(Fns),
+    /// A member table (the inline form's arguments).
+    Members(&'static Members),
+    /// None, and why.
+    Unsupported(&'static str),
+}
+
+impl Generated {
+    fn shape(&self, closed: bool) -> Result<Value, String> {
+        match self {
+            Generated::Code(fns) => (fns.shape)(closed),
+            Generated::Members(members) => members.shape(closed),
+            Generated::Unsupported(why) => Err((*why).to_owned()),
+        }
+    }
+
+    #[inline]
+    fn check(&self, v: &Value, closed: bool) -> bool {
+        match self {
+            Generated::Code(fns) => (fns.check)(v, closed),
+            Generated::Members(members) => members.check(v, closed),
+            Generated::Unsupported(_) => false,
+        }
     }
 }
 
@@ -277,44 +340,57 @@ pub fn object_shape(
     Ok(Value::Object(shape))
 }
 
-/// A compact check's member table, built on first use.
-#[doc(hidden)]
-pub struct Table(std::sync::OnceLock<Members>);
-
-/// The members of a compact check, and how many are required.
+/// The members of a compact check: a constant table (no code per type), checked by one shared
+/// loop ([`check_members`]).
 #[doc(hidden)]
 pub struct Members {
-    pub fields: Vec<Field>,
+    fields: &'static [Field],
     required: usize,
+    deny_unknown: bool,
 }
 
-impl Table {
-    #[allow(clippy::new_without_default)]
-    pub const fn new() -> Self {
-        Table(std::sync::OnceLock::new())
+impl Members {
+    /// The table of `fields` (`deny_unknown`: `#[serde(deny_unknown_fields)]`).
+    pub const fn new(fields: &'static [Field], deny_unknown: bool) -> Self {
+        let mut required = 0;
+        let mut i = 0;
+        while i < fields.len() {
+            if !(fields[i].fns.optional || fields[i].default) {
+                required += 1;
+            }
+            i += 1;
+        }
+        Members {
+            fields,
+            required,
+            deny_unknown,
+        }
     }
 
+    /// The members.
+    pub fn fields(&self) -> &'static [Field] {
+        self.fields
+    }
+
+    /// The shape the table decides (as [`FastCheck::fast_shape`]).
+    pub fn shape(&self, closed: bool) -> Result<Value, String> {
+        object_shape(closed || self.deny_unknown, None, self.fields)
+    }
+
+    /// Whether `v` is valid (as [`FastCheck::fast_check`]).
     #[inline]
-    pub fn get(&'static self, build: fn() -> Vec<Field>) -> &'static Members {
-        self.0.get_or_init(|| {
-            let fields = build();
-            let required = fields
-                .iter()
-                .filter(|f| !(f.fns.optional || f.default))
-                .count();
-            Members { fields, required }
-        })
+    pub fn check(&self, v: &Value, closed: bool) -> bool {
+        check_members(v, closed || self.deny_unknown, self)
     }
 }
 
 /// A compact generated check: `v` against the object of `members` (straight-line code's
 /// decision, from a table; names compared word-wise, the next declared member tried first).
-#[doc(hidden)]
-pub fn check_members(v: &Value, closed: bool, members: &Members) -> bool {
+fn check_members(v: &Value, closed: bool, members: &Members) -> bool {
     let Value::Object(m) = v else {
         return false;
     };
-    let fields = &members.fields[..];
+    let fields = members.fields;
     let mut required = 0;
     let mut hint = 0;
     for (k, x) in m {
@@ -368,7 +444,8 @@ pub fn one_of_shape(branches: Vec<Result<Value, String>>) -> Result<Value, Strin
 
 /// Whether member name `k` is `name`. A plain slice compare: with `name` a constant the
 /// compiler inlines it (the interpreter's word-wise `same_len_eq`, better for names known only at
-/// run time, made the generated check 1.6x slower on the small payload).
+/// run time, made the generated check 1.6x slower on the small payload; a `match` on byte-string
+/// patterns, 1.25x serde instead of 1.17x).
 #[doc(hidden)]
 #[inline]
 pub fn key_is(k: &[u8], name: &'static str) -> bool {
@@ -646,7 +723,7 @@ pub(crate) fn same_shape(bridged: &Value, shape: &Value) -> Result<(), String> {
 #[derive(Clone)]
 pub struct ArgsValidator {
     compiled: Arc<CompiledSchema>,
-    fast: Result<CheckFn, Arc<str>>,
+    fast: Result<Generated, Arc<str>>,
     closed: bool,
 }
 
@@ -669,7 +746,7 @@ impl ArgsValidator {
         Ok(Self::new(
             &parameters,
             Arc::new(compiled),
-            Some(Fns::of::<T>()),
+            Some(Generated::Code(Fns::of::<T>())),
             allow_unknown,
             std::any::type_name::<T>(),
         ))
@@ -679,19 +756,20 @@ impl ArgsValidator {
     pub(crate) fn new(
         parameters: &Value,
         compiled: Arc<CompiledSchema>,
-        fns: Option<Fns>,
+        generated: Option<Generated>,
         allow_unknown: bool,
         type_name: &str,
     ) -> Self {
         let closed = !allow_unknown;
-        let fast = match fns {
+        let fast = match generated {
             None => Err("the tool declares no generated check".to_owned()),
             // A value the interpreter admits at any depth is not a shape the derive emits, but
             // say so rather than rely on it: the depth rule in `check_args` needs the interpreter.
             Some(_) if compiled.admits_any => Err("the schema admits any value".to_owned()),
-            Some(fns) => (fns.shape)(closed)
+            Some(generated) => generated
+                .shape(closed)
                 .and_then(|shape| same_shape(parameters, &shape))
-                .map(|()| fns.check),
+                .map(|()| generated),
         };
         if let Err(why) = &fast {
             tracing::debug!(
@@ -726,8 +804,8 @@ impl ArgsValidator {
     /// valid.
     #[inline]
     pub fn validate(&self, args: &Value) -> Result<(), Vec<String>> {
-        match self.fast {
-            Ok(check) if check(args, self.closed) => Ok(()),
+        match &self.fast {
+            Ok(check) if check.check(args, self.closed) => Ok(()),
             // The generated check is exact: straight to the collector, without the
             // interpreter's own yes/no pass first.
             Ok(_) => self.list(args),
@@ -738,7 +816,7 @@ impl ArgsValidator {
     /// Whether the generated check accepts `args` (`false` without one).
     #[inline]
     fn fast_accepts(&self, args: &Value) -> bool {
-        matches!(self.fast, Ok(check) if check(args, self.closed))
+        matches!(&self.fast, Ok(check) if check.check(args, self.closed))
     }
 
     /// Every violation, listed by the collector (an empty list means valid after all).
@@ -769,7 +847,7 @@ impl ArgsValidator {
         self.fast
             .as_ref()
             .ok()
-            .map(|check| check(args, self.closed))
+            .map(|check| check.check(args, self.closed))
     }
 }
 
