@@ -16,9 +16,10 @@
 //!
 //! The struct form of `#[tool]` uses it when the author's type derives it. For the inline form,
 //! `#[tool]` declares the check of its generated arguments struct itself, in the *compact* form:
-//! a constant member table (no generated function), checked by one shared loop: next to no code
-//! per tool (see BENCHMARKS.md for the compile time), about 1.5× a serde decode instead of about
-//! 1.15× (the interpreter: about 1.9×).
+//! a constant member table (`Tool::GENERATED_CHECK`, no generated function), checked by one
+//! shared loop: it adds no code to the tool (a 50-tool crate rebuilds with about 2 % more rustc
+//! instructions, see BENCHMARKS.md), at about 1.4–1.7× a serde decode instead of about 1.15×
+//! (the interpreter: about 1.9×).
 //! `#[dsh_tools(compact)]` asks the derive for that form too; `#[dsh_tools(crate = path)]` names
 //! this crate when it is re-exported under another path.
 //!
@@ -84,6 +85,9 @@ pub trait FastCheck {
     #[doc(hidden)]
     fn fast_check(value: &Value, closed: bool) -> bool;
 }
+
+/// A generated check: the value, and whether a struct's object is closed.
+type CheckFn = fn(&Value, bool) -> bool;
 
 /// One type's generated validator, or the reason it has none.
 #[doc(hidden)]
@@ -251,15 +255,6 @@ impl Generated {
             Generated::Code(fns) => (fns.shape)(closed),
             Generated::Members(members) => members.shape(closed),
             Generated::Unsupported(why) => Err((*why).to_owned()),
-        }
-    }
-
-    #[inline]
-    fn check(&self, v: &Value, closed: bool) -> bool {
-        match self {
-            Generated::Code(fns) => (fns.check)(v, closed),
-            Generated::Members(members) => members.check(v, closed),
-            Generated::Unsupported(_) => false,
         }
     }
 }
@@ -723,7 +718,12 @@ pub(crate) fn same_shape(bridged: &Value, shape: &Value) -> Result<(), String> {
 #[derive(Clone)]
 pub struct ArgsValidator {
     compiled: Arc<CompiledSchema>,
-    fast: Result<Generated, Arc<str>>,
+    /// The generated check in use: a type's own code (one indirect call, no match first) …
+    code: Option<CheckFn>,
+    /// … or a member table.
+    members: Option<&'static Members>,
+    /// Why neither is used (`None` when one is).
+    why: Option<Arc<str>>,
     closed: bool,
 }
 
@@ -777,16 +777,27 @@ impl ArgsValidator {
                 "`{type_name}` is validated by the interpreter: {why}"
             );
         }
+        let (code, members, why) = match fast {
+            Ok(Generated::Code(fns)) => (Some(fns.check), None, None),
+            Ok(Generated::Members(members)) => (None, Some(members), None),
+            Ok(Generated::Unsupported(why)) => (None, None, Some(Arc::from(why))),
+            Err(why) => (None, None, Some(Arc::from(why))),
+        };
         ArgsValidator {
             compiled,
-            fast: fast.map_err(Arc::from),
+            code,
+            members,
+            why,
             closed,
         }
     }
 
     /// `Ok` when valid arguments are decided by generated code; `Err` says why not.
     pub fn fast_path(&self) -> Result<(), &str> {
-        self.fast.as_ref().map(|_| ()).map_err(|why| &**why)
+        match &self.why {
+            None => Ok(()),
+            Some(why) => Err(why),
+        }
     }
 
     /// The compiled schema behind it.
@@ -804,19 +815,28 @@ impl ArgsValidator {
     /// valid.
     #[inline]
     pub fn validate(&self, args: &Value) -> Result<(), Vec<String>> {
-        match &self.fast {
-            Ok(check) if check.check(args, self.closed) => Ok(()),
+        match self.fast(args) {
+            Some(true) => Ok(()),
             // The generated check is exact: straight to the collector, without the
             // interpreter's own yes/no pass first.
-            Ok(_) => self.list(args),
-            Err(_) => self.interpret(args),
+            Some(false) => self.list(args),
+            None => self.interpret(args),
         }
+    }
+
+    /// The generated check's answer (`None` without one).
+    #[inline]
+    fn fast(&self, args: &Value) -> Option<bool> {
+        if let Some(check) = self.code {
+            return Some(check(args, self.closed));
+        }
+        self.members.map(|members| members.check(args, self.closed))
     }
 
     /// Whether the generated check accepts `args` (`false` without one).
     #[inline]
     fn fast_accepts(&self, args: &Value) -> bool {
-        matches!(&self.fast, Ok(check) if check.check(args, self.closed))
+        self.fast(args) == Some(true)
     }
 
     /// Every violation, listed by the collector (an empty list means valid after all).
@@ -844,10 +864,7 @@ impl ArgsValidator {
 
     /// The generated check alone (`None` without one): for differential tests.
     pub fn fast_is_valid(&self, args: &Value) -> Option<bool> {
-        self.fast
-            .as_ref()
-            .ok()
-            .map(|check| check.check(args, self.closed))
+        self.fast(args)
     }
 }
 
