@@ -387,7 +387,7 @@ fn members(code: &ObjectCode, deny_unknown: bool, fast: &TokenStream) -> TokenSt
 
 /// `Tool::GENERATED_CHECK` for the struct `#[tool]` writes for the inline form (`args`, serde's
 /// `deny_unknown_fields` unless the tool allows unknown arguments): its member table, a
-/// constant, so the check costs the tool no code of its own.
+/// constant, so the check adds no function to the tool.
 pub(crate) fn inline_check(
     struct_ident: &syn::Ident,
     args: &[crate::ast::InlineArg],

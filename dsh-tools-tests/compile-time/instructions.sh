@@ -5,11 +5,12 @@
 #
 #     bash dsh-tools-tests/compile-time/instructions.sh BASE [REV]
 #
-# BASE and REV are git revisions (REV defaults to the working tree as it is). For each, the tree is
-# exported under DIR (default target/compile-time-ir), the workspace generated with this checkout's
-# generate.py, its dependencies built, and then only the rustc that compiles `dsh50` counted:
+# BASE and REV are git revisions (REV defaults to the working tree: tracked files as they are now,
+# staged or not; `git add` a new file first). For each, the tree is exported under DIR (default
+# target/compile-time-ir), the workspace generated with this checkout's generate.py, its
+# dependencies built, and then only the rustc that compiles `dsh50` counted:
 #   clean:       `cargo clean -p dsh50`, then `cargo build -p dsh50` (debug);
-#   incremental: one item of its lib.rs changed, then `cargo build -p dsh50`.
+#   incremental: an item appended to its lib.rs, then `cargo build -p dsh50`.
 # A proc macro runs inside rustc, so `#[tool]`'s own expansion is counted too. About 3 minutes a
 # revision after the dependency builds. Needs valgrind and python3.
 set -euo pipefail
@@ -38,11 +39,11 @@ export_tree() {
     local name=$1 at=$2 out=$dir/$1/src
     rm -rf "$out" && mkdir -p "$out"
     if [[ -z $at ]]; then
-        git -C "$repo" ls-files -z --cached --others --exclude-standard |
-            (cd "$repo" && xargs -0 cp --parents -t "$out" 2>/dev/null || true)
-    else
-        git -C "$repo" archive "$at" | tar -x -C "$out"
+        # A commit object of the working tree's tracked files (nothing is stashed or changed).
+        at=$(git -C "$repo" stash create)
+        at=${at:-HEAD}
     fi
+    git -C "$repo" archive "$at" | tar -x -C "$out"
 }
 
 count() { grep -m1 '^summary' "$1" | awk '{print $2}'; }
@@ -56,6 +57,7 @@ measure() {
     cd "$ws"
     sed -i '/^pub const EDIT/d' dsh50/src/lib.rs
     cargo clean -q -p dsh50
+    rm -f "$dir/$name.clean.out" "$dir/$name.incremental.out"
     CG_OUT=$dir/$name.clean.out cargo build -q -p dsh50
     echo "pub const EDIT: u32 = $RANDOM;" >>dsh50/src/lib.rs
     CG_OUT=$dir/$name.incremental.out cargo build -q -p dsh50

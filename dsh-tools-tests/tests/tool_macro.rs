@@ -326,6 +326,18 @@ mod generated_check {
         next: Option<Box<Chain>>,
     }
 
+    /// The compact form on a type that names itself (`Self` in the constant table) where its
+    /// schema does not.
+    #[allow(dead_code)]
+    #[derive(serde::Deserialize, schemars::JsonSchema, FastCheck)]
+    #[dsh_tools(compact)]
+    struct Node {
+        name: String,
+        #[schemars(skip)]
+        #[serde(default)]
+        next: Option<Box<Self>>,
+    }
+
     /// A check that always says no, with an honest shape: the collector then decides alone.
     #[allow(dead_code)]
     #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -360,6 +372,16 @@ mod generated_check {
             chain.fast_path()
         );
         assert!(chain.validate(&json!({"name": "a"})).is_ok());
+        let node = ArgsValidator::of::<Node>(false).unwrap();
+        assert!(
+            node.fast_path()
+                .unwrap_err()
+                .contains("nests deeper than 64 objects"),
+            "{:?}",
+            node.fast_path()
+        );
+        assert!(node.validate(&json!({"name": "a"})).is_ok());
+        assert!(node.validate(&json!({"name": 1})).is_err());
         let doubtful = ArgsValidator::of::<Doubtful>(false).unwrap();
         assert_eq!(doubtful.fast_path(), Ok(()));
         assert_eq!(doubtful.fast_is_valid(&json!({"n": true})), Some(false));
@@ -367,6 +389,143 @@ mod generated_check {
         assert_eq!(
             doubtful.validate(&json!({"n": 1})),
             Err(vec![r#""n" must be a boolean"#.to_owned()])
+        );
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema, FastCheck)]
+    struct Point {
+        x: i32,
+        y: i32,
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct NoCheck {
+        a: String,
+    }
+
+    /// Places a label (the inline form: a constant member table).
+    #[tool]
+    async fn place(
+        /// The label
+        label: String,
+        /// Where (a type with its own generated check)
+        at: Point,
+        /// How many times
+        times: Option<u8>,
+        /// Tags
+        #[serde(default)]
+        tags: Vec<String>,
+        /// A renamed flag
+        #[serde(rename = "dryRun")]
+        dry_run: bool,
+    ) -> Result<String, ToolError> {
+        Ok(format!(
+            "{label}@{},{} x{} {tags:?} {dry_run}",
+            at.x,
+            at.y,
+            times.unwrap_or(1)
+        ))
+    }
+
+    /// The same, open to unknown arguments.
+    #[tool(allow_unknown_args)]
+    async fn place_lenient(
+        /// The label
+        label: String,
+        /// Where (a type with its own generated check)
+        at: Point,
+        /// How many times
+        times: Option<u8>,
+        /// Tags
+        #[serde(default)]
+        tags: Vec<String>,
+        /// A renamed flag
+        #[serde(rename = "dryRun")]
+        dry_run: bool,
+    ) -> Result<String, ToolError> {
+        Ok(format!(
+            "{label}@{},{} {times:?} {tags:?} {dry_run}",
+            at.x, at.y
+        ))
+    }
+
+    /// An argument without a generated check.
+    #[tool]
+    async fn unchecked(
+        /// Without FastCheck
+        p: NoCheck,
+    ) -> Result<String, ToolError> {
+        Ok(p.a)
+    }
+
+    /// The inline form's table decides exactly what its bridged schema does: required, optional,
+    /// defaulted and renamed members, a nested generated check, closed and open roots.
+    #[test]
+    fn the_inline_forms_table_agrees_with_the_interpreter() {
+        let base = json!({"label": "a", "at": {"x": 1, "y": 2}, "dryRun": true});
+        let with = |key: &str, value: serde_json::Value| {
+            let mut v = base.clone();
+            v[key] = value;
+            v
+        };
+        let without = |key: &str| {
+            let mut v = base.clone();
+            v.as_object_mut().unwrap().remove(key);
+            v
+        };
+        // (value, valid when closed, valid when open)
+        let cases = [
+            (base.clone(), true, true),
+            (with("times", json!(3)), true, true),
+            (with("times", json!(null)), true, true),
+            (with("times", json!(3.0)), true, true),
+            (with("times", json!(256)), false, false),
+            (with("times", json!(-1)), false, false),
+            (with("tags", json!(["x", "y"])), true, true),
+            (with("tags", json!([1])), false, false),
+            (with("tags", json!(null)), false, false),
+            (with("zzz", json!(1)), false, true),
+            (with("dry_run", json!(true)), false, true),
+            (without("dryRun"), false, false),
+            (without("label"), false, false),
+            (with("label", json!(7)), false, false),
+            (with("at", json!({"x": 1})), false, false),
+            (with("at", json!([1, 2])), false, false),
+            (with("at", json!({"x": 1, "y": 2.5})), false, false),
+            (
+                with("at", json!({"x": 2147483648_i64, "y": 0})),
+                false,
+                false,
+            ),
+            (json!([]), false, false),
+            (json!(null), false, false),
+            (json!("label"), false, false),
+        ];
+        for (definition, open) in [
+            (Place.definition(), false),
+            (PlaceLenient.definition(), true),
+        ] {
+            let validator = definition.args_validator().expect("typed");
+            assert_eq!(validator.fast_path(), Ok(()), "open: {open}");
+            for (value, closed_ok, open_ok) in &cases {
+                let expected = if open { *open_ok } else { *closed_ok };
+                assert_eq!(
+                    validator.compiled().is_valid(value),
+                    expected,
+                    "interpreter, open: {open}, {value}"
+                );
+                assert_eq!(
+                    validator.fast_is_valid(value),
+                    Some(expected),
+                    "generated, open: {open}, {value}"
+                );
+            }
+        }
+        let unchecked = Unchecked.definition();
+        let why = unchecked.args_validator().unwrap().fast_path().unwrap_err();
+        assert!(
+            why.contains("NoCheck` does not implement FastCheck"),
+            "{why}"
         );
     }
 

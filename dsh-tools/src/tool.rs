@@ -242,7 +242,7 @@ pub trait Tool: Send + Sync + Sized + 'static {
 
     /// The validator generated for `Args` (by
     /// [`#[derive(FastCheck)]`](derive@crate::FastCheck), or the inline form's member table),
-    /// if any: `#[tool]` fills it in. A constant, so it costs a tool no code.
+    /// if any: `#[tool]` fills it in. A constant, so it adds no function to a tool.
     #[doc(hidden)]
     const GENERATED_CHECK: Option<Generated> = None;
 

@@ -17,7 +17,7 @@
 //! The struct form of `#[tool]` uses it when the author's type derives it. For the inline form,
 //! `#[tool]` declares the check of its generated arguments struct itself, in the *compact* form:
 //! a constant member table (`Tool::GENERATED_CHECK`, no generated function), checked by one
-//! shared loop: it adds no code to the tool (a 50-tool crate rebuilds with about 2 % more rustc
+//! shared loop: it adds no function to the tool (a 50-tool crate rebuilds with about 2 % more rustc
 //! instructions, see BENCHMARKS.md), at about 1.4–1.7× a serde decode instead of about 1.15×
 //! (the interpreter: about 1.9×).
 //! `#[dsh_tools(compact)]` asks the derive for that form too; `#[dsh_tools(crate = path)]` names
@@ -335,8 +335,8 @@ pub fn object_shape(
     Ok(Value::Object(shape))
 }
 
-/// The members of a compact check: a constant table (no code per type), checked by one shared
-/// loop ([`check_members`]).
+/// The members of a compact check: a constant table (no function per type), checked by one
+/// shared loop (`check_members`).
 #[doc(hidden)]
 pub struct Members {
     fields: &'static [Field],
