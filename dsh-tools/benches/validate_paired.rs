@@ -28,6 +28,12 @@
 //!   arguments' JSON text (what a provider adapter does before any of this).
 //!
 //! `cargo bench -p dsh-tools --bench validate_paired` (about two minutes).
+//!
+//! Instructions instead of time: with `PAIRED_COUNT=VARIANT` (`serde`, `generated`,
+//! `interpreter` or `hand_written`) the binary only runs that variant on the small payload
+//! `PAIRED_N` times (default 10000), for valgrind to count: the difference between two counts
+//! divided by the difference of their `PAIRED_N` is one validate-and-decode, free of timing
+//! noise and of where the code happens to be laid out (see BENCHMARKS.md).
 
 use dsh_tools::schema::fast::ArgsValidator;
 use dsh_tools::schema::{CompiledSchema, Root, bridge};
@@ -274,9 +280,47 @@ fn calls() {
     );
 }
 
+/// One variant, `n` times, on the small payload (for an instruction count).
+fn count(variant: &str, n: usize) {
+    let value: Value = serde_json::from_str(include_str!("data/small.json")).expect("JSON");
+    let generated = ArgsValidator::of::<ReadArgs>(false).expect("bridges");
+    let schema = bridge::schema_for_args::<ReadArgs>(false).expect("bridges");
+    let interpreter = CompiledSchema::compile(&schema).expect("compiles");
+    fn run(n: usize, mut f: impl FnMut()) {
+        (0..n).for_each(|_| f());
+    }
+    match variant {
+        "serde" => run(n, || {
+            black_box(ReadArgs::deserialize(black_box(&value)).ok());
+        }),
+        "generated" => run(n, || {
+            let v = black_box(&value);
+            black_box(decode_if_valid::<ReadArgs>(generated.validate(v), v));
+        }),
+        "interpreter" => run(n, || {
+            let v = black_box(&value);
+            let violations = interpreter.validate_at(v, Root::Parameters);
+            black_box(violations.is_empty().then(|| ReadArgs::deserialize(v).ok()));
+        }),
+        "hand_written" => run(n, || {
+            let v = black_box(&value);
+            black_box(hand_written(v).then(|| ReadArgs::deserialize(v).ok()));
+        }),
+        other => panic!("PAIRED_COUNT: no variant {other:?}"),
+    }
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; a filter or `--list` has nothing to select here.
     if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    if let Ok(variant) = std::env::var("PAIRED_COUNT") {
+        let n = std::env::var("PAIRED_N")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(10_000);
+        count(&variant, n);
         return;
     }
     paired::<ReadArgs>(
