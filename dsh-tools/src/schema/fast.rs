@@ -16,10 +16,10 @@
 //!
 //! The struct form of `#[tool]` uses it when the author's type derives it. For the inline form,
 //! `#[tool]` declares the check of its generated arguments struct itself, in the *compact* form:
-//! a constant member table (`Tool::GENERATED_CHECK`, no generated function), checked by one
-//! shared loop: it adds no function to the tool (a 50-tool crate rebuilds with about 2 % more rustc
-//! instructions, see BENCHMARKS.md), at about 1.4–1.7× a serde decode instead of about 1.15×
-//! (the interpreter: about 1.9×).
+//! a constant member table (`Tool::GENERATED_CHECK`) checked by one shared loop. It adds no
+//! function to the tool (50 such tools rebuild with about 2 % more rustc instructions, see
+//! BENCHMARKS.md) and runs at about 1.4–1.7× a serde decode instead of about 1.15× (the
+//! interpreter: about 1.9×).
 //! `#[dsh_tools(compact)]` asks the derive for that form too; `#[dsh_tools(crate = path)]` names
 //! this crate when it is re-exported under another path.
 //!
@@ -360,11 +360,6 @@ impl Members {
             required,
             deny_unknown,
         }
-    }
-
-    /// The members.
-    pub fn fields(&self) -> &'static [Field] {
-        self.fields
     }
 
     /// The shape the table decides (as [`FastCheck::fast_shape`]).
