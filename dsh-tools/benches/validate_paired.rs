@@ -98,6 +98,28 @@ fn time(best: &mut f64, iters: usize, mut f: impl FnMut()) {
     *best = best.min(start.elapsed().as_nanos() as f64 / iters as f64);
 }
 
+/// The `interpreter` variant: the bridged schema through the interpreter alone, then the decode.
+fn interpreted<T: for<'de> Deserialize<'de>>(interpreter: &CompiledSchema, v: &Value) -> Option<T> {
+    let violations = interpreter.validate_at(v, Root::Parameters);
+    decode_if_valid(
+        if violations.is_empty() {
+            Ok(())
+        } else {
+            Err(violations)
+        },
+        v,
+    )
+}
+
+/// The `hand_written` variant: `check`, then the decode.
+fn checked_by<T: for<'de> Deserialize<'de>>(check: fn(&Value) -> bool, v: &Value) -> Option<T> {
+    if check(v) {
+        T::deserialize(v).ok()
+    } else {
+        None
+    }
+}
+
 fn paired<T: for<'de> Deserialize<'de> + schemars::JsonSchema + FastCheck>(
     name: &str,
     payload: &str,
@@ -123,22 +145,12 @@ fn paired<T: for<'de> Deserialize<'de> + schemars::JsonSchema + FastCheck>(
         });
         time(&mut interp, iters, || {
             let v = black_box(&value);
-            let violations = interpreter.validate_at(v, Root::Parameters);
-            black_box(if violations.is_empty() {
-                T::deserialize(v).ok()
-            } else {
-                black_box(violations);
-                None
-            });
+            black_box(interpreted::<T>(&interpreter, v));
         });
         if let Some(hand) = hand {
             time(&mut by_hand, iters, || {
                 let v = black_box(&value);
-                black_box(if hand(v) {
-                    T::deserialize(v).ok()
-                } else {
-                    None
-                });
+                black_box(checked_by::<T>(hand, v));
             });
         }
     }
@@ -299,12 +311,11 @@ fn count(variant: &str, n: usize) {
         }),
         "interpreter" => run(n, || {
             let v = black_box(&value);
-            let violations = interpreter.validate_at(v, Root::Parameters);
-            black_box(violations.is_empty().then(|| ReadArgs::deserialize(v).ok()));
+            black_box(interpreted::<ReadArgs>(&interpreter, v));
         }),
         "hand_written" => run(n, || {
             let v = black_box(&value);
-            black_box(hand_written(v).then(|| ReadArgs::deserialize(v).ok()));
+            black_box(checked_by::<ReadArgs>(hand_written, v));
         }),
         other => panic!("PAIRED_COUNT: no variant {other:?}"),
     }
