@@ -19,7 +19,8 @@ export CARGO_TERM_COLOR=never
 SDK_PKG=@agentclientprotocol/sdk@2.4.0
 ZOD_PKG=zod@4.6.7
 PREFIX=target/acp-node
-AGENT_BIN=$PWD/${CARGO_TARGET_DIR:-target}/debug/examples/acp_agent
+source .ci/target-dir.sh
+AGENT_BIN=$TARGET_DIR/debug/examples/acp_agent
 LOG=target/acp-interop.log
 
 fail() {

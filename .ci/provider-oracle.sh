@@ -24,7 +24,8 @@ GENAI_VERSION=3.6.1
 OUT=target/provider-oracle
 VENV=target/provider-venv
 PY=$VENV/bin/python
-EXPORTS=${CARGO_TARGET_DIR:-target}/provider-exports.json
+source .ci/target-dir.sh
+EXPORTS=$TARGET_DIR/provider-exports.json
 
 TOTAL=3
 STEP=0

@@ -31,6 +31,7 @@ use dsh_tools::present::{
     FileDiff, FileLocation, ReadFileLine, TerminalExit, TerminalResult, ToolCallKind, ToolCallView,
     ToolResultView,
 };
+use dsh_tools::workspace::Workspace;
 use dsh_tools::{
     CancellationToken, PreToolDecision, Registry, ScopedRegistration, State, Tool, ToolError,
     ToolExecutionInput, tool, wrappers,
@@ -39,36 +40,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
-
-/// The session's working directory: the file tools' state.
-#[derive(Clone)]
-struct Workspace(Arc<PathBuf>);
-
-/// `path` (relative to the workspace, or absolute inside it) as a path under the root.
-fn resolve(ws: &Workspace, path: &str) -> Result<PathBuf, ToolError> {
-    let root: &PathBuf = &ws.0;
-    let relative = Path::new(path)
-        .strip_prefix(root.as_path())
-        .unwrap_or(Path::new(path));
-    let mut out = root.to_path_buf();
-    for part in relative.components() {
-        match part {
-            Component::Normal(p) => out.push(p),
-            Component::CurDir => {}
-            _ => {
-                return Err(ToolError::coded(
-                    "PathError",
-                    "OUTSIDE_WORKSPACE",
-                    format!("{path} leaves the workspace"),
-                ));
-            }
-        }
-    }
-    Ok(out)
-}
 
 #[derive(Serialize, Deserialize, JsonSchema)]
 struct ReadOutput {
@@ -77,20 +50,26 @@ struct ReadOutput {
     lines: Vec<String>,
 }
 
-/// Read a text file of the workspace, from a line on.
-#[tool(title = "Read file", read_only, concurrency_safe)]
+/// The most lines one `read_file` returns when `limit` is not given.
+const DEFAULT_READ_LINES: u32 = 2_000;
+
+/// Read a text file of the workspace (at most 8 MiB), from a line on.
+#[tool(title = "Read file", read_only, concurrency_safe, timeout_ms = 30_000)]
 async fn read_file(
     State(ws): State<Workspace>,
     /// File path, relative to the workspace
     path: String,
     /// First line to read, 1-based
     offset: Option<u32>,
+    /// How many lines to read at most (2,000 when absent)
+    limit: Option<u32>,
 ) -> Result<ReadOutput, ToolError> {
-    let text = tokio::fs::read_to_string(resolve(&ws, &path)?).await?;
+    let text = ws.read_to_string(&path).await?;
     let offset = offset.unwrap_or(1).max(1);
     let lines = text
         .lines()
         .skip(offset as usize - 1)
+        .take(limit.unwrap_or(DEFAULT_READ_LINES) as usize)
         .map(str::to_owned)
         .collect();
     Ok(ReadOutput {
@@ -109,7 +88,7 @@ struct Change {
 }
 
 /// Write a text file of the workspace (created or replaced).
-#[tool(title = "Write file", destructive, idempotent)]
+#[tool(title = "Write file", destructive, idempotent, timeout_ms = 30_000)]
 async fn write_file(
     State(ws): State<Workspace>,
     /// File path, relative to the workspace
@@ -117,12 +96,8 @@ async fn write_file(
     /// The new contents
     content: String,
 ) -> Result<Change, ToolError> {
-    let target = resolve(&ws, &path)?;
-    let old_text = tokio::fs::read_to_string(&target).await.ok();
-    if let Some(parent) = target.parent() {
-        tokio::fs::create_dir_all(parent).await?;
-    }
-    tokio::fs::write(&target, &content).await?;
+    let old_text = ws.read_to_string(&path).await.ok();
+    ws.write(&path, content.as_bytes()).await?;
     Ok(Change {
         path,
         old_text,
@@ -131,7 +106,7 @@ async fn write_file(
 }
 
 /// Replace the one occurrence of a text in a file of the workspace.
-#[tool(title = "Edit file", destructive)]
+#[tool(title = "Edit file", destructive, timeout_ms = 30_000)]
 async fn edit_file(
     State(ws): State<Workspace>,
     /// File path, relative to the workspace
@@ -141,8 +116,7 @@ async fn edit_file(
     /// Its replacement
     new: String,
 ) -> Result<Change, ToolError> {
-    let target = resolve(&ws, &path)?;
-    let before = tokio::fs::read_to_string(&target).await?;
+    let before = ws.read_to_string(&path).await?;
     let found = before.matches(old.as_str()).count();
     if old.is_empty() || found != 1 {
         return Err(ToolError::new(format!(
@@ -151,7 +125,7 @@ async fn edit_file(
         )));
     }
     let after = before.replacen(old.as_str(), &new, 1);
-    tokio::fs::write(&target, &after).await?;
+    ws.write(&path, after.as_bytes()).await?;
     Ok(Change {
         path,
         old_text: Some(before),
@@ -176,7 +150,7 @@ async fn run_command(
     let output = tokio::process::Command::new("sh")
         .arg("-c")
         .arg(&command)
-        .current_dir(ws.0.as_path())
+        .current_dir(ws.root())
         .stdin(std::process::Stdio::null())
         .kill_on_drop(true)
         .output()
@@ -193,6 +167,16 @@ async fn run_command(
         exit_code: output.status.code(),
         signal,
     })
+}
+
+/// What a call card (and so the editor's permission dialog) shows for a path: where it really
+/// leads inside the workspace, with every link resolved, or why the call will be refused.
+fn shown_path(ws: &Workspace, path: &str) -> String {
+    match ws.resolve(path) {
+        Ok(resolved) if resolved.as_os_str() == path => path.to_owned(),
+        Ok(resolved) => format!("{path} (resolves to {})", resolved.display()),
+        Err(e) => format!("{path} (refused: {e})"),
+    }
 }
 
 fn diff_card(path: &str, change: &Change) -> Option<ToolResultView> {
@@ -214,10 +198,11 @@ fn register_tools(
     ws: &Workspace,
 ) -> Vec<ScopedRegistration> {
     let scope = registry.scope(session.agent().clone());
+    let (ws_read, ws_write, ws_edit) = (ws.clone(), ws.clone(), ws.clone());
     let read = ReadFile::with(ws.clone())
-        .call_card(|args| {
+        .call_card(move |args| {
             Some(ToolCallView::Generic {
-                title: format!("Read {}", args.path),
+                title: format!("Read {}", shown_path(&ws_read, &args.path)),
                 kind: Some(ToolCallKind::Read),
                 raw_input: None,
                 content: None,
@@ -247,9 +232,9 @@ fn register_tools(
             })
         });
     let write = WriteFile::with(ws.clone())
-        .call_card(|args| {
+        .call_card(move |args| {
             Some(ToolCallView::Generic {
-                title: format!("Write {}", args.path),
+                title: format!("Write {}", shown_path(&ws_write, &args.path)),
                 kind: Some(ToolCallKind::Edit),
                 raw_input: None,
                 content: None,
@@ -261,9 +246,9 @@ fn register_tools(
         })
         .result_card(|args, change| diff_card(&args.path, change));
     let edit = EditFile::with(ws.clone())
-        .call_card(|args| {
+        .call_card(move |args| {
             Some(ToolCallView::Diff {
-                title: format!("Edit {}", args.path),
+                title: format!("Edit {}", shown_path(&ws_edit, &args.path)),
                 diffs: vec![FileDiff {
                     path: args.path.clone(),
                     old_text: Some(args.old.clone()),
@@ -455,11 +440,9 @@ async fn main() -> ExitCode {
                             cwd.display()
                         )));
                     }
-                    let Ok(root) = cwd.canonicalize().and_then(|c| {
-                        c.is_dir()
-                            .then_some(c)
-                            .ok_or(std::io::ErrorKind::NotADirectory.into())
-                    }) else {
+                    // The file tools' confinement: a handle on the directory, every path
+                    // resolved beneath it by the kernel.
+                    let Ok(ws) = Workspace::open(&cwd) else {
                         return responder.respond_with_error(invalid_params(format!(
                             "cwd {} does not exist or is not a directory",
                             cwd.display()
@@ -471,7 +454,7 @@ async fn main() -> ExitCode {
                         SessionId::new(format!("sess_{}_{}", std::process::id(), state.next_id));
                     let view = SessionView::new(cwd).with_capabilities(&state.client);
                     let session = Arc::new(bridge.open_session(cx.clone(), id.clone(), view));
-                    let tools = register_tools(&registry, &session, &Workspace(Arc::new(root)));
+                    let tools = register_tools(&registry, &session, &ws);
                     state.sessions.insert(
                         id.clone(),
                         Entry {
@@ -575,8 +558,8 @@ mod tests {
     fn the_file_tools_survive_fuzzing() {
         let dir = std::env::temp_dir().join(format!("dsh-acp-agent-fuzz-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let ws = Workspace(Arc::new(dir.canonicalize().unwrap()));
-        std::fs::write(ws.0.join("a.txt"), "alpha\nbeta\n").unwrap();
+        let ws = Workspace::open(&dir).unwrap();
+        std::fs::write(ws.root().join("a.txt"), "alpha\nbeta\n").unwrap();
         let config = FuzzConfig::default().cases(128);
         for report in [
             fuzz_tool(ReadFile::with(ws.clone()), config),

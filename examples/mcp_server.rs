@@ -16,41 +16,13 @@ mod fixtures;
 
 use dsh_tools::mcp::{HttpConfig, McpServer};
 use dsh_tools::present::{FileDiff, ReadFileLine, ToolResultView};
+use dsh_tools::workspace::{EntryKind, Workspace};
 use dsh_tools::{Registry, State, Tool, ToolError, tool};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
-use std::path::{Component, Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
-
-/// The workspace every file tool is confined to: the file tools' state.
-#[derive(Clone)]
-struct Workspace(Arc<PathBuf>);
-
-/// `path` (relative to the workspace, or absolute inside it) as a path under the root.
-fn resolve(ws: &Workspace, path: &str) -> Result<PathBuf, ToolError> {
-    let root: &PathBuf = &ws.0;
-    let relative = Path::new(path)
-        .strip_prefix(root)
-        .unwrap_or(Path::new(path));
-    let relative = relative.strip_prefix("/").unwrap_or(relative);
-    let mut out = root.clone();
-    for part in relative.components() {
-        match part {
-            Component::Normal(p) => out.push(p),
-            Component::CurDir => {}
-            _ => {
-                return Err(ToolError::coded(
-                    "PathError",
-                    "OUTSIDE_WORKSPACE",
-                    format!("{path} leaves the workspace"),
-                ));
-            }
-        }
-    }
-    Ok(out)
-}
 
 #[derive(Serialize, JsonSchema)]
 struct ReadOutput {
@@ -59,20 +31,26 @@ struct ReadOutput {
     lines: Vec<String>,
 }
 
-/// Read a text file of the workspace, from a line on.
-#[tool(title = "Read file", read_only, concurrency_safe)]
+/// The most lines one `read_file` returns when `limit` is not given.
+const DEFAULT_READ_LINES: u32 = 2_000;
+
+/// Read a text file of the workspace (at most 8 MiB), from a line on.
+#[tool(title = "Read file", read_only, concurrency_safe, timeout_ms = 30_000)]
 async fn read_file(
     State(ws): State<Workspace>,
     /// File path, relative to the workspace
     path: String,
     /// First line to read, 1-based
     offset: Option<u32>,
+    /// How many lines to read at most (2,000 when absent)
+    limit: Option<u32>,
 ) -> Result<ReadOutput, ToolError> {
-    let text = tokio::fs::read_to_string(resolve(&ws, &path)?).await?;
+    let text = ws.read_to_string(&path).await?;
     let offset = offset.unwrap_or(1).max(1);
     let lines = text
         .lines()
         .skip(offset as usize - 1)
+        .take(limit.unwrap_or(DEFAULT_READ_LINES) as usize)
         .map(str::to_owned)
         .collect();
     Ok(ReadOutput {
@@ -83,7 +61,7 @@ async fn read_file(
 }
 
 /// Write a text file of the workspace (created or replaced).
-#[tool(title = "Write file", destructive, idempotent)]
+#[tool(title = "Write file", destructive, idempotent, timeout_ms = 30_000)]
 async fn write_file(
     State(ws): State<Workspace>,
     /// File path, relative to the workspace
@@ -91,32 +69,27 @@ async fn write_file(
     /// The new contents
     content: String,
 ) -> Result<String, ToolError> {
-    let target = resolve(&ws, &path)?;
-    if let Some(parent) = target.parent() {
-        tokio::fs::create_dir_all(parent).await?;
-    }
-    tokio::fs::write(&target, &content).await?;
+    ws.write(&path, content.as_bytes()).await?;
     Ok(format!("wrote {} bytes to {path}", content.len()))
 }
 
 /// List the files of a workspace directory.
-#[tool(title = "List files", read_only, concurrency_safe)]
+#[tool(title = "List files", read_only, concurrency_safe, timeout_ms = 30_000)]
 async fn list_files(
     State(ws): State<Workspace>,
     /// Directory, relative to the workspace ("" for the root)
     dir: String,
 ) -> Result<Vec<String>, ToolError> {
-    let mut entries = tokio::fs::read_dir(resolve(&ws, &dir)?).await?;
-    let mut names = Vec::new();
-    while let Some(entry) = entries.next_entry().await? {
-        let mut name = entry.file_name().to_string_lossy().into_owned();
-        if entry.file_type().await?.is_dir() {
-            name.push('/');
-        }
-        names.push(name);
-    }
-    names.sort();
-    Ok(names)
+    let names = ws
+        .list(&dir)
+        .await?
+        .into_iter()
+        .map(|entry| match entry.kind {
+            EntryKind::Dir => format!("{}/", entry.name),
+            EntryKind::Symlink => format!("{}@", entry.name),
+            EntryKind::File | EntryKind::Other => entry.name,
+        });
+    Ok(names.collect())
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -245,21 +218,30 @@ async fn main() -> ExitCode {
 }
 
 async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
-    let root = match options.root {
+    // Without --root: a fresh private directory (random name, created exclusively, mode 0700),
+    // removed when the server exits. A predictable name in the shared temporary directory could
+    // be planted beforehand by another local user as a link to a directory of theirs choosing.
+    let mut scratch = None;
+    let ws = match options.root {
         Some(root) => {
             std::fs::create_dir_all(&root)?;
-            root.canonicalize()?
+            Workspace::open(&root)?
         }
         None => {
-            let dir = std::env::temp_dir().join(format!("dsh-tools-mcp-{}", std::process::id()));
-            std::fs::create_dir_all(&dir)?;
-            std::fs::write(dir.join("README.md"), "# A scratch workspace\n")?;
-            dir.canonicalize()?
+            let mut builder = tempfile::Builder::new();
+            builder.prefix("dsh-tools-mcp-");
+            #[cfg(unix)]
+            builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
+            let dir = builder.tempdir()?;
+            let ws = Workspace::open(dir.path())?;
+            ws.write("README.md", b"# A scratch workspace\n").await?;
+            scratch = Some(dir);
+            ws
         }
     };
-    eprintln!("mcp_server: workspace {}", root.display());
+    eprintln!("mcp_server: workspace {}", ws.root().display());
     let registry = Registry::new();
-    with_cards(&registry, &Workspace(Arc::new(root)))?;
+    with_cards(&registry, &ws)?;
     if options.fixtures {
         fixtures::register(&registry)?;
     }
@@ -282,6 +264,7 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
             http.run().await?;
         }
     }
+    drop(scratch);
     Ok(())
 }
 
@@ -299,7 +282,7 @@ mod tests {
         ));
         std::fs::create_dir_all(&dir).unwrap();
         let dir = dir.canonicalize().unwrap();
-        (Workspace(Arc::new(dir.clone())), dir)
+        (Workspace::open(&dir).unwrap(), dir)
     }
 
     #[tokio::test]
@@ -331,6 +314,52 @@ mod tests {
         )
         .await;
         assert_eq!(made_up.code(), Some("INVALID_ARGS"));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// The escapes a lexical check let through (a workspace is usually a cloned repository, and
+    /// git stores links): each is refused and nothing outside is read or touched.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn links_do_not_lead_out_of_the_workspace() {
+        use std::os::unix::fs::symlink;
+        let (ws, dir) = workspace();
+        let outside = dir.with_extension("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("secret.txt"), "secret").unwrap();
+        symlink(outside.join("secret.txt"), dir.join("notes.txt")).unwrap();
+        symlink(&outside, dir.join("docs")).unwrap();
+        symlink("/proc/self/fd/1", dir.join("stdout")).unwrap();
+        let read = |path: &str| testing::call(ReadFile::with(ws.clone()), json!({"path": path}));
+        let write = |path: &str| {
+            testing::call(
+                WriteFile::with(ws.clone()),
+                json!({"path": path, "content": "clobbered"}),
+            )
+        };
+        assert_eq!(read("notes.txt").await.code(), Some("NOT_A_REGULAR_FILE"));
+        assert_eq!(
+            read("docs/secret.txt").await.code(),
+            Some("OUTSIDE_WORKSPACE")
+        );
+        assert_eq!(write("notes.txt").await.code(), Some("NOT_A_REGULAR_FILE"));
+        assert_eq!(
+            write("docs/secret.txt").await.code(),
+            Some("OUTSIDE_WORKSPACE")
+        );
+        assert_eq!(
+            write("docs/new/file.txt").await.code(),
+            Some("OUTSIDE_WORKSPACE")
+        );
+        assert_eq!(write("stdout").await.code(), Some("NOT_A_REGULAR_FILE"));
+        let listed = testing::call(ListFiles::with(ws.clone()), json!({"dir": "docs"})).await;
+        assert_eq!(listed.code(), Some("NOT_A_REGULAR_FILE"));
+        assert_eq!(
+            std::fs::read_to_string(outside.join("secret.txt")).unwrap(),
+            "secret"
+        );
+        assert!(!outside.join("new").exists());
+        std::fs::remove_dir_all(outside).unwrap();
         std::fs::remove_dir_all(dir).unwrap();
     }
 

@@ -244,3 +244,46 @@ async fn the_example_server_serves_over_stdio() {
     assert_eq!(escape.code(), Some("OUTSIDE_WORKSPACE"));
     let _ = std::fs::remove_dir_all(root);
 }
+
+/// Without `--root` the example serves a fresh private directory: a random name created
+/// exclusively with mode 0700 (a predictable name under the shared temporary directory could
+/// be planted beforehand as a link by another local user), removed when the server exits.
+#[cfg(unix)]
+#[tokio::test]
+async fn the_example_servers_scratch_workspace_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    use tokio::io::AsyncBufReadExt;
+    let binary = example_binary().expect("target/<profile>/examples/mcp_server is missing");
+    let mut child = tokio::process::Command::new(binary)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stderr = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let line = tokio::time::timeout(std::time::Duration::from_secs(30), stderr.next_line())
+        .await
+        .expect("the server says where its workspace is")
+        .unwrap()
+        .unwrap();
+    let dir = std::path::PathBuf::from(
+        line.strip_prefix("mcp_server: workspace ")
+            .unwrap_or_else(|| panic!("unexpected first line: {line}")),
+    );
+    let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("dsh-tools-mcp-"), "{name}");
+    assert_ne!(name, format!("dsh-tools-mcp-{}", child.id().unwrap()));
+    let meta = std::fs::symlink_metadata(&dir).unwrap();
+    assert!(meta.is_dir(), "a real directory, not a link");
+    assert_eq!(meta.permissions().mode() & 0o777, 0o700);
+    assert!(dir.join("README.md").is_file());
+    // Closing stdin ends the stdio session (before `initialize`: the server exits with an
+    // error); the scratch directory goes with the server either way.
+    drop(child.stdin.take());
+    tokio::time::timeout(std::time::Duration::from_secs(30), child.wait())
+        .await
+        .expect("the server exits when its stdin closes")
+        .unwrap();
+    assert!(!dir.exists(), "{} is left behind", dir.display());
+}

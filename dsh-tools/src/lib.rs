@@ -96,6 +96,8 @@ pub mod schedule;
 pub mod schema;
 pub mod testing;
 pub mod tool;
+#[cfg(feature = "workspace")]
+pub mod workspace;
 pub mod wrappers;
 
 #[doc(hidden)]

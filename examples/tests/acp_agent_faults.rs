@@ -30,6 +30,8 @@ struct Agent {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
+    /// Every `session/request_permission` the agent sent, in order.
+    permissions: Vec<Value>,
 }
 
 impl Agent {
@@ -54,6 +56,7 @@ impl Agent {
             stdin: child.stdin.take(),
             child,
             lines,
+            permissions: Vec::new(),
         }
     }
 
@@ -86,6 +89,7 @@ impl Agent {
             match message["method"].as_str() {
                 Some("session/update") => updates.push(message["params"]["update"].clone()),
                 Some("session/request_permission") => {
+                    self.permissions.push(message["params"].clone());
                     let answer =
                         json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}});
                     self.send(json!({"jsonrpc": "2.0", "id": message["id"], "result": answer}));
@@ -170,7 +174,7 @@ fn broken_clients_get_errors_and_the_agent_keeps_serving() {
     assert_eq!(failed.len(), 2, "{updates:?}");
     for update in failed {
         let text = update["content"][0]["content"]["text"].as_str().unwrap();
-        assert!(text.contains("leaves the workspace"), "{text}");
+        assert!(text.contains("is outside the workspace"), "{text}");
     }
     assert!(!dir.parent().unwrap().join("x").exists());
     assert!(
@@ -204,4 +208,76 @@ fn broken_clients_get_errors_and_the_agent_keeps_serving() {
 
     assert_eq!(agent.finish(), 0);
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Links in the session's directory (a cloned repository holds whatever links its author
+/// committed) lead nowhere outside it: a read through one fails without asking, a write through a
+/// linked directory asks with the refusal in its title and changes nothing outside, and a write
+/// through a link inside the workspace asks about where it really leads.
+#[cfg(unix)]
+#[test]
+fn links_in_the_working_directory_do_not_lead_out() {
+    use std::os::unix::fs::symlink;
+    let base = std::env::temp_dir().join(format!("dsh-acp-links-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let (dir, outside) = (base.join("ws"), base.join("outside"));
+    std::fs::create_dir_all(dir.join("real")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.txt"), "secret").unwrap();
+    symlink(outside.join("secret.txt"), dir.join("notes.txt")).unwrap();
+    symlink(&outside, dir.join("docs")).unwrap();
+    symlink("real", dir.join("alias")).unwrap();
+    let dir = dir.canonicalize().unwrap();
+
+    let mut agent = Agent::start();
+    agent.request(1, "initialize", json!({"protocolVersion": 1}));
+    let (created, _) = agent.request(
+        2,
+        "session/new",
+        json!({"cwd": dir.to_str().unwrap(), "mcpServers": []}),
+    );
+    let session = created["result"]["sessionId"].as_str().unwrap().to_owned();
+    let prompt = "read notes.txt\nread docs/secret.txt\nwrite docs/secret.txt: clobbered\nwrite alias/a.txt: fine";
+    let (turn, updates) = agent.request(
+        3,
+        "session/prompt",
+        json!({"sessionId": session, "prompt": [{"type": "text", "text": prompt}]}),
+    );
+    assert_eq!(turn["result"]["stopReason"], "end_turn", "{turn}");
+    let statuses: Vec<&str> = updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "tool_call_update")
+        .filter_map(|u| u["status"].as_str())
+        .filter(|s| *s == "completed" || *s == "failed")
+        .collect();
+    assert_eq!(
+        statuses,
+        ["failed", "failed", "failed", "completed"],
+        "{updates:?}"
+    );
+    // Reads need no permission; each write asked once, about where the path really leads.
+    let titles: Vec<&str> = agent
+        .permissions
+        .iter()
+        .map(|p| p["toolCall"]["title"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(titles.len(), 2, "{titles:?}");
+    assert!(
+        titles[0].contains("docs/secret.txt (refused: docs/secret.txt is outside the workspace)"),
+        "{titles:?}"
+    );
+    assert!(
+        titles[1].contains("alias/a.txt (resolves to real/a.txt)"),
+        "{titles:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(outside.join("secret.txt")).unwrap(),
+        "secret"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("real/a.txt")).unwrap(),
+        "fine"
+    );
+    assert_eq!(agent.finish(), 0);
+    let _ = std::fs::remove_dir_all(base);
 }

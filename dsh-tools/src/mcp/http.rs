@@ -162,6 +162,11 @@ impl HttpServer {
                     }
                 },
             };
+            // rmcp writes an SSE answer in several writes; with Nagle's algorithm on, the later
+            // ones wait for the client's delayed ACK (about 40 ms per call on Linux).
+            if let Err(e) = stream.set_nodelay(true) {
+                tracing::debug!("MCP HTTP: TCP_NODELAY not set: {e}");
+            }
             let service = self.service.clone();
             let shutdown = self.shutdown.clone();
             tokio::spawn(async move {
