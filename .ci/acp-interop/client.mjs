@@ -222,7 +222,7 @@ try {
     const escaped = last(callsOf()[0]);
     check(
       "a path with .. is a failed call",
-      escaped.status === "failed" && /leaves the workspace/.test(escaped.content?.[0]?.content?.text ?? ""),
+      escaped.status === "failed" && /is outside the workspace/.test(escaped.content?.[0]?.content?.text ?? ""),
       JSON.stringify(escaped),
     );
   });

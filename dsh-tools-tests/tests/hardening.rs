@@ -9,6 +9,9 @@ use dsh_tools::{
 };
 use serde_json::{Value, json};
 
+#[path = "hardening/outputs.rs"]
+mod outputs;
+
 const DEPTH: usize = 100_000;
 
 /// Runs `f` on a thread with a tokio worker's 2 MiB stack, in a current-thread runtime.

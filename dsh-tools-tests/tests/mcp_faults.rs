@@ -287,3 +287,84 @@ async fn the_example_servers_scratch_workspace_is_private() {
         .unwrap();
     assert!(!dir.exists(), "{} is left behind", dir.display());
 }
+
+/// `[[[…0…]]]`, `depth` levels, built without recursion.
+fn deep_array(depth: usize) -> Value {
+    let mut v = json!(0);
+    for _ in 0..depth {
+        v = Value::Array(vec![v]);
+    }
+    v
+}
+
+/// A tool's output 100,000 levels deep (JSON fetched from the web, say), and a card 10,000 deep:
+/// the server answers on a tokio worker's 2 MiB stack, fails the deep value as
+/// `INVALID_TOOL_OUTPUT` instead of sending a message no client can parse, cuts the card, and
+/// keeps serving.
+#[test]
+fn deep_results_and_cards_do_not_take_the_server_down() {
+    use dsh_tools::{OutputDecl, ToolDefinition};
+    use support::{ERAS, call, connect, texts};
+    std::thread::Builder::new()
+        .stack_size(2 * 1024 * 1024)
+        .spawn(|| {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async {
+                let registry = Registry::new();
+                let deep = ToolDefinition::new(
+                    "deep",
+                    "returns deep JSON",
+                    json!({"type": "object"}),
+                    OutputDecl::json(json!({})),
+                    |_, _| async { Ok(deep_array(100_000)) },
+                );
+                let carded = ToolDefinition::new(
+                    "carded",
+                    "a deep card",
+                    json!({"type": "object"}),
+                    OutputDecl::json(json!({})).presentation_meta(|_, _| {
+                        // Built in place: `json!` would copy the deep part recursively.
+                        let mut card = serde_json::Map::new();
+                        card.insert("kind".into(), json!("generic"));
+                        card.insert("raw".into(), deep_array(10_000));
+                        Value::Object(card)
+                    }),
+                    |_, _| async { Ok(json!({"ok": true})) },
+                );
+                registry.register(deep).unwrap().keep();
+                registry.register(carded).unwrap().keep();
+                for era in ERAS {
+                    let (client, _) = connect(McpServer::new(registry.clone()), era).await;
+                    let failed = client.call_tool(call("deep", json!({}))).await.unwrap();
+                    assert_eq!(failed.is_error, Some(true), "{era:?}");
+                    let text = texts(&failed).join("");
+                    assert!(text.contains("deeper than 120 levels"), "{era:?}: {text}");
+                    let meta = failed
+                        .meta
+                        .as_ref()
+                        .expect("the error code travels in _meta");
+                    assert_eq!(
+                        meta.0["dev.dsh-tools/error"]["code"], "INVALID_TOOL_OUTPUT",
+                        "{era:?}"
+                    );
+                    let ok = client.call_tool(call("carded", json!({}))).await.unwrap();
+                    assert_ne!(ok.is_error, Some(true), "{era:?}: {:?}", texts(&ok));
+                    let card = &ok.meta.as_ref().unwrap().0["dev.dsh-tools/presentation"];
+                    assert_eq!(card["kind"], "generic");
+                    // Still serving.
+                    let again = client.call_tool(call("carded", json!({}))).await.unwrap();
+                    assert_ne!(again.is_error, Some(true));
+                    drop(failed);
+                    drop(ok);
+                    drop(again);
+                    let _ = client.cancel().await;
+                }
+            });
+        })
+        .unwrap()
+        .join()
+        .expect("the server ran out of stack or panicked");
+}

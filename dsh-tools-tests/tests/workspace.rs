@@ -263,5 +263,8 @@ async fn listing_is_sorted_typed_and_bounded() {
     assert_eq!(code(ws.list("b.txt").await), "NOT_A_REGULAR_FILE");
     assert_eq!(code(ws.list("missing").await), "NOT_FOUND");
     // A file where a parent directory should be.
-    assert_eq!(code(ws.write("b.txt/x.txt", b"").await), "NOT_A_REGULAR_FILE");
+    assert_eq!(
+        code(ws.write("b.txt/x.txt", b"").await),
+        "NOT_A_REGULAR_FILE"
+    );
 }

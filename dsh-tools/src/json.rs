@@ -253,11 +253,11 @@ pub fn drop_deep(value: Value) {
 /// a copy where each integral float that fits `i64`/`u64` is an integer. So a value that passes
 /// a bridged schema always decodes.
 ///
-/// Depth: the checks and copies here are iterative, but `T::deserialize` is serde's and recurses
-/// once per level where `T` holds a `serde_json::Value` (or a recursive type), and so does
-/// dropping such a `T`. The typed tool path refuses arguments deeper than
-/// [`MAX_DECODE_DEPTH`](crate::tool::MAX_DECODE_DEPTH) where the schema admits any value; a
-/// caller decoding deeper values itself should run on a large enough stack.
+/// Depth: `T::deserialize` is serde's and recurses once per level where `T` holds a
+/// `serde_json::Value` (or a recursive type), and so does dropping such a `T`. So a value nested
+/// deeper than [`MAX_DECODE_DEPTH`](crate::tool::MAX_DECODE_DEPTH) (serde_json's own parser
+/// limit) is refused before serde sees it, with an error that says so: a tool's output or a
+/// remote server's reply may be of any depth.
 ///
 /// ```
 /// use serde_json::json;
@@ -269,6 +269,20 @@ pub fn drop_deep(value: Value) {
 /// assert!(dsh_tools::json::decode::<u32>(&json!(2.5)).is_err());
 /// ```
 pub fn decode<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, serde_json::Error> {
+    use crate::tool::MAX_DECODE_DEPTH;
+    if crate::pipeline::deeper_than(value, MAX_DECODE_DEPTH) {
+        return Err(serde::de::Error::custom(format!(
+            "the value nests deeper than {MAX_DECODE_DEPTH} levels"
+        )));
+    }
+    decode_unbounded(value)
+}
+
+/// [`decode`] without the depth check, for callers that checked depth already (the typed
+/// argument path checks it where the schema admits any value, and only there can `T` recurse).
+pub(crate) fn decode_unbounded<T: serde::de::DeserializeOwned>(
+    value: &Value,
+) -> Result<T, serde_json::Error> {
     match T::deserialize(value) {
         Ok(t) => Ok(t),
         Err(first) => match integers_normalized(value) {

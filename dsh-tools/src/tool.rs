@@ -355,7 +355,8 @@ pub(crate) fn validate_and_decode<A: DeserializeOwned>(
     args: &Value,
 ) -> Result<A, ToolError> {
     check_args(validator, args)?;
-    crate::json::decode(args).map_err(decode_error)
+    // `check_args` refused deep arguments where `A` could recurse.
+    crate::json::decode_unbounded(args).map_err(decode_error)
 }
 
 /// The validation half of [`validate_and_decode`], compiled once.

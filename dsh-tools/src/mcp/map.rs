@@ -1,8 +1,9 @@
 //! The mapping between our model and MCP's (the tables in the [module docs](super)).
 
-use crate::content::ContentBlock;
+use crate::content::{ContentBlock, UserMessage};
 use crate::error::{ErrorInfo, ToolError};
 use crate::pipeline::ToolExecutionResult;
+use crate::present::MAX_CARD_DEPTH;
 use crate::registry::RegisteredTool;
 use crate::{ToolHints, json};
 use rmcp::model::{self as mcp, CallToolResult, JsonObject, MetaObject, ToolAnnotations};
@@ -17,6 +18,13 @@ pub const PRESENTATION_META: &str = "dev.dsh-tools/presentation";
 pub const CONTEXTS_META: &str = "dev.dsh-tools/additionalContexts";
 /// `_meta` key set to `true` when a success concludes the turn.
 pub const CONCLUDES_TURN_META: &str = "dev.dsh-tools/concludesTurn";
+
+/// The deepest structured result [`McpServer`](super::McpServer) sends: JSON-RPC peers parse at
+/// most 128 levels (serde_json's and rmcp's limit) and the envelope takes a few. A deeper value
+/// fails the call as `INVALID_TOOL_OUTPUT` instead of going out as a message no client can read
+/// (or overflowing the encoder's stack); cards and contexts are cut at
+/// [`MAX_CARD_DEPTH`](crate::present::MAX_CARD_DEPTH) instead, as the ACP bridge does.
+pub const MAX_RESULT_DEPTH: u32 = 120;
 
 /// Whether `name` follows MCP's tool-name guidance (1–128 characters of `[A-Za-z0-9_.-]`).
 pub(crate) fn is_conventional_name(name: &str) -> bool {
@@ -95,8 +103,9 @@ pub(crate) fn content_block(block: &ContentBlock) -> mcp::ContentBlock {
     {
         return mcp::ContentBlock::text(text.to_owned());
     }
-    let value = block.to_json();
-    match serde_json::from_value::<mcp::ContentBlock>(value.clone()) {
+    // Cut to depth: a block may carry external JSON, and serde's conversion recurses.
+    let value = block.to_json_truncated(MAX_CARD_DEPTH);
+    match serde_json::from_value::<mcp::ContentBlock>(json::clone_deep(&value)) {
         Ok(mapped) => mapped,
         Err(_) => mcp::ContentBlock::text(json::to_compact_string(&value)),
     }
@@ -106,6 +115,19 @@ pub(crate) fn content_block(block: &ContentBlock) -> mcp::ContentBlock {
 /// `structuredContent` may be any JSON value; older peers get it only for objects (rmcp would
 /// otherwise strip it and prepend a duplicate text block).
 pub(crate) fn call_result(result: &ToolExecutionResult, structured_any: bool) -> CallToolResult {
+    if let Some(value) = result.value()
+        && crate::pipeline::deeper_than(value, MAX_RESULT_DEPTH)
+    {
+        let error = ToolError::coded(
+            "ToolOutputError",
+            crate::error::codes::INVALID_TOOL_OUTPUT,
+            format!(
+                "the tool's output nests deeper than {MAX_RESULT_DEPTH} levels, \
+                 more than MCP clients can read"
+            ),
+        );
+        return call_result(&ToolExecutionResult::failure(error), structured_any);
+    }
     let content: Vec<mcp::ContentBlock> = result.content().iter().map(content_block).collect();
     let mut meta = Map::new();
     let mut out = match (result.value(), result.error()) {
@@ -116,7 +138,10 @@ pub(crate) fn call_result(result: &ToolExecutionResult, structured_any: bool) ->
             }
             // `null` is "no card" (a presenter that declined): nothing to send.
             if let Some(presentation) = result.meta().filter(|m| !m.is_null()) {
-                meta.insert(PRESENTATION_META.to_owned(), presentation.clone());
+                meta.insert(
+                    PRESENTATION_META.to_owned(),
+                    json::clone_truncated(presentation, MAX_CARD_DEPTH),
+                );
             }
             if result.concludes_turn() {
                 meta.insert(CONCLUDES_TURN_META.to_owned(), Value::Bool(true));
@@ -133,10 +158,20 @@ pub(crate) fn call_result(result: &ToolExecutionResult, structured_any: bool) ->
             CallToolResult::error(content)
         }
     };
-    if let Some(contexts) = result.additional_contexts()
-        && let Ok(value) = serde_json::to_value(contexts)
-    {
-        meta.insert(CONTEXTS_META.to_owned(), value);
+    if let Some(contexts) = result.additional_contexts() {
+        // Copied cut to depth first: serde's conversion recurses once per level.
+        let bounded: Vec<UserMessage> = contexts
+            .iter()
+            .map(|c| UserMessage {
+                id: c.id.clone(),
+                role: c.role.clone(),
+                content: c.content.clone(),
+                source: json::clone_truncated(&c.source, MAX_CARD_DEPTH),
+            })
+            .collect();
+        if let Ok(value) = serde_json::to_value(&bounded) {
+            meta.insert(CONTEXTS_META.to_owned(), value);
+        }
     }
     if !meta.is_empty() {
         out.meta = Some(MetaObject(meta));

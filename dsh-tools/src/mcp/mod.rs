@@ -59,7 +59,9 @@ mod server;
 #[cfg(feature = "mcp-http")]
 pub use http::{HttpConfig, HttpServer, MCP_PATH};
 pub use import::{ImportError, ImportOptions, ImportedTools, McpImport, SchemaPolicy};
-pub use map::{CONCLUDES_TURN_META, CONTEXTS_META, ERROR_META, PRESENTATION_META};
+pub use map::{
+    CONCLUDES_TURN_META, CONTEXTS_META, ERROR_META, MAX_RESULT_DEPTH, PRESENTATION_META,
+};
 pub use server::{McpServer, ServeError};
 
 /// rmcp, re-exported for transports and client code (its version is pinned by this crate).

@@ -206,26 +206,50 @@ fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
 
 /// Success construction (spec §6.6): lossless → output schema → render → meta (top level) →
 /// turn conclusion. Every failure is `INVALID_TOOL_OUTPUT`.
+///
+/// A value refused here is freed without recursion: a tool's output may be external JSON of any
+/// depth, and serde_json's own `Drop` recurses once per level.
 pub(crate) fn build_success(
     tool: &RegisteredTool,
     exec: &ToolExecution,
     value: Value,
     contexts: Option<Vec<UserMessage>>,
 ) -> Result<ToolExecutionResult, ToolError> {
+    let mut value = Some(value);
+    let mut contexts = contexts;
+    let built = build_checked(tool, exec, &mut value, &mut contexts);
+    if let Some(value) = value {
+        super::free(value);
+    }
+    for context in contexts.into_iter().flatten() {
+        super::free(context.source);
+    }
+    built
+}
+
+/// [`build_success`]'s checks; takes `value` and `contexts` out of their slots only into the
+/// result it builds.
+fn build_checked(
+    tool: &RegisteredTool,
+    exec: &ToolExecution,
+    slot: &mut Option<Value>,
+    contexts: &mut Option<Vec<UserMessage>>,
+) -> Result<ToolExecutionResult, ToolError> {
+    let value = slot.as_ref().expect("the value is in its slot");
     let name = &tool.definition.name;
-    if !is_lossless(&value) {
+    if !is_lossless(value) {
         return Err(output_error(name, "value is not lossless JSON".to_owned()));
     }
-    tool.output.check(name, &value)?;
+    tool.output.check(name, value)?;
     let empty = Value::Null;
     let args = exec.arguments.as_deref().unwrap_or(&empty);
     let render = &tool.definition.output.render;
-    let mut content = std::panic::catch_unwind(AssertUnwindSafe(|| render(args, &value)))
+    let mut content = std::panic::catch_unwind(AssertUnwindSafe(|| render(args, value)))
         .map_err(|p| output_error(name, format!("output.render failed: {}", panic_text(p))))?;
     content.extend(exec.run.take_attached());
     let meta = match (&tool.definition.output.presentation_meta, exec.parent) {
         (Some(project), None) => {
-            let meta = std::panic::catch_unwind(AssertUnwindSafe(|| project(args, &value)))
+            let meta = std::panic::catch_unwind(AssertUnwindSafe(|| project(args, value)))
                 .map_err(|p| {
                     output_error(
                         name,
@@ -233,6 +257,7 @@ pub(crate) fn build_success(
                     )
                 })?;
             if !is_lossless(&meta) {
+                super::free(meta);
                 return Err(output_error(
                     name,
                     "output.presentationMeta returned non-lossless JSON".to_owned(),
@@ -242,6 +267,7 @@ pub(crate) fn build_success(
         }
         _ => None,
     };
+    let value = slot.take().expect("the value is in its slot");
     Ok(ToolExecutionResult::from_data(
         ResultData {
             outcome: Outcome::Success {
@@ -250,7 +276,7 @@ pub(crate) fn build_success(
             },
             content,
             meta,
-            contexts,
+            contexts: contexts.take(),
         },
         None,
     ))

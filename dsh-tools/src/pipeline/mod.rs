@@ -27,7 +27,7 @@ pub use hooks::{
 pub(crate) use hooks::{DynPostHook, DynPreHook};
 pub use result::ToolExecutionResult;
 
-use crate::content::{ContentBlock, UserMessage};
+use crate::content::ContentBlock;
 use crate::definition::FinalizeFn;
 use crate::error::ToolError;
 use crate::json::is_lossless;
@@ -341,8 +341,7 @@ impl Registry {
                 let e = ToolError::unknown_tool(&call.exec.name);
                 return Stage::Final(call, failure(e));
             };
-            let value = result.value().cloned().unwrap_or_default();
-            let contexts = result.additional_contexts().map(<[UserMessage]>::to_vec);
+            let (value, contexts) = result.parts_to_rebuild();
             match build_success(&tool, &call.exec, value, contexts) {
                 Ok(r) => r,
                 Err(e) => return Stage::Final(call, failure(e)),

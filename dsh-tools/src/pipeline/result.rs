@@ -243,6 +243,21 @@ impl ToolExecutionResult {
     }
 
     /// The same result, tagged as the canonical result of `token`'s dispatch.
+    /// A copy of a success's value and contexts, to build a canonical result from what a
+    /// wrapper returned. Without recursion: the value may be external JSON of any depth.
+    pub(crate) fn parts_to_rebuild(&self) -> (Value, Option<Vec<UserMessage>>) {
+        let value = self
+            .value()
+            .map(crate::json::clone_deep)
+            .unwrap_or_default();
+        let contexts = self
+            .data
+            .contexts
+            .as_ref()
+            .map(|c| c.iter().map(clone_message).collect());
+        (value, contexts)
+    }
+
     pub(crate) fn tagged(self, token: ExecutionToken) -> Self {
         Self {
             data: self.data,

@@ -32,15 +32,20 @@ impl Registry {
         result: &ToolExecutionResult,
         agent: Option<&AgentId>,
     ) -> ToolResultView {
-        let summary = ResultSummary {
+        // The meta may be external JSON of any depth: copied and freed without recursion.
+        let mut summary = ResultSummary {
             content: result.content().to_vec(),
             is_error: result.is_error(),
-            meta: result.meta().cloned(),
+            meta: result.meta().map(crate::json::clone_deep),
         };
         let tool = self.get(name, agent);
         let presenter = tool
             .as_ref()
             .and_then(|t| t.definition.present_result.as_deref());
-        present_result_safely(presenter, arguments, &summary)
+        let view = present_result_safely(presenter, arguments, &summary);
+        if let Some(meta) = summary.meta.take() {
+            crate::pipeline::free(meta);
+        }
+        view
     }
 }
