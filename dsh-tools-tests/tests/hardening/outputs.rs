@@ -137,3 +137,67 @@ fn a_deep_success_renders_presents_and_formats_for_every_provider() {
         drop(result);
     });
 }
+
+/// Arguments a model sent 100,000 levels deep as a value (Anthropic's `input`, Gemini's `args`):
+/// parsed, copied, run and dropped without recursion.
+#[test]
+fn provider_replies_with_deep_argument_values_parse_copy_and_drop() {
+    use dsh_tools::provider::{Dialect, Provider};
+    on_worker_stack(|| async {
+        let registry = Registry::new();
+        let tool = ToolDefinition::new(
+            "take",
+            "takes anything",
+            json!({"type": "object"}),
+            OutputDecl::text(),
+            |_, _| async { Ok(json!("took it")) },
+        );
+        registry.register(tool).unwrap().keep();
+        for (provider, reply) in [
+            (
+                Provider::Anthropic,
+                object(
+                    "content",
+                    Value::Array(vec![{
+                        let mut block = serde_json::Map::new();
+                        block.insert("type".into(), json!("tool_use"));
+                        block.insert("id".into(), json!("t1"));
+                        block.insert("name".into(), json!("take"));
+                        block.insert("input".into(), object("a", deep_array(DEPTH)));
+                        Value::Object(block)
+                    }]),
+                ),
+            ),
+            (
+                Provider::Gemini,
+                object(
+                    "candidates",
+                    Value::Array(vec![object(
+                        "content",
+                        object(
+                            "parts",
+                            Value::Array(vec![object("functionCall", {
+                                let mut call = serde_json::Map::new();
+                                call.insert("name".into(), json!("take"));
+                                call.insert("args".into(), object("a", deep_array(DEPTH)));
+                                Value::Object(call)
+                            })]),
+                        ),
+                    )]),
+                ),
+            ),
+        ] {
+            let tools = registry
+                .provider_tools(None, Dialect::new(provider))
+                .unwrap();
+            let calls = tools.parse_calls(&reply).unwrap();
+            assert_eq!(calls.len(), 1, "{provider:?}");
+            let copy = calls.clone();
+            let result = copy[0].execute(&registry, Default::default()).await;
+            assert_eq!(result.text(), "took it", "{provider:?}");
+            drop(copy);
+            drop(calls);
+            drop_deep(reply);
+        }
+    });
+}

@@ -2,6 +2,7 @@
 
 use super::{Provider, ProviderTools};
 use crate::error::{ToolError, codes};
+use crate::json::clone_deep;
 use crate::pipeline::{AgentId, ToolExecutionInput, ToolExecutionResult};
 use crate::registry::Registry;
 use serde_json::{Map, Value};
@@ -9,7 +10,10 @@ use tokio_util::sync::CancellationToken;
 
 /// One call the model made: our tool name, the provider's names and ids, and the arguments
 /// mapped back to our schema, or why they could not be read.
-#[derive(Clone, Debug, PartialEq)]
+///
+/// Copying and dropping one never recurses through its arguments, however deep the model sent
+/// them.
+#[derive(Debug, PartialEq)]
 pub struct ParsedCall {
     call_id: String,
     provider_call_id: Option<String>,
@@ -20,6 +24,31 @@ pub struct ParsedCall {
     arguments: Result<Value, ToolError>,
     /// The arguments as the provider sent them, when they could not be read.
     raw_arguments: Option<String>,
+}
+
+impl Clone for ParsedCall {
+    fn clone(&self) -> Self {
+        Self {
+            call_id: self.call_id.clone(),
+            provider_call_id: self.provider_call_id.clone(),
+            provider_name: self.provider_name.clone(),
+            name: self.name.clone(),
+            agent: self.agent.clone(),
+            arguments: match &self.arguments {
+                Ok(value) => Ok(crate::json::clone_deep(value)),
+                Err(e) => Err(e.clone()),
+            },
+            raw_arguments: self.raw_arguments.clone(),
+        }
+    }
+}
+
+impl Drop for ParsedCall {
+    fn drop(&mut self) {
+        if let Ok(arguments) = &mut self.arguments {
+            crate::pipeline::free(std::mem::take(arguments));
+        }
+    }
 }
 
 /// A reply that is not the provider's response shape at all (a call inside it that cannot be
@@ -73,13 +102,17 @@ impl ParsedCall {
     /// read, the failure to hand back to the model in its place.
     #[allow(clippy::result_large_err)]
     pub fn into_input(
-        self,
+        mut self,
         signal: CancellationToken,
     ) -> Result<ToolExecutionInput, ToolExecutionResult> {
-        match self.arguments {
+        match std::mem::replace(&mut self.arguments, Ok(Value::Null)) {
             Ok(arguments) => {
-                let input = ToolExecutionInput::new(self.call_id, self.name, arguments, signal);
-                Ok(match self.agent {
+                let (call_id, name) = (
+                    std::mem::take(&mut self.call_id),
+                    std::mem::take(&mut self.name),
+                );
+                let input = ToolExecutionInput::new(call_id, name, arguments, signal);
+                Ok(match self.agent.take() {
                     Some(agent) => input.agent(agent),
                     None => input,
                 })
@@ -193,9 +226,9 @@ impl ProviderTools {
                         .unwrap_or_default();
                     let args = match function.get("arguments") {
                         Some(Value::String(s)) => arguments_from_str(s),
-                        Some(v @ Value::Object(_)) => Ok(v.clone()),
+                        Some(v @ Value::Object(_)) => Ok(clone_deep(v)),
                         None => Ok(Value::Object(Map::new())),
-                        Some(other) => object(other.clone()),
+                        Some(other) => object(clone_deep(other)),
                     };
                     let id = call.get("id").and_then(Value::as_str).map(str::to_owned);
                     raw.push((id, name.to_owned(), args, function.get("arguments")));
@@ -214,9 +247,9 @@ impl ProviderTools {
                     let name = item.get("name").and_then(Value::as_str).unwrap_or_default();
                     let args = match item.get("arguments") {
                         Some(Value::String(s)) => arguments_from_str(s),
-                        Some(v @ Value::Object(_)) => Ok(v.clone()),
+                        Some(v @ Value::Object(_)) => Ok(clone_deep(v)),
                         None => Ok(Value::Object(Map::new())),
-                        Some(other) => object(other.clone()),
+                        Some(other) => object(clone_deep(other)),
                     };
                     let id = item
                         .get("call_id")
@@ -242,7 +275,7 @@ impl ProviderTools {
                         .unwrap_or_default();
                     let args = match block.get("input") {
                         None => Ok(Value::Object(Map::new())),
-                        Some(v) => object(v.clone()),
+                        Some(v) => object(clone_deep(v)),
                     };
                     let id = block.get("id").and_then(Value::as_str).map(str::to_owned);
                     raw.push((id, name.to_owned(), args, block.get("input")));
@@ -265,7 +298,7 @@ impl ProviderTools {
                     let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
                     let args = match call.get("args") {
                         None => Ok(Value::Object(Map::new())),
-                        Some(v) => object(v.clone()),
+                        Some(v) => object(clone_deep(v)),
                     };
                     let id = call.get("id").and_then(Value::as_str).map(str::to_owned);
                     raw.push((id, name.to_owned(), args, call.get("args")));
