@@ -430,6 +430,55 @@ fn deep_input_on_error_paths_fails_cleanly() {
     assert!(r.stderr.contains("format"), "{}", r.stderr);
 }
 
+/// User values 60,000 levels deep (a 120 KB file) in `default`, `examples` and the arguments
+/// of `provider export|lint|restore`: copied, transformed and freed without recursion (the
+/// process used to abort on the main thread's 8 MiB stack). The `run` helper unwraps the exit
+/// code, so a death by signal fails the test.
+#[test]
+fn provider_commands_survive_deep_user_values() {
+    let deep = deep_text(60_000);
+    let default = TempFile::new(
+        "deep-default.json",
+        &format!(r#"{{"type":"object","properties":{{"a":{{"type":"array","default":{deep}}}}}}}"#),
+    );
+    let examples = TempFile::new(
+        "deep-examples.json",
+        &format!(r#"{{"type":"object","properties":{{"a":{{"examples":[{deep}]}}}}}}"#),
+    );
+    let union = TempFile::new(
+        "union.json",
+        r#"{"type":"object","properties":{"a":{"anyOf":[{"type":"string"},{"type":"array"}]},"b":{"type":"string"}},"required":["a"]}"#,
+    );
+    let args = TempFile::new("deep-args.json", &format!(r#"{{"a":{deep}}}"#));
+    for dialect in [
+        &["--dialect", "anthropic"][..],
+        &["--dialect", "openai-chat", "--strict"],
+    ] {
+        for schema in [&default, &examples] {
+            let mut export = vec!["provider", "export"];
+            export.extend(dialect);
+            export.extend(["--name", "t", "--description", "d", schema.path()]);
+            let r = run(&export, "");
+            assert!(r.code <= 1, "{export:?}: {} {}", r.code, r.stderr);
+            let mut lint = vec!["provider", "lint"];
+            lint.extend(dialect);
+            lint.push(schema.path());
+            let r = run(&lint, "");
+            assert!(r.code <= 1, "{lint:?}: {} {}", r.code, r.stderr);
+        }
+        let mut restore = vec!["provider", "restore"];
+        restore.extend(dialect);
+        restore.extend([union.path(), args.path()]);
+        let r = run(&restore, "");
+        assert_eq!(r.code, 0, "{restore:?}: {}", r.stderr);
+        assert!(
+            r.stdout.starts_with(r#"{"a":[[[["#),
+            "{}",
+            &r.stdout[..40.min(r.stdout.len())]
+        );
+    }
+}
+
 #[test]
 fn a_closed_or_full_standard_output_is_a_clear_error() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_dsh-tools"))

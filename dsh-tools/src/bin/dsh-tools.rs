@@ -432,6 +432,7 @@ fn run_provider(command: ProviderCommand, stdin_used: &mut bool) -> Result<u8, I
             match result {
                 Ok(entry) => {
                     out!("{}", pretty(&entry));
+                    drop_deep(entry);
                     0
                 }
                 Err(problems) => {

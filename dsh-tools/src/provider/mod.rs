@@ -178,9 +178,15 @@ fn export_checked(
     let rules = dialect.rules();
     let mut transform = Transform::new(dialect, &rules);
     let (out, plan) = transform.root(&schema);
+    // User values (`default`, `examples`, `const`) may nest as deep as the file allows: the
+    // copies are freed without recursion.
+    if let std::borrow::Cow::Owned(copy) = schema {
+        crate::pipeline::free(copy);
+    }
     if transform.problems.is_empty() {
         Ok((out, transform.changes, plan))
     } else {
+        crate::pipeline::free(out);
         Err(transform.problems)
     }
 }
@@ -204,14 +210,17 @@ fn export_checked(
 pub fn lint(schema: &Value, dialect: Dialect) -> Vec<Problem> {
     match export_schema(schema, dialect) {
         Err(problems) => problems,
-        Ok((_, changes, _)) => changes
-            .into_iter()
-            .filter(|c| !matches!(c.kind, ChangeKind::Rewritten | ChangeKind::Closed))
-            .map(|c| Problem {
-                path: c.path,
-                message: c.message,
-            })
-            .collect(),
+        Ok((exported, changes, _)) => {
+            crate::pipeline::free(exported);
+            changes
+                .into_iter()
+                .filter(|c| !matches!(c.kind, ChangeKind::Rewritten | ChangeKind::Closed))
+                .map(|c| Problem {
+                    path: c.path,
+                    message: c.message,
+                })
+                .collect()
+        }
     }
 }
 
@@ -439,7 +448,8 @@ pub fn restore_arguments(
     dialect: Dialect,
     arguments: &mut Value,
 ) -> Result<(), Vec<Problem>> {
-    let (_, _, plan) = export_schema(parameters, dialect)?;
+    let (exported, _, plan) = export_schema(parameters, dialect)?;
+    crate::pipeline::free(exported);
     transform::restore(arguments, &plan, 0);
     Ok(())
 }

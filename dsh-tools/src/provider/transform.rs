@@ -2,7 +2,7 @@
 //! that maps arguments produced under the exported schema back to ours.
 
 use super::dialect::{Dialect, Nullable, Rules};
-use crate::json::to_compact_string;
+use crate::json::{clone_deep, to_compact_string};
 use crate::schema::CompiledSchema;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -182,7 +182,7 @@ impl<'a> Transform<'a> {
                     ),
                 );
             }
-            return (schema.clone(), Plan::Keep);
+            return (clone_deep(schema), Plan::Keep);
         };
         // Unions: `oneOf` (ours) is `anyOf` or kept; a `null` branch is spelled nullable.
         if let Some(Value::Array(branches)) = map.get("oneOf").or_else(|| map.get("anyOf")) {
@@ -232,7 +232,7 @@ impl<'a> Transform<'a> {
                         }
                         out.insert(key.clone(), Value::String(t.to_ascii_uppercase()));
                     } else {
-                        out.insert(key.clone(), value.clone());
+                        out.insert(key.clone(), clone_deep(value));
                     }
                 }
                 "properties" => {
@@ -242,7 +242,7 @@ impl<'a> Transform<'a> {
                 }
                 "required" => {
                     if !self.rules.closure {
-                        out.insert(key.clone(), value.clone());
+                        out.insert(key.clone(), clone_deep(value));
                     }
                 }
                 "additionalProperties" => {
@@ -258,11 +258,11 @@ impl<'a> Transform<'a> {
                 "enum" => self.enumeration(key, value, ty, path, &mut out, &mut moved),
                 "const" if self.rules.const_as_enum => {
                     self.change(path, ChangeKind::Rewritten, "`const` → a one-value `enum`");
-                    let one = Value::Array(vec![value.clone()]);
+                    let one = Value::Array(vec![clone_deep(value)]);
                     self.enumeration("enum", &one, ty, path, &mut out, &mut moved);
                 }
                 "description" => {
-                    out.insert(key.clone(), value.clone());
+                    out.insert(key.clone(), clone_deep(value));
                 }
                 "title" | "default" | "examples" if !self.rules.keeps(key) => {
                     self.change(
@@ -272,7 +272,7 @@ impl<'a> Transform<'a> {
                     );
                 }
                 other if self.rules.keeps(other) => {
-                    out.insert(key.clone(), value.clone());
+                    out.insert(key.clone(), clone_deep(value));
                 }
                 other => {
                     self.change(
@@ -333,7 +333,7 @@ impl<'a> Transform<'a> {
             moved.push(format!("one of: {}", to_compact_string(value)));
             return;
         }
-        out.insert(key.to_owned(), value.clone());
+        out.insert(key.to_owned(), clone_deep(value));
         if self.rules.openapi_types {
             out.insert("format".to_owned(), Value::String("enum".to_owned()));
         }
@@ -385,7 +385,7 @@ impl<'a> Transform<'a> {
             }
             return None;
         }
-        out.insert("additionalProperties".to_owned(), value.clone());
+        out.insert("additionalProperties".to_owned(), clone_deep(value));
         None
     }
 
@@ -429,7 +429,7 @@ impl<'a> Transform<'a> {
         objects: usize,
     ) -> (Value, Plan) {
         let Value::Object(props) = value else {
-            return (value.clone(), Plan::Keep);
+            return (clone_deep(value), Plan::Keep);
         };
         let required: Vec<&str> = object
             .get("required")
@@ -517,7 +517,7 @@ impl<'a> Transform<'a> {
         let annotations: Map<String, Value> = map
             .iter()
             .filter(|(k, _)| k.as_str() != "oneOf" && k.as_str() != "anyOf")
-            .map(|(k, v)| (k.clone(), v.clone()))
+            .map(|(k, v)| (k.clone(), clone_deep(v)))
             .collect();
         // Gemini `parameters`: `T` or null is `T` with `nullable: true`.
         if self.rules.nullable == Nullable::Flag && has_null && non_null.len() == 1 {
@@ -615,7 +615,7 @@ fn pairwise_disjoint(branches: &[Value]) -> bool {
         }
         let prop = b.get("properties")?.get(name)?;
         if let Some(c) = prop.get("const") {
-            return Some(vec![c.clone()]);
+            return Some(vec![clone_deep(c)]);
         }
         prop.get("enum")?.as_array().cloned()
     };
@@ -710,7 +710,7 @@ pub(crate) fn restore(value: &mut Value, plan: &Plan, depth: usize) {
         }
         Plan::Union(branches) => {
             for (original, branch) in branches {
-                let mut candidate = value.clone();
+                let mut candidate = clone_deep(value);
                 restore(&mut candidate, branch, depth + 1);
                 if original.is_valid(&candidate) {
                     *value = candidate;
