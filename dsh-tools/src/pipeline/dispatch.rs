@@ -2,7 +2,7 @@
 
 use super::execution::{Signal, ToolExecution, ToolRunContext};
 use super::result::{Outcome, ResultData, ToolExecutionResult};
-use crate::content::UserMessage;
+use crate::content::{ContentBlock, UserMessage};
 use crate::error::ToolError;
 use crate::json::is_lossless;
 use crate::registry::{PresentationMode, RUN_CODE, RegisteredTool, Registry};
@@ -215,27 +215,35 @@ pub(crate) fn build_success(
     value: Value,
     contexts: Option<Vec<UserMessage>>,
 ) -> Result<ToolExecutionResult, ToolError> {
-    let mut value = Some(value);
-    let mut contexts = contexts;
-    let built = build_checked(tool, exec, &mut value, &mut contexts);
-    if let Some(value) = value {
-        super::free(value);
+    match checked_parts(tool, exec, &value) {
+        Ok((content, meta)) => Ok(ToolExecutionResult::from_data(
+            ResultData {
+                outcome: Outcome::Success {
+                    value: Arc::new(value),
+                    concludes_turn: exec.run.concluded(),
+                },
+                content,
+                meta,
+                contexts,
+            },
+            None,
+        )),
+        Err(e) => {
+            super::free(value);
+            for context in contexts.into_iter().flatten() {
+                super::free(context.source);
+            }
+            Err(e)
+        }
     }
-    for context in contexts.into_iter().flatten() {
-        super::free(context.source);
-    }
-    built
 }
 
-/// [`build_success`]'s checks; takes `value` and `contexts` out of their slots only into the
-/// result it builds.
-fn build_checked(
+/// [`build_success`]'s checks on a borrowed value: the rendered content and the meta.
+fn checked_parts(
     tool: &RegisteredTool,
     exec: &ToolExecution,
-    slot: &mut Option<Value>,
-    contexts: &mut Option<Vec<UserMessage>>,
-) -> Result<ToolExecutionResult, ToolError> {
-    let value = slot.as_ref().expect("the value is in its slot");
+    value: &Value,
+) -> Result<(Vec<ContentBlock>, Option<Value>), ToolError> {
     let name = &tool.definition.name;
     if !is_lossless(value) {
         return Err(output_error(name, "value is not lossless JSON".to_owned()));
@@ -267,17 +275,5 @@ fn build_checked(
         }
         _ => None,
     };
-    let value = slot.take().expect("the value is in its slot");
-    Ok(ToolExecutionResult::from_data(
-        ResultData {
-            outcome: Outcome::Success {
-                value: Arc::new(value),
-                concludes_turn: exec.run.concluded(),
-            },
-            content,
-            meta,
-            contexts: contexts.take(),
-        },
-        None,
-    ))
+    Ok((content, meta))
 }
