@@ -5,7 +5,8 @@
 //!     [--prefix P] [--call NAME JSON]... (--url http://HOST:PORT/mcp | -- COMMAND ARGS...)
 //! ```
 //!
-//! Prints one line per imported tool (`tool NAME converted|passed-through: DESCRIPTION`), then
+//! Prints one line per imported tool (`tool NAME converted|passed-through: DESCRIPTION`, with
+//! control characters in the description escaped), one per skipped tool (`skipped NAME: WHY`), then
 //! one line per call: `call NAME -> <the result as JSON>` (our `ToolExecutionResult` shape:
 //! `content`, `isError`, `value` or `error`). Exits 1 when connecting or listing fails.
 
@@ -92,7 +93,15 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         } else {
             "converted"
         };
-        println!("tool {} {how}: {}", tool.name(), tool.description());
+        // A remote description may hold terminal escapes: print it escaped.
+        println!(
+            "tool {} {how}: {}",
+            tool.name(),
+            printable(tool.description())
+        );
+    }
+    for (name, why) in imported.skipped() {
+        println!("skipped {name}: {why}");
     }
     for (i, (name, args)) in options.calls.into_iter().enumerate() {
         let input =
@@ -101,4 +110,19 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         println!("call {name} -> {}", serde_json::to_string(&result)?);
     }
     Ok(())
+}
+
+/// `text` with control, invisible and bidirectional-override characters escaped.
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            let hidden = c.is_control()
+                || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}');
+            if hidden {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }

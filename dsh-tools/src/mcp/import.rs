@@ -1,20 +1,21 @@
 //! `McpImport`: a remote MCP server's tools as ordinary definitions in a registry.
 
-use super::map;
+use super::{inbound, map};
 use crate::definition::{OutputDecl, ToolDefinition};
 use crate::error::ToolError;
 use crate::pipeline::{AgentId, ToolRunContext};
 use crate::registry::{Registry, ScopedRegistration};
 use crate::schema::{CompiledSchema, Root, ToolArgsError, bridge};
-use rmcp::model::{CallToolRequestParams, SubscriptionFilter, Tool};
+use rmcp::model::{CallToolRequestParams, PaginatedRequestParams, SubscriptionFilter, Tool};
 use rmcp::service::{
     ClientLifecycleMode, ClientServiceExt, NotificationContext, RunningService, ServiceError,
 };
 use rmcp::{ClientHandler, Peer, RoleClient};
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::sync::watch;
 
 /// What to do with a remote tool's `inputSchema`, which may use any JSON Schema 2020-12
@@ -78,6 +79,218 @@ pub enum ImportError {
     /// A request to the server failed.
     #[error("MCP request failed: {0}")]
     Request(#[from] ServiceError),
+    /// The server did not answer within the [`Limits`] timeout.
+    #[error("the MCP server did not answer {what} within {after:?}")]
+    Timeout {
+        /// What was asked (`the handshake`, `tools/list`).
+        what: &'static str,
+        /// The timeout.
+        after: Duration,
+    },
+    /// The server's tool list is larger than the [`Limits`] allow.
+    #[error("the MCP server's tool list is too large: {0}")]
+    TooLarge(String),
+}
+
+/// How long an import waits and how much it accepts from a server it does not control. The MCP
+/// lifecycle asks every request to time out; a server's list can be as long as it likes.
+///
+/// ```
+/// use dsh_tools::mcp::Limits;
+/// use std::time::Duration;
+///
+/// let limits = Limits::default().call_timeout(Duration::from_secs(30)).max_tools(500);
+/// assert_eq!(limits.handshake_timeout, Duration::from_secs(30));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// The `initialize` handshake (or the 2026 discovery): 30 s.
+    pub handshake_timeout: Duration,
+    /// Each `tools/list` page and the `subscriptions/listen` request: 30 s.
+    pub request_timeout: Duration,
+    /// Each `tools/call`: 300 s. A call past it fails with `MCP_TIMEOUT` (and the server is sent
+    /// `notifications/cancelled`); a tool's own `timeout_ms` or a timeout wrapper may cut it
+    /// shorter.
+    pub call_timeout: Duration,
+    /// Pages of `tools/list` read per listing: 100. A cursor the server already gave ends the
+    /// listing early.
+    pub max_pages: usize,
+    /// Tools accepted per listing: 10,000.
+    pub max_tools: usize,
+    /// The longest message read from a child process: 16 MiB (rmcp's own limit). A longer answer
+    /// fails its request with `MCP_TRANSPORT_ERROR` instead of leaving it waiting.
+    pub max_message_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            handshake_timeout: Duration::from_secs(30),
+            request_timeout: Duration::from_secs(30),
+            call_timeout: Duration::from_secs(300),
+            max_pages: 100,
+            max_tools: 10_000,
+            max_message_bytes: inbound::MAX_LINE,
+        }
+    }
+}
+
+impl Limits {
+    /// Sets [`handshake_timeout`](Self::handshake_timeout).
+    pub fn handshake_timeout(mut self, timeout: Duration) -> Self {
+        self.handshake_timeout = timeout;
+        self
+    }
+
+    /// Sets [`request_timeout`](Self::request_timeout).
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// Sets [`call_timeout`](Self::call_timeout).
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = timeout;
+        self
+    }
+
+    /// Sets [`max_pages`](Self::max_pages).
+    pub fn max_pages(mut self, pages: usize) -> Self {
+        self.max_pages = pages;
+        self
+    }
+
+    /// Sets [`max_tools`](Self::max_tools).
+    pub fn max_tools(mut self, tools: usize) -> Self {
+        self.max_tools = tools;
+        self
+    }
+
+    /// Sets [`max_message_bytes`](Self::max_message_bytes).
+    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
+        self.max_message_bytes = bytes;
+        self
+    }
+}
+
+/// Connects with explicit [`Limits`] ([`McpImport::with_limits`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Connector {
+    limits: Limits,
+}
+
+impl Connector {
+    /// [`McpImport::connect_stdio`] with these limits.
+    pub async fn connect_stdio(
+        self,
+        mut command: tokio::process::Command,
+    ) -> Result<McpImport, ImportError> {
+        command
+            .kill_on_drop(true)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = command.spawn().map_err(ImportError::Spawn)?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(ImportError::Spawn(std::io::Error::other(
+                "the child's standard input and output are not piped",
+            )));
+        };
+        if let Some(stderr) = child.stderr.take() {
+            tokio::spawn(async move {
+                use tokio::io::AsyncBufReadExt;
+                let mut lines = tokio::io::BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    tracing::info!(target: "dsh_tools::mcp::child", "{}", line.escape_debug());
+                }
+            });
+        }
+        let mut import = self
+            .connect_io(stdout, stdin, ClientLifecycleMode::Initialize)
+            .await?;
+        import.child = Some(child);
+        Ok(import)
+    }
+
+    /// Speaks newline-delimited JSON-RPC over a byte stream (a child's pipes, a socket), as
+    /// `connect_stdio` does: an answer that could not be decoded (longer than
+    /// [`Limits::max_message_bytes`], or nested past serde_json's 128 levels) fails its request
+    /// with `MCP_TRANSPORT_ERROR` at once instead of leaving it pending.
+    pub async fn connect_io<R, W>(
+        self,
+        reader: R,
+        writer: W,
+        lifecycle: ClientLifecycleMode,
+    ) -> Result<McpImport, ImportError>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        // rmcp reads the server's output through the filter, which answers for it what it
+        // cannot decode.
+        let (filtered, sink) = tokio::io::duplex(64 * 1024);
+        let max = self.limits.max_message_bytes.min(inbound::MAX_LINE - 1);
+        tokio::spawn(inbound::filter(reader, sink, max));
+        self.connect_with((filtered, writer), lifecycle).await
+    }
+
+    /// [`McpImport::connect_http`] with these limits.
+    #[cfg(feature = "mcp-http")]
+    pub async fn connect_http(self, url: &str) -> Result<McpImport, ImportError> {
+        let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.to_owned());
+        self.connect(transport).await
+    }
+
+    /// [`McpImport::connect`] with these limits.
+    pub async fn connect<T, E, A>(self, transport: T) -> Result<McpImport, ImportError>
+    where
+        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let auto = ClientLifecycleMode::Auto {
+            preferred_versions: vec![rmcp::model::ProtocolVersion::LATEST],
+            legacy_version: None,
+        };
+        self.connect_with(transport, auto).await
+    }
+
+    /// [`McpImport::connect_with`] with these limits.
+    pub async fn connect_with<T, E, A>(
+        self,
+        transport: T,
+        lifecycle: ClientLifecycleMode,
+    ) -> Result<McpImport, ImportError>
+    where
+        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let (changed, _) = watch::channel(0u64);
+        let changed = Arc::new(changed);
+        let client = ImportClient {
+            changed: Arc::clone(&changed),
+        };
+        let limits = self.limits;
+        let service = tokio::time::timeout(
+            limits.handshake_timeout,
+            client.serve_with_lifecycle(transport, lifecycle),
+        )
+        .await
+        .map_err(|_| ImportError::Timeout {
+            what: "the handshake",
+            after: limits.handshake_timeout,
+        })?
+        .map_err(|e| ImportError::Connect(e.to_string()))?;
+        let mut import = McpImport {
+            service,
+            changed,
+            listener: None,
+            limits,
+            child: None,
+        };
+        import.listen_for_changes().await;
+        Ok(import)
+    }
 }
 
 /// The client side of one connection: tells the importers when the remote list changes.
@@ -117,6 +330,9 @@ pub struct McpImport {
     service: RunningService<RoleClient, ImportClient>,
     changed: Arc<watch::Sender<u64>>,
     listener: Option<tokio::task::JoinHandle<()>>,
+    limits: Limits,
+    /// The server process of [`connect_stdio`](Self::connect_stdio), killed on drop.
+    child: Option<tokio::process::Child>,
 }
 
 impl fmt::Debug for McpImport {
@@ -137,25 +353,22 @@ impl Drop for McpImport {
 
 impl McpImport {
     /// Starts `command` and speaks MCP over its standard input and output (the `initialize`
-    /// handshake first, which every server version understands). The child's standard error
-    /// goes to `tracing` (target `dsh_tools::mcp::child`), never to our standard output; the
-    /// child is killed when the connection is dropped.
-    pub async fn connect_stdio(mut command: tokio::process::Command) -> Result<Self, ImportError> {
-        command.kill_on_drop(true);
-        let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(command)
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .map_err(ImportError::Spawn)?;
-        if let Some(stderr) = stderr {
-            tokio::spawn(async move {
-                use tokio::io::AsyncBufReadExt;
-                let mut lines = tokio::io::BufReader::new(stderr).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
-                    tracing::info!(target: "dsh_tools::mcp::child", "{line}");
-                }
-            });
-        }
-        Self::connect_with(transport, ClientLifecycleMode::Initialize).await
+    /// handshake first, which every server version understands), with the default [`Limits`].
+    /// The child's standard error goes to `tracing` (target `dsh_tools::mcp::child`), never to
+    /// our standard output; the child is killed when the connection is dropped.
+    pub async fn connect_stdio(command: tokio::process::Command) -> Result<Self, ImportError> {
+        Connector::default().connect_stdio(command).await
+    }
+
+    /// Connects with explicit [`Limits`]:
+    /// `McpImport::with_limits(limits).connect_stdio(command).await`.
+    pub fn with_limits(limits: Limits) -> Connector {
+        Connector { limits }
+    }
+
+    /// The limits this connection applies.
+    pub fn limits(&self) -> Limits {
+        self.limits
     }
 
     /// Connects over the streamable HTTP transport to `url` (plain `http://`; for TLS, enable
@@ -163,8 +376,7 @@ impl McpImport {
     /// the server has it and the handshake otherwise.
     #[cfg(feature = "mcp-http")]
     pub async fn connect_http(url: &str) -> Result<Self, ImportError> {
-        let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.to_owned());
-        Self::connect(transport).await
+        Connector::default().connect_http(url).await
     }
 
     /// Connects over any rmcp client transport (`tokio::io::duplex` halves, a TCP stream, …),
@@ -174,11 +386,7 @@ impl McpImport {
         T: rmcp::transport::IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        let auto = ClientLifecycleMode::Auto {
-            preferred_versions: vec![rmcp::model::ProtocolVersion::LATEST],
-            legacy_version: None,
-        };
-        Self::connect_with(transport, auto).await
+        Connector::default().connect(transport).await
     }
 
     /// Connects with an explicit lifecycle (`ClientLifecycleMode::Initialize` forces the
@@ -191,22 +399,9 @@ impl McpImport {
         T: rmcp::transport::IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        let (changed, _) = watch::channel(0u64);
-        let changed = Arc::new(changed);
-        let client = ImportClient {
-            changed: Arc::clone(&changed),
-        };
-        let service = client
-            .serve_with_lifecycle(transport, lifecycle)
+        Connector::default()
+            .connect_with(transport, lifecycle)
             .await
-            .map_err(|e| ImportError::Connect(e.to_string()))?;
-        let mut import = Self {
-            service,
-            changed,
-            listener: None,
-        };
-        import.listen_for_changes().await;
-        Ok(import)
     }
 
     /// In the 2026-07-28 era, changes arrive only inside `subscriptions/listen`.
@@ -219,7 +414,8 @@ impl McpImport {
             return;
         }
         let filter = SubscriptionFilter::builder().tools_list_changed().build();
-        let Ok(mut subscription) = self.peer().listen(filter).await else {
+        let listen = tokio::time::timeout(self.limits.request_timeout, self.peer().listen(filter));
+        let Ok(Ok(mut subscription)) = listen.await else {
             tracing::debug!("MCP import: the server offers no subscriptions/listen");
             return;
         };
@@ -241,9 +437,11 @@ impl McpImport {
         self.service.peer()
     }
 
-    /// The remote server's tools, every page.
+    /// The remote server's tools, every page (within the [`Limits`]: each page within the
+    /// request timeout, at most `max_pages` pages and `max_tools` tools; a cursor the server
+    /// already gave ends the listing).
     pub async fn list_tools(&self) -> Result<Vec<Tool>, ImportError> {
-        Ok(self.peer().list_all_tools().await?)
+        list_all(self.peer(), &self.limits).await
     }
 
     /// Registers every remote tool in `registry` and keeps them in step with the server's
@@ -268,18 +466,23 @@ impl McpImport {
             registry: registry.clone(),
             options: Arc::new(options),
             peer: self.peer().clone(),
+            limits: self.limits,
         };
         sync(&ctx, &state, tools);
         let task_state = Arc::clone(&state);
         let task = tokio::spawn(async move {
             while changes.changed().await.is_ok() {
-                match ctx.peer.list_all_tools().await {
+                match list_all(&ctx.peer, &ctx.limits).await {
                     Ok(tools) => sync(&ctx, &task_state, tools),
                     Err(e) => tracing::warn!("MCP import: re-listing after list_changed: {e}"),
                 }
             }
         });
-        Ok(ImportedTools { state, task })
+        Ok(ImportedTools {
+            state,
+            task,
+            registry: registry.clone(),
+        })
     }
 }
 
@@ -288,6 +491,7 @@ impl McpImport {
 pub struct ImportedTools {
     state: Arc<Mutex<SyncState>>,
     task: tokio::task::JoinHandle<()>,
+    registry: Registry,
 }
 
 impl fmt::Debug for ImportedTools {
@@ -304,7 +508,8 @@ impl Drop for ImportedTools {
         self.task.abort();
         // The aborted task still holds the state until the runtime drops it: unregister now.
         let live = std::mem::take(&mut self.state.lock().unwrap_or_else(|e| e.into_inner()).live);
-        drop(live);
+        let registrations = live.into_values().filter_map(|(_, r)| r.into_inner());
+        self.registry.dispose_all(registrations);
     }
 }
 
@@ -328,8 +533,10 @@ impl ImportedTools {
         self.with(|s| s.passed_through.clone())
     }
 
-    /// Tools not registered for another reason (name, why): a schema rejected by
-    /// [`SchemaPolicy::Reject`], an invalid output schema, a failing change listener.
+    /// Tools not registered for another reason (name, why): a name that is empty, longer than
+    /// 128 characters or holds control or bidirectional-override characters (shown escaped), a
+    /// name the server listed twice, a schema rejected by [`SchemaPolicy::Reject`], an invalid
+    /// output schema, a failing change listener.
     pub fn skipped(&self) -> Vec<(String, String)> {
         self.with(|s| s.skipped.clone())
     }
@@ -349,40 +556,136 @@ struct SyncCtx {
     registry: Registry,
     options: Arc<ImportOptions>,
     peer: Peer<RoleClient>,
+    limits: Limits,
 }
 
-/// Brings the registrations in line with `tools`.
+/// Every page of `tools/list`, within `limits`.
+async fn list_all(peer: &Peer<RoleClient>, limits: &Limits) -> Result<Vec<Tool>, ImportError> {
+    let mut tools = Vec::new();
+    let mut cursors = HashSet::new();
+    let mut params: Option<PaginatedRequestParams> = None;
+    for _ in 0..limits.max_pages {
+        let page = tokio::time::timeout(limits.request_timeout, peer.list_tools(params.take()))
+            .await
+            .map_err(|_| ImportError::Timeout {
+                what: "tools/list",
+                after: limits.request_timeout,
+            })??;
+        if tools.len() + page.tools.len() > limits.max_tools {
+            return Err(ImportError::TooLarge(format!(
+                "more than {} tools (Limits::max_tools)",
+                limits.max_tools
+            )));
+        }
+        tools.extend(page.tools);
+        match page.next_cursor {
+            None => return Ok(tools),
+            Some(cursor) if !cursors.insert(cursor.clone()) => {
+                tracing::warn!(
+                    "MCP import: the server repeated the cursor {:?}; the listing ends there",
+                    cursor.escape_debug().to_string()
+                );
+                return Ok(tools);
+            }
+            Some(cursor) => {
+                params = Some(PaginatedRequestParams::default().with_cursor(Some(cursor)))
+            }
+        }
+    }
+    Err(ImportError::TooLarge(format!(
+        "more than {} pages (Limits::max_pages)",
+        limits.max_pages
+    )))
+}
+
+/// Why a remote tool's name is not registered, if it is not: one a terminal, a log or a model
+/// would show as something else.
+fn hostile_name(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        return Some("the name is empty");
+    }
+    if name.chars().count() > 128 {
+        return Some("the name is longer than 128 characters");
+    }
+    let invisible = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}' | '\u{061c}')
+    };
+    name.contains(invisible)
+        .then_some("the name holds control, invisible or bidirectional-override characters")
+}
+
+/// Brings the registrations in line with `tools`: unchanged tools stay, changed ones are
+/// replaced in place (a call in between never sees `UNKNOWN_TOOL`), removed ones go in one pass.
 fn sync(ctx: &SyncCtx, state: &Mutex<SyncState>, tools: Vec<Tool>) {
     let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
-    let fingerprints: Vec<Value> = tools
-        .iter()
-        .map(|t| serde_json::to_value(t).unwrap_or(Value::Null))
-        .collect();
-    let wanted: HashMap<&str, &Value> = tools
-        .iter()
-        .zip(&fingerprints)
-        .map(|(t, f)| (t.name.as_ref(), f))
-        .collect();
-    // Removed or changed tools go first, so a changed one can be registered again.
-    let stale: Vec<String> = state
-        .live
-        .iter()
-        .filter(|(name, (fp, _))| wanted.get(name.as_str()) != Some(&fp))
-        .map(|(name, _)| name.clone())
-        .collect();
-    for name in stale {
-        state.live.remove(&name);
-    }
     state.order.clear();
     state.collisions.clear();
     state.passed_through.clear();
     state.skipped.clear();
     let prefix = ctx.options.prefix.as_deref().unwrap_or("");
-    for (tool, fingerprint) in tools.into_iter().zip(fingerprints) {
+    // The tools to keep, de-duplicated (the first of a name wins) and with printable names.
+    let mut seen = HashSet::new();
+    let mut wanted = Vec::with_capacity(tools.len());
+    for tool in tools {
         let remote = tool.name.to_string();
+        if let Some(why) = hostile_name(&remote) {
+            let shown: String = remote
+                .chars()
+                .take(64)
+                .collect::<String>()
+                .escape_debug()
+                .to_string();
+            tracing::warn!("MCP import: the remote tool \"{shown}\" is skipped: {why}");
+            state.skipped.push((shown, why.to_owned()));
+            continue;
+        }
+        if !seen.insert(remote.clone()) {
+            state.skipped.push((
+                format!("{prefix}{remote}"),
+                "the server listed this name more than once; the first is registered".to_owned(),
+            ));
+            continue;
+        }
+        let fingerprint = serde_json::to_value(&tool).unwrap_or(Value::Null);
+        wanted.push((remote, tool, fingerprint));
+    }
+    let gone: Vec<String> = state
+        .live
+        .keys()
+        .filter(|name| !seen.contains(name.as_str()))
+        .cloned()
+        .collect();
+    let removed = gone
+        .iter()
+        .filter_map(|name| state.live.remove(name))
+        .filter_map(|(_, registration)| registration.into_inner());
+    ctx.registry.dispose_all(removed.collect::<Vec<_>>());
+    for (remote, tool, fingerprint) in wanted {
         let local = format!("{prefix}{remote}");
-        if state.live.contains_key(&remote) {
-            state.order.push(local);
+        let previous = state.live.remove(&remote);
+        if let Some((old, registration)) = previous {
+            if old == fingerprint {
+                state.live.insert(remote, (old, registration));
+                state.order.push(local);
+                continue;
+            }
+            // Changed: replace it where it stands.
+            let outcome = definition(ctx, &local, tool, &mut state).and_then(|d| {
+                let old = registration
+                    .into_inner()
+                    .ok_or_else(|| "the registration is gone".to_owned())?;
+                ctx.registry.replace_tool(old, d).map_err(|e| e.to_string())
+            });
+            match outcome {
+                Ok(registration) => {
+                    state
+                        .live
+                        .insert(remote, (fingerprint, registration.scoped()));
+                    state.order.push(local);
+                }
+                Err(why) => state.skipped.push((local, why)),
+            }
             continue;
         }
         if ctx
@@ -451,13 +754,20 @@ fn definition(
     });
     let remote = tool.name.to_string();
     let peer = ctx.peer.clone();
+    let timeout = ctx.limits.call_timeout;
     let mut definition = ToolDefinition::new(
         local,
         tool.description.as_deref().unwrap_or_default(),
         parameters,
         output,
         move |args: Arc<Value>, run: ToolRunContext| {
-            call_remote(peer.clone(), remote.clone(), compiled.clone(), args, run)
+            let call = Remote {
+                peer: peer.clone(),
+                name: remote.clone(),
+                compiled: compiled.clone(),
+                timeout,
+            };
+            call.run(args, run)
         },
     )
     .hints(map::hints(tool.annotations.as_ref()));
@@ -471,46 +781,64 @@ fn definition(
     Ok(definition)
 }
 
-/// One remote call: local validation (when the schema converted), then `tools/call`, dropped
-/// (which sends `notifications/cancelled`) when our signal fires.
-async fn call_remote(
+/// One remote tool's call target.
+struct Remote {
     peer: Peer<RoleClient>,
     name: String,
     compiled: Option<Arc<CompiledSchema>>,
-    args: Arc<Value>,
-    run: ToolRunContext,
-) -> Result<Value, ToolError> {
-    if let Some(compiled) = &compiled {
-        let violations = compiled.validate_at(&args, Root::Parameters);
-        if !violations.is_empty() {
-            return Err(ToolArgsError::new(violations).into());
+    timeout: Duration,
+}
+
+impl Remote {
+    /// One remote call: local validation (when the schema converted), then `tools/call`,
+    /// dropped (which sends `notifications/cancelled`) when our signal fires or the call timeout
+    /// passes.
+    async fn run(self, args: Arc<Value>, run: ToolRunContext) -> Result<Value, ToolError> {
+        if let Some(compiled) = &self.compiled {
+            let violations = compiled.validate_at(&args, Root::Parameters);
+            if !violations.is_empty() {
+                return Err(ToolArgsError::new(violations).into());
+            }
         }
-    }
-    let Some(arguments) = map::arguments(&args) else {
-        return Err(ToolError::coded(
-            "ToolArgsError",
-            crate::error::codes::INVALID_ARGS,
-            "invalid arguments: MCP tool arguments must be an object",
-        ));
-    };
-    drop(args);
-    let request = CallToolRequestParams::new(name).with_arguments(arguments);
-    let result = tokio::select! {
-        result = peer.call_tool(request) => result,
-        () = run.signal().cancelled() => return Err(ToolError::aborted()),
-    };
-    match result {
-        Ok(result) if result.is_error == Some(true) => Err(map::remote_error(&result)),
-        Ok(result) => Ok(map::remote_value(result)),
-        Err(ServiceError::McpError(e)) => Err(ToolError::coded(
-            "McpError",
-            "MCP_PROTOCOL_ERROR",
-            format!("{}: {}", e.code.0, e.message),
-        )),
-        Err(e) => Err(ToolError::coded(
-            "McpError",
-            "MCP_TRANSPORT_ERROR",
-            e.to_string(),
-        )),
+        let Some(arguments) = map::arguments(&args) else {
+            return Err(ToolError::coded(
+                "ToolArgsError",
+                crate::error::codes::INVALID_ARGS,
+                "invalid arguments: MCP tool arguments must be an object",
+            ));
+        };
+        drop(args);
+        let request = CallToolRequestParams::new(self.name).with_arguments(arguments);
+        let result = tokio::select! {
+            result = tokio::time::timeout(self.timeout, self.peer.call_tool(request)) => result,
+            () = run.signal().cancelled() => return Err(ToolError::aborted()),
+        };
+        let Ok(result) = result else {
+            return Err(ToolError::coded(
+                "McpError",
+                "MCP_TIMEOUT",
+                format!(
+                    "the MCP server did not answer tools/call within {:?} (Limits::call_timeout)",
+                    self.timeout
+                ),
+            ));
+        };
+        match result {
+            Ok(result) if result.is_error == Some(true) => Err(map::remote_error(&result)),
+            Ok(result) => Ok(map::remote_value(result)),
+            Err(ServiceError::McpError(e)) if e.code.0 == inbound::UNDECODABLE => Err(
+                ToolError::coded("McpError", "MCP_TRANSPORT_ERROR", e.message.to_string()),
+            ),
+            Err(ServiceError::McpError(e)) => Err(ToolError::coded(
+                "McpError",
+                "MCP_PROTOCOL_ERROR",
+                format!("{}: {}", e.code.0, e.message),
+            )),
+            Err(e) => Err(ToolError::coded(
+                "McpError",
+                "MCP_TRANSPORT_ERROR",
+                e.to_string(),
+            )),
+        }
     }
 }

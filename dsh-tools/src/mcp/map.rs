@@ -1,7 +1,7 @@
 //! The mapping between our model and MCP's (the tables in the [module docs](super)).
 
 use crate::content::{ContentBlock, UserMessage};
-use crate::error::{ErrorInfo, ToolError};
+use crate::error::{ErrorInfo, ToolError, codes};
 use crate::pipeline::ToolExecutionResult;
 use crate::present::MAX_CARD_DEPTH;
 use crate::registry::RegisteredTool;
@@ -201,9 +201,53 @@ pub(crate) fn remote_error(result: &CallToolResult) -> ToolError {
         .and_then(|m| m.0.get(ERROR_META))
         .and_then(|v| serde_json::from_value::<ErrorInfo>(v.clone()).ok());
     match info {
-        Some(info) => ToolError::coded(info.name, info.code, message),
+        Some(info) => {
+            let (name, code) = remote_code(info);
+            ToolError::coded(name, code, message)
+        }
         None => ToolError::coded("McpToolError", "MCP_TOOL_ERROR", message),
     }
+}
+
+/// The codes that are facts about *our* side of a call (our pipeline, our transport, our retry
+/// policy). A remote server claiming one is not believed: `TRANSIENT` would make
+/// `wrappers::retry` run a remote call twice, `ABORTED_BEFORE_DISPATCH` would say a call that
+/// ran did not.
+const LOCAL_CODES: &[&str] = &[
+    codes::UNKNOWN_TOOL,
+    codes::INVALID_TOOL_OUTPUT,
+    codes::ABORTED_BEFORE_DISPATCH,
+    codes::ABORTED,
+    codes::TOOL_TIMEOUT,
+    codes::UNSUPPORTED_SCHEMA,
+    codes::TRANSIENT,
+    "MCP_TOOL_ERROR",
+    "MCP_TRANSPORT_ERROR",
+    "MCP_PROTOCOL_ERROR",
+    "MCP_TIMEOUT",
+];
+
+/// A remote `{name, code}` as ours: `INVALID_ARGS` and the tool's own codes are kept; a claim of
+/// one of [`LOCAL_CODES`] is kept as data under `REMOTE_<code>` (name `McpToolError`); a code or
+/// name that is not a short identifier becomes `MCP_TOOL_ERROR`.
+fn remote_code(info: ErrorInfo) -> (String, String) {
+    let identifier = |s: &str| {
+        (1..=64).contains(&s.len())
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+    };
+    if !identifier(&info.code) {
+        return ("McpToolError".to_owned(), "MCP_TOOL_ERROR".to_owned());
+    }
+    if LOCAL_CODES.contains(&info.code.as_str()) {
+        return ("McpToolError".to_owned(), format!("REMOTE_{}", info.code));
+    }
+    let name = if identifier(&info.name) {
+        info.name
+    } else {
+        "McpToolError".to_owned()
+    };
+    (name, info.code)
 }
 
 /// A remote success as our value: `{content, structuredContent?}` with `-0` normalised (our

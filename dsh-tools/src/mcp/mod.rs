@@ -53,12 +53,15 @@
 #[cfg(feature = "mcp-http")]
 mod http;
 mod import;
+mod inbound;
 mod map;
 mod server;
 
 #[cfg(feature = "mcp-http")]
 pub use http::{HttpConfig, HttpServer, MCP_PATH};
-pub use import::{ImportError, ImportOptions, ImportedTools, McpImport, SchemaPolicy};
+pub use import::{
+    Connector, ImportError, ImportOptions, ImportedTools, Limits, McpImport, SchemaPolicy,
+};
 pub use map::{
     CONCLUDES_TURN_META, CONTEXTS_META, ERROR_META, MAX_RESULT_DEPTH, PRESENTATION_META,
 };

@@ -27,6 +27,7 @@ use crate::schema::OutputSchema;
 use serde::Serialize;
 use serde_json::Value;
 use state::{HookKind, Layer};
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
@@ -291,6 +292,11 @@ impl ScopedRegistration {
     pub fn keep(mut self) {
         self.0.take();
     }
+
+    /// The registration, no longer disposed on drop.
+    pub(crate) fn into_inner(mut self) -> Option<Registration> {
+        self.0.take()
+    }
 }
 
 impl Drop for ScopedRegistration {
@@ -390,26 +396,33 @@ impl Registry {
         self.register(tool.definition())
     }
 
-    fn register_in(
-        &self,
-        scope: Option<AgentId>,
-        definition: ToolDefinition,
-    ) -> Result<Registration, RegistrationError> {
-        let name = definition.name.clone();
+    /// The checks every registration passes before it touches the state.
+    fn checked(definition: ToolDefinition) -> Result<Arc<RegisteredTool>, RegistrationError> {
+        let name = &definition.name;
         if let Some(error) = &definition.invalid {
             return Err(RegistrationError::Schema {
-                name,
+                name: name.clone(),
                 error: (**error).clone(),
             });
         }
         let output = OutputSchema::new(&definition.output.schema)
             .map_err(RegistrationError::OutputSchema)?;
         if definition.timeout.is_some_and(|t| t.is_zero()) {
-            return Err(RegistrationError::Timeout { name });
+            return Err(RegistrationError::Timeout { name: name.clone() });
         }
         if name == RUN_CODE {
             return Err(RegistrationError::Reserved);
         }
+        Ok(Arc::new(RegisteredTool { definition, output }))
+    }
+
+    fn register_in(
+        &self,
+        scope: Option<AgentId>,
+        definition: ToolDefinition,
+    ) -> Result<Registration, RegistrationError> {
+        let tool = Self::checked(definition)?;
+        let name = tool.definition.name.clone();
         let id = self.id();
         let mut state = self.write();
         let layer = state.layer_or_create(scope.as_ref());
@@ -419,7 +432,6 @@ impl Registry {
                 scoped: scope.is_some(),
             });
         }
-        let tool = Arc::new(RegisteredTool { definition, output });
         layer.tools.insert(name.clone(), state::Entry { id, tool });
         drop(state);
         let registration = self.registration(Target::Tool {
@@ -432,6 +444,106 @@ impl Registry {
             ChangeEvent::ToolRegistered { name, agent: scope },
         )
         .map_err(RegistrationError::ChangeListener)
+    }
+
+    /// Replaces the tool that `old` registered with `definition` in one step, keeping its place
+    /// in the order: a call in between finds the old definition or the new one, never neither.
+    /// When `old` no longer holds its name (or names another), it is disposed and `definition`
+    /// registered as usual.
+    pub(crate) fn replace_tool(
+        &self,
+        old: Registration,
+        definition: ToolDefinition,
+    ) -> Result<Registration, RegistrationError> {
+        let mut old = old;
+        let target = std::mem::replace(&mut old.target, Target::Nothing);
+        let same_registry = old.registry.ptr_eq(&Arc::downgrade(&self.inner));
+        let Target::Tool { scope, name, id } = target else {
+            old.target = target;
+            old.dispose();
+            return self.register_in(None, definition);
+        };
+        if !same_registry || name != definition.name {
+            old.target = Target::Tool {
+                scope: scope.clone(),
+                name,
+                id,
+            };
+            old.dispose();
+            return self.register_in(scope, definition);
+        }
+        let tool = Self::checked(definition)?;
+        let new_id = self.id();
+        let mut state = self.write();
+        let layer = state.layer_or_create(scope.as_ref());
+        let entry = state::Entry { id: new_id, tool };
+        match layer.tools.get_mut(&name) {
+            Some(current) if current.id == id => *current = entry,
+            Some(_) => {
+                return Err(RegistrationError::Duplicate {
+                    name,
+                    scoped: scope.is_some(),
+                });
+            }
+            None => {
+                layer.tools.insert(name.clone(), entry);
+            }
+        }
+        drop(state);
+        let registration = self.registration(Target::Tool {
+            scope: scope.clone(),
+            name: name.clone(),
+            id: new_id,
+        });
+        self.announce(
+            registration,
+            ChangeEvent::ToolRegistered { name, agent: scope },
+        )
+        .map_err(RegistrationError::ChangeListener)
+    }
+
+    /// Disposes many registrations under one lock: removing `n` tools from a layer of `n` costs
+    /// one pass, where disposing them one by one shifts the order `n` times.
+    pub(crate) fn dispose_all(&self, registrations: impl IntoIterator<Item = Registration>) {
+        let this = Arc::downgrade(&self.inner);
+        let mut tools: HashMap<Option<AgentId>, rustc_hash::FxHashMap<String, u64>> =
+            HashMap::new();
+        let mut events = Vec::new();
+        {
+            let mut state = self.write();
+            for mut registration in registrations {
+                if !registration.registry.ptr_eq(&this) {
+                    registration.dispose();
+                    continue;
+                }
+                match std::mem::replace(&mut registration.target, Target::Nothing) {
+                    Target::Tool { scope, name, id } => {
+                        tools.entry(scope).or_default().insert(name, id);
+                    }
+                    other => events.extend(remove(&mut state, other)),
+                }
+            }
+            for (scope, names) in tools {
+                let Some(layer) = state.layer_mut(scope.as_ref()) else {
+                    continue;
+                };
+                layer.tools.retain(|name, entry| {
+                    let gone = names.get(name) == Some(&entry.id);
+                    if gone {
+                        events.push(ChangeEvent::ToolRemoved {
+                            name: name.clone(),
+                            agent: scope.clone(),
+                        });
+                    }
+                    !gone
+                });
+            }
+        }
+        for event in events {
+            if let Err(e) = self.notify(&event) {
+                tracing::warn!("tools/change listener failed on {event:?}: {e}");
+            }
+        }
     }
 
     /// Tells the listeners of an addition; if one fails, undoes it (silently) and fails.

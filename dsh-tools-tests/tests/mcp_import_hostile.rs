@@ -1,0 +1,443 @@
+//! Importing from a server we do not control: a hand-written JSON-RPC peer on in-process pipes
+//! that never answers, answers what rmcp cannot decode, pages forever, repeats names, sends
+//! names a terminal would misread, and claims our own error codes.
+
+use dsh_tools::mcp::rmcp::service::ClientLifecycleMode;
+use dsh_tools::mcp::{ImportError, ImportOptions, Limits, McpImport};
+use dsh_tools::registry::ChangeEvent;
+use dsh_tools::{CancellationToken, Registry, ToolExecutionInput, ToolExecutionResult, wrappers};
+use serde_json::{Map, Value, json};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+/// What the fake server answers to one request: the lines to write (none: stay silent).
+type Answer = Arc<dyn Fn(&str, &Value, &Value) -> Vec<String> + Send + Sync>;
+
+fn result(id: &Value, result: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()
+}
+
+fn tool(name: &str) -> Value {
+    json!({"name": name, "description": "d", "inputSchema": {"type": "object"}})
+}
+
+/// A peer that answers `initialize` (unless `answer` handles it) and hands every other request
+/// (method, id, params) to `answer`. Lines sent on the returned sender go out unasked.
+fn spawn_server(
+    answer: Answer,
+) -> (
+    tokio::io::DuplexStream,
+    tokio::io::DuplexStream,
+    tokio::sync::mpsc::UnboundedSender<String>,
+) {
+    let (client_read, mut server_write) = tokio::io::duplex(1 << 22);
+    let (server_read, client_write) = tokio::io::duplex(1 << 22);
+    let (push, mut pushed) = tokio::sync::mpsc::unbounded_channel::<String>();
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(server_read).lines();
+        loop {
+            let out = tokio::select! {
+                line = lines.next_line() => {
+                    let Ok(Some(line)) = line else { return };
+                    let Ok(message) = serde_json::from_str::<Value>(&line) else {
+                        continue;
+                    };
+                    let (Some(method), Some(id)) = (message["method"].as_str(), message.get("id"))
+                    else {
+                        continue; // a notification
+                    };
+                    let mut out = answer(method, id, &message["params"]);
+                    if out.is_empty() && method == "initialize" {
+                        out.push(result(
+                            id,
+                            json!({
+                                "protocolVersion": "2025-06-18",
+                                "capabilities": {"tools": {"listChanged": true}},
+                                "serverInfo": {"name": "hostile", "version": "0"}
+                            }),
+                        ));
+                    }
+                    out
+                }
+                Some(line) = pushed.recv() => vec![line],
+            };
+            for line in out {
+                if server_write.write_all(line.as_bytes()).await.is_err()
+                    || server_write.write_all(b"\n").await.is_err()
+                {
+                    return;
+                }
+            }
+        }
+    });
+    (client_read, client_write, push)
+}
+
+async fn connect(limits: Limits, answer: Answer) -> Result<McpImport, ImportError> {
+    let (read, write, _push) = spawn_server(answer);
+    McpImport::with_limits(limits)
+        .connect_io(read, write, ClientLifecycleMode::Initialize)
+        .await
+}
+
+fn short() -> Limits {
+    Limits::default()
+        .handshake_timeout(Duration::from_millis(300))
+        .request_timeout(Duration::from_millis(300))
+        .call_timeout(Duration::from_millis(300))
+}
+
+async fn call(registry: &Registry, name: &str) -> ToolExecutionResult {
+    let input = ToolExecutionInput::new("c1", name, json!({}), CancellationToken::new());
+    registry.execute(input).await
+}
+
+/// A list with the given tools, and `call` answered by `on_call`.
+fn lister(
+    tools: Vec<Value>,
+    on_call: impl Fn(&Value, &Value) -> Vec<String> + Send + Sync + 'static,
+) -> Answer {
+    Arc::new(move |method, id, params| match method {
+        "tools/list" => vec![result(id, json!({"tools": tools}))],
+        "tools/call" => on_call(id, params),
+        _ => Vec::new(),
+    })
+}
+
+/// A value nested `depth` levels deep, built without recursion.
+fn deep(depth: usize) -> String {
+    format!("{}{}", "[".repeat(depth), "]".repeat(depth))
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_times_out_at_every_step() {
+    let silent: Answer = Arc::new(|_, _, _| vec![String::new()]); // a blank line: no answer
+    let Err(error) = connect(short(), silent).await else {
+        panic!("the handshake must time out");
+    };
+    assert!(
+        matches!(
+            error,
+            ImportError::Timeout {
+                what: "the handshake",
+                ..
+            }
+        ),
+        "{error}"
+    );
+
+    let no_list: Answer = Arc::new(|_, _, _| Vec::new());
+    let import = connect(short(), no_list).await.unwrap();
+    let error = import.list_tools().await.unwrap_err();
+    assert!(
+        matches!(
+            error,
+            ImportError::Timeout {
+                what: "tools/list",
+                ..
+            }
+        ),
+        "{error}"
+    );
+
+    let import = connect(short(), lister(vec![tool("hang")], |_, _| Vec::new()))
+        .await
+        .unwrap();
+    let local = Registry::new();
+    let _imported = import
+        .import_into(&local, ImportOptions::default())
+        .await
+        .unwrap();
+    let outcome = call(&local, "hang").await;
+    assert_eq!(outcome.code(), Some("MCP_TIMEOUT"), "{}", outcome.text());
+    assert!(
+        outcome.text().contains("Limits::call_timeout"),
+        "{}",
+        outcome.text()
+    );
+}
+
+#[tokio::test]
+async fn answers_rmcp_cannot_decode_fail_their_call_at_once() {
+    // Timeouts long enough that only the filter can make these calls end in time.
+    let patient = Limits::default()
+        .call_timeout(Duration::from_secs(600))
+        .max_message_bytes(256 * 1024);
+    let answers = lister(vec![tool("deep"), tool("huge")], |id, params| {
+        let body = if params["name"] == "deep" {
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"content\":[],\"structuredContent\":{{\"v\":{}}}}}}}",
+                deep(100_000)
+            )
+        } else {
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"{}\"}}]}}}}",
+                "x".repeat(1 << 20)
+            )
+        };
+        vec![body]
+    });
+    let import = connect(patient, answers).await.unwrap();
+    let local = Registry::new();
+    let _imported = import
+        .import_into(&local, ImportOptions::default())
+        .await
+        .unwrap();
+    let mut seen = Vec::new();
+    for name in ["deep", "huge", "deep", "huge"] {
+        let outcome = tokio::time::timeout(Duration::from_secs(60), call(&local, name))
+            .await
+            .expect("an undecodable answer must not leave the call waiting");
+        assert_eq!(
+            outcome.code(),
+            Some("MCP_TRANSPORT_ERROR"),
+            "{}",
+            outcome.text()
+        );
+        seen.push(outcome.text());
+    }
+    assert!(
+        seen.iter().any(|t| t.contains("nests deeper than")),
+        "{seen:?}"
+    );
+    assert!(
+        seen.iter().any(|t| t.contains("longer than 262144 bytes")),
+        "{seen:?}"
+    );
+    // The connection is still usable after both.
+    assert_eq!(import.list_tools().await.unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn listings_stop_at_a_repeated_cursor_and_at_the_caps() {
+    let pages = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&pages);
+    let repeating: Answer = Arc::new(move |method, id, _| {
+        if method != "tools/list" {
+            return Vec::new();
+        }
+        let n = seen.fetch_add(1, Ordering::SeqCst);
+        vec![result(
+            id,
+            json!({"tools": [tool(&format!("t{n}"))], "nextCursor": "same"}),
+        )]
+    });
+    let import = connect(short(), repeating).await.unwrap();
+    let tools = import.list_tools().await.unwrap();
+    assert_eq!(
+        tools.len(),
+        2,
+        "the first page and the one the cursor led to"
+    );
+    assert_eq!(pages.load(Ordering::SeqCst), 2);
+
+    let endless: Answer = Arc::new(move |method, id, params| {
+        if method != "tools/list" {
+            return Vec::new();
+        }
+        let next = params["cursor"]
+            .as_str()
+            .map_or(0, |c| c.parse::<u64>().unwrap() + 1);
+        vec![result(
+            id,
+            json!({"tools": [tool(&format!("t{next}"))], "nextCursor": next.to_string()}),
+        )]
+    });
+    let import = connect(short().max_pages(20), endless).await.unwrap();
+    let error = import.list_tools().await.unwrap_err();
+    assert!(matches!(error, ImportError::TooLarge(_)), "{error}");
+    assert!(error.to_string().contains("more than 20 pages"), "{error}");
+
+    let many = lister((0..50).map(|i| tool(&format!("t{i}"))).collect(), |_, _| {
+        Vec::new()
+    });
+    let import = connect(short().max_tools(49), many).await.unwrap();
+    let error = import
+        .import_into(&Registry::new(), ImportOptions::default())
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("more than 49 tools"), "{error}");
+}
+
+#[tokio::test]
+async fn hostile_and_repeated_names_are_skipped_and_reported_escaped() {
+    let names = [
+        "ok",
+        "",
+        "esc\u{1b}[2Jclear",
+        "bell\u{7}",
+        "nul\u{0}",
+        "new\nline",
+        "rtl\u{202e}txt.exe",
+        "ok",
+    ];
+    let mut tools: Vec<Value> = names.iter().map(|n| tool(n)).collect();
+    tools.push(tool(&"n".repeat(100_000)));
+    let import = connect(short(), lister(tools, |_, _| Vec::new()))
+        .await
+        .unwrap();
+    let local = Registry::new();
+    let imported = import
+        .import_into(&local, ImportOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(imported.names(), ["ok"]);
+    assert_eq!(local.tools(None).len(), 1);
+    let skipped = imported.skipped();
+    assert_eq!(skipped.len(), names.len(), "{skipped:?}");
+    for (name, why) in &skipped {
+        assert!(
+            name.chars().all(|c| !c.is_control() && c != '\u{202e}'),
+            "reported escaped: {name:?}"
+        );
+        assert!(name.len() < 300, "reported short");
+        assert!(!why.is_empty());
+    }
+    assert!(
+        skipped
+            .iter()
+            .any(|(n, w)| n == "ok" && w.contains("more than once"))
+    );
+    assert!(
+        skipped.iter().any(|(n, _)| n == "esc\\u{1b}[2Jclear"),
+        "{skipped:?}"
+    );
+    assert!(skipped.iter().any(|(_, w)| w.contains("empty")));
+    assert!(skipped.iter().any(|(_, w)| w.contains("longer than 128")));
+}
+
+#[tokio::test]
+async fn remote_claims_of_our_own_codes_are_kept_as_data_and_not_acted_on() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&calls);
+    let peer: Answer = Arc::new(move |method, id, params| match method {
+        "tools/list" => vec![result(
+            id,
+            json!({"tools": [tool("flaky"), tool("aborted"), tool("own"), tool("args"), tool("junk")]}),
+        )],
+        "tools/call" => {
+            counted.fetch_add(1, Ordering::SeqCst);
+            let (name, code) = match params["name"].as_str().unwrap() {
+                "flaky" => ("TransientError", "TRANSIENT".to_owned()),
+                "aborted" => ("AbortError", "ABORTED_BEFORE_DISPATCH".to_owned()),
+                "own" => ("HarnessError", "ENOSPC".to_owned()),
+                "args" => ("ToolArgsError", "INVALID_ARGS".to_owned()),
+                _ => ("X\u{1b}", "C".repeat(10_000)),
+            };
+            let mut meta = Map::new();
+            meta.insert(
+                "dev.dsh-tools/error".to_owned(),
+                json!({"name": name, "code": code}),
+            );
+            vec![result(
+                id,
+                json!({"content": [{"type": "text", "text": "Error: nope"}], "isError": true, "_meta": meta}),
+            )]
+        }
+        _ => Vec::new(),
+    });
+    let import = connect(short(), peer).await.unwrap();
+    let local = Registry::new();
+    let _imported = import
+        .import_into(&local, ImportOptions::default())
+        .await
+        .unwrap();
+    local.on_execute(wrappers::retry(3)).keep();
+
+    let flaky = call(&local, "flaky").await;
+    assert_eq!(flaky.code(), Some("REMOTE_TRANSIENT"));
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        1,
+        "a remote TRANSIENT claim is not retried"
+    );
+    let aborted = call(&local, "aborted").await;
+    assert_eq!(aborted.code(), Some("REMOTE_ABORTED_BEFORE_DISPATCH"));
+    assert_eq!(
+        aborted.error().unwrap().info().unwrap().name,
+        "McpToolError"
+    );
+    let own = call(&local, "own").await;
+    assert_eq!(own.code(), Some("ENOSPC"), "the tool's own codes cross");
+    assert_eq!(own.error().unwrap().info().unwrap().name, "HarnessError");
+    assert_eq!(call(&local, "args").await.code(), Some("INVALID_ARGS"));
+    assert_eq!(call(&local, "junk").await.code(), Some("MCP_TOOL_ERROR"));
+}
+
+#[tokio::test]
+async fn a_changed_tool_is_replaced_in_place_and_removals_are_one_pass() {
+    let version = Arc::new(AtomicUsize::new(0));
+    let v = Arc::clone(&version);
+    let peer: Answer = Arc::new(move |method, id, _| match method {
+        "tools/list" => {
+            let n = v.load(Ordering::SeqCst);
+            let mut tools = vec![json!({
+                "name": "changing",
+                "description": format!("version {n}"),
+                "inputSchema": {"type": "object"}
+            })];
+            if n == 0 {
+                tools.extend((0..2_000).map(|i| tool(&format!("gone_{i}"))));
+            }
+            vec![result(id, json!({"tools": tools}))]
+        }
+        _ => Vec::new(),
+    });
+    let (read, write, push) = spawn_server(peer);
+    let import = McpImport::with_limits(short())
+        .connect_io(read, write, ClientLifecycleMode::Initialize)
+        .await
+        .unwrap();
+    let local = Registry::new();
+    let imported = import
+        .import_into(&local, ImportOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(local.tools(None).len(), 2_001);
+
+    // Every change the registry announces: at no moment may `changing` be missing.
+    let missing = Arc::new(Mutex::new(Vec::new()));
+    let events = Arc::new(AtomicUsize::new(0));
+    let (seen, counted) = (Arc::clone(&missing), Arc::clone(&events));
+    let watched = local.clone();
+    local
+        .on_change(move |event: &ChangeEvent| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            if watched.get("changing", None).is_none() {
+                seen.lock().unwrap().push(event.clone());
+            }
+            Ok(())
+        })
+        .keep();
+    version.store(1, Ordering::SeqCst);
+    push.send(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}).to_string())
+        .unwrap();
+    for _ in 0..500 {
+        if local.tools(None).len() == 1
+            && local.get("changing", None).unwrap().description() == "version 1"
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(local.tools(None).len(), 1);
+    assert_eq!(
+        local.get("changing", None).unwrap().description(),
+        "version 1"
+    );
+    assert_eq!(imported.names(), ["changing"]);
+    assert!(
+        missing.lock().unwrap().is_empty(),
+        "{:?}",
+        missing.lock().unwrap().first()
+    );
+    // 2,000 removals and one replacement, each announced once.
+    assert_eq!(events.load(Ordering::SeqCst), 2_001);
+    drop(imported);
+    assert!(
+        local.tools(None).is_empty(),
+        "dropping the handle unregisters in one pass"
+    );
+}
