@@ -441,3 +441,53 @@ async fn a_changed_tool_is_replaced_in_place_and_removals_are_one_pass() {
         "dropping the handle unregisters in one pass"
     );
 }
+
+#[tokio::test]
+async fn a_remote_schema_a_dialect_cannot_express_leaves_only_that_tool_out() {
+    use dsh_tools::provider::{Dialect, Provider};
+    // A map (schema-valued additionalProperties): strict OpenAI cannot express it.
+    let map = json!({"name": "tags", "description": "d", "inputSchema": {"type": "object",
+        "properties": {"labels": {"type": "object", "additionalProperties": {"type": "string"}}}}});
+    let tools = vec![tool("fine"), map];
+    let dialect = Dialect::strict(Provider::OpenAiChat);
+
+    let import = connect(short(), lister(tools.clone(), |_, _| Vec::new()))
+        .await
+        .unwrap();
+    let local = Registry::new();
+    let _imported = import
+        .import_into(&local, ImportOptions::default())
+        .await
+        .unwrap();
+    let exported = local.provider_tools(None, dialect).unwrap();
+    let names: Vec<&str> = exported.tools().iter().map(|t| t.name()).collect();
+    assert_eq!(names, ["fine"]);
+    assert_eq!(exported.skipped().len(), 1);
+    assert_eq!(exported.skipped()[0].0, "tags");
+    assert!(
+        exported.skipped()[0].1.message.contains("map"),
+        "{:?}",
+        exported.skipped()
+    );
+    // The non-strict dialect takes both.
+    assert_eq!(
+        local
+            .provider_tools(None, Dialect::new(Provider::OpenAiChat))
+            .unwrap()
+            .tools()
+            .len(),
+        2
+    );
+
+    // Asked for, the old behaviour: one tool that cannot be expressed fails the export.
+    let import = connect(short(), lister(tools, |_, _| Vec::new()))
+        .await
+        .unwrap();
+    let strict = Registry::new();
+    let _imported = import
+        .import_into(&strict, ImportOptions::default().require_export(true))
+        .await
+        .unwrap();
+    let error = strict.provider_tools(None, dialect).unwrap_err();
+    assert_eq!(error.problems[0].0, "tags");
+}

@@ -235,18 +235,59 @@ fn names_are_mapped_to_the_provider_rule_and_back() {
         .provider_tools(None, Dialect::new(Provider::OpenAiChat))
         .unwrap();
     let names: Vec<&str> = tools.tools().iter().map(|t| t.provider_name()).collect();
-    assert_eq!(names, ["fs_read", "fs_read_2"]);
+    // A name that fits keeps it, whatever was registered first; only the mapped one gets a
+    // suffix (issue 18, item 20: `fs_read` used to become `fs_read_2` after `fs.read`).
+    assert_eq!(names, ["fs_read_2", "fs_read"]);
     let reply = json!({"choices": [{"message": {"tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "fs_read", "arguments": "{}"}},
         {"id": "c2", "type": "function", "function": {"name": "fs_read_2", "arguments": "{}"}}]}}]});
     let calls = tools.parse_calls(&reply).unwrap();
-    assert_eq!(calls[0].name(), "fs.read");
-    assert_eq!(calls[1].name(), "fs_read");
+    assert_eq!(calls[0].name(), "fs_read");
+    assert_eq!(calls[1].name(), "fs.read");
     // Gemini allows dots.
     let gemini = registry
         .provider_tools(None, Dialect::new(Provider::Gemini))
         .unwrap();
     assert_eq!(gemini.tools()[0].provider_name(), "fs.read");
+}
+
+#[test]
+fn provider_names_stay_stable_within_a_conversation() {
+    let registry = Registry::new();
+    let tool = |name: &str| {
+        ToolDefinition::new(
+            name,
+            "t",
+            json!({"type": "object"}),
+            OutputDecl::text(),
+            |_, _| async { Ok(json!("ok")) },
+        )
+    };
+    let dotted = registry.register(tool("a.b")).unwrap();
+    let dialect = Dialect::new(Provider::OpenAiChat);
+    let first = registry.provider_tools(None, dialect).unwrap();
+    assert_eq!(first.tools()[0].provider_name(), "a_b");
+    // Our own `a_b` arrives mid-conversation: `a_b` keeps meaning `a.b`.
+    registry.register(tool("a_b")).unwrap().keep();
+    let second = first.refresh(&registry).unwrap();
+    assert_eq!(second.by_provider_name("a_b").unwrap().name(), "a.b");
+    assert_eq!(second.by_provider_name("a_b_2").unwrap().name(), "a_b");
+    // `a.b` leaves: its name is not handed to another tool while the conversation lasts.
+    dotted.dispose();
+    let third = second.refresh(&registry).unwrap();
+    assert!(third.by_provider_name("a_b").is_none());
+    assert_eq!(third.by_provider_name("a_b_2").unwrap().name(), "a_b");
+    let reply = json!({"choices": [{"message": {"tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "a_b", "arguments": "{}"}}]}}]});
+    let calls = third.parse_calls(&reply).unwrap();
+    assert_ne!(
+        calls[0].name(),
+        "a_b",
+        "a stale name never runs another tool"
+    );
+    // A new conversation starts afresh: names that fit are their own.
+    let fresh = registry.provider_tools(None, dialect).unwrap();
+    assert_eq!(fresh.tools()[0].provider_name(), "a_b");
 }
 
 /// Replies of each provider with two calls: a valid one and one whose arguments are broken.

@@ -9,9 +9,25 @@
 //! * `patterns_2000` / `simple_patterns_2000` — compiling and validating 2,000 properties each
 //!   with a distinct `\w{20}…` / `^[a-z]+…$` pattern. Every iteration uses new pattern texts, so
 //!   the process-wide pattern cache never answers: this is the cold cost.
+//! * `one_of_tagged_500x100` / `one_object_500x100` — exporting (DeepSeek, which spells `oneOf`
+//!   as `anyOf` and reports whether that loosens it) a `oneOf` of 500 object branches of 100
+//!   required properties told apart by a tag listed last, beside one object of 50,000
+//!   properties (the disjointness check compared every pair of branches, every property with
+//!   every `required` entry: O(B²·M²)).
+//! * `closure_required_100k` / `closure_optional_100k` — the strict closure (DeepSeek strict)
+//!   of 100,000 properties, all required / none (each property searched the `required` list).
+//! * `restore_unions_8` / `restore_plain_8` — restoring strict-mode arguments through 8
+//!   nested unions of two object branches that differ in one scalar's type, beside the same
+//!   value through plain objects (each union tried both branches, each try the whole subtree:
+//!   2^depth).
+//! * `dispose_front_40k` / `dispose_back_40k` — removing 40,000 of 80,000 tools with
+//!   `Registry::dispose_all`, the first half / the last half (one by one, removing from the
+//!   front shifted the registration order every time: what dropping an import did).
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use dsh_tools::provider::{Dialect, Provider, export_parameters};
 use dsh_tools::schema::{CompiledSchema, Root};
+use dsh_tools::{OutputDecl, Registry, ToolDefinition};
 use serde_json::{Map, Value, json};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -161,5 +177,165 @@ fn patterns(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, unique, regex, required, patterns);
+/// 500 tagged object branches of 100 required properties (hostile), or one object holding
+/// the same 50,000 properties (benign).
+fn tagged(hostile: bool) -> Value {
+    let branch = |b: usize| {
+        let mut props = Map::new();
+        let mut required = Vec::new();
+        for p in 0..99 {
+            props.insert(format!("p{p}"), json!({"type": "string"}));
+            required.push(Value::String(format!("p{p}")));
+        }
+        props.insert("kind".to_owned(), json!({"const": format!("k{b}")}));
+        required.push(Value::String("kind".to_owned()));
+        json!({"type": "object", "properties": props, "required": required})
+    };
+    if hostile {
+        let branches: Vec<Value> = (0..500).map(branch).collect();
+        json!({"type": "object", "properties": {"x": {"oneOf": branches}}, "required": ["x"]})
+    } else {
+        let mut props = Map::new();
+        let mut required = Vec::new();
+        for i in 0..50_000 {
+            props.insert(format!("p{i}"), json!({"type": "string"}));
+            required.push(Value::String(format!("p{i}")));
+        }
+        json!({"type": "object", "properties": {"x": {"type": "object", "properties": props,
+            "required": required}}, "required": ["x"]})
+    }
+}
+
+fn exports(c: &mut Criterion) {
+    let deepseek = Dialect::new(Provider::DeepSeek);
+    let strict = Dialect::strict(Provider::DeepSeek);
+    for (id, schema, dialect) in [
+        ("adversarial/one_of_tagged_500x100", tagged(true), deepseek),
+        ("adversarial/one_object_500x100", tagged(false), deepseek),
+        (
+            "adversarial/closure_required_100k",
+            properties(100_000, true),
+            strict,
+        ),
+        (
+            "adversarial/closure_optional_100k",
+            properties(100_000, false),
+            strict,
+        ),
+    ] {
+        let mut group = c.benchmark_group("adversarial");
+        group.sample_size(10);
+        group.bench_function(id.trim_start_matches("adversarial/"), |b| {
+            b.iter(|| black_box(export_parameters(black_box(&schema), dialect).is_ok()))
+        });
+        group.finish();
+    }
+}
+
+/// `depth` nested unions (hostile) or plain objects (benign) and a strict-mode value through
+/// them: each level has the nested value, a scalar whose type tells the branches apart, and
+/// an optional field sent as `null`.
+fn nested(depth: usize, unions: bool) -> (Value, Value) {
+    let mut schema = json!({"type": "object", "properties": {"o": {"type": "string"}}});
+    let mut value = json!({"o": null});
+    for _ in 0..depth {
+        let branch = |t: &str| {
+            json!({"type": "object", "properties": {
+                "v": schema.clone(), "t": {"type": t}, "o": {"type": "string"}},
+                "required": ["v", "t"]})
+        };
+        schema = if unions {
+            json!({"oneOf": [branch("string"), branch("integer")]})
+        } else {
+            branch("integer")
+        };
+        value = json!({"v": value, "t": 5, "o": null});
+    }
+    let schema = json!({"type": "object", "properties": {"u": schema}, "required": ["u"]});
+    (schema, json!({"u": value}))
+}
+
+fn restores(c: &mut Criterion) {
+    for (id, unions) in [
+        ("adversarial/restore_unions_8", true),
+        ("adversarial/restore_plain_8", false),
+    ] {
+        let (schema, value) = nested(8, unions);
+        let registry = Registry::new();
+        registry
+            .register(ToolDefinition::new(
+                "t",
+                "d",
+                schema,
+                OutputDecl::text(),
+                |_, _| async { Ok(json!("")) },
+            ))
+            .unwrap()
+            .keep();
+        let tools = registry
+            .provider_tools(None, Dialect::strict(Provider::OpenAiChat))
+            .unwrap();
+        let mut check = value.clone();
+        tools.restore("t", &mut check);
+        assert!(
+            check["u"].get("o").is_none(),
+            "the null was restored to absent"
+        );
+        c.bench_function(id, |b| {
+            b.iter_batched(
+                || value.clone(),
+                |mut args| {
+                    tools.restore("t", &mut args);
+                    args
+                },
+                BatchSize::SmallInput,
+            )
+        });
+    }
+}
+
+fn removals(c: &mut Criterion) {
+    let tool = |i: usize| {
+        ToolDefinition::new(
+            format!("t{i}"),
+            "d",
+            json!({"type": "object"}),
+            OutputDecl::text(),
+            |_, _| async { Ok(json!("")) },
+        )
+    };
+    for (id, front) in [("dispose_front_40k", true), ("dispose_back_40k", false)] {
+        let mut group = c.benchmark_group("adversarial");
+        group.sample_size(10);
+        group.bench_function(id, |b| {
+            b.iter_batched(
+                || {
+                    let registry = Registry::new();
+                    let mut all: Vec<_> = (0..80_000)
+                        .map(|i| registry.register(tool(i)).unwrap())
+                        .collect();
+                    let half = if front {
+                        all.drain(..40_000).collect::<Vec<_>>()
+                    } else {
+                        all.split_off(40_000)
+                    };
+                    for r in all {
+                        r.keep();
+                    }
+                    (registry, half)
+                },
+                |(registry, half)| {
+                    registry.dispose_all(half);
+                    registry
+                },
+                BatchSize::PerIteration,
+            )
+        });
+        group.finish();
+    }
+}
+
+criterion_group!(
+    benches, unique, regex, required, patterns, exports, restores, removals
+);
 criterion_main!(benches);

@@ -215,6 +215,8 @@ pub struct ToolDefinition {
     pub(crate) invalid: Option<Arc<crate::schema::bridge::BridgeError>>,
     /// The parameters came from the bridge, so they are in the subset (adapters skip the check).
     pub(crate) bridged: bool,
+    /// Left out of a provider export that cannot express it, instead of failing the export.
+    pub(crate) skip_unexportable: bool,
     /// A typed tool's arguments validator.
     pub(crate) args: Option<Arc<crate::schema::fast::ArgsValidator>>,
 }
@@ -311,6 +313,7 @@ impl ToolDefinition {
             present_result: None,
             invalid: None,
             bridged: false,
+            skip_unexportable: false,
             args: None,
         }
     }
@@ -360,6 +363,16 @@ impl ToolDefinition {
     /// Behaviour hints ([`ToolHints`]).
     pub fn hints(mut self, hints: ToolHints) -> Self {
         self.hints = hints;
+        self
+    }
+
+    /// Whether a provider export whose dialect cannot express this tool's parameters leaves the
+    /// tool out (reported in [`ProviderTools::skipped`](crate::provider::ProviderTools::skipped))
+    /// instead of failing for every tool. Off by default: a tool you wrote should be fixed, not
+    /// hidden. [`McpImport`](crate::mcp::McpImport) turns it on for the tools it imports, whose
+    /// schemas their server decides.
+    pub fn skip_unexportable(mut self, skip: bool) -> Self {
+        self.skip_unexportable = skip;
         self
     }
 

@@ -44,6 +44,12 @@ pub struct ImportOptions {
     pub scope: Option<AgentId>,
     /// The input-schema policy.
     pub schemas: SchemaPolicy,
+    /// Whether an imported tool a provider dialect cannot express fails
+    /// [`Registry::provider_tools`](crate::Registry::provider_tools) for every tool. Off by
+    /// default: such a tool is left out of that export and reported in
+    /// [`ProviderTools::skipped`](crate::provider::ProviderTools::skipped), so one remote schema
+    /// cannot stop a host from sending any tools to its model.
+    pub require_export: bool,
 }
 
 impl ImportOptions {
@@ -62,6 +68,12 @@ impl ImportOptions {
     /// Sets the schema policy.
     pub fn schemas(mut self, policy: SchemaPolicy) -> Self {
         self.schemas = policy;
+        self
+    }
+
+    /// Sets [`require_export`](Self::require_export).
+    pub fn require_export(mut self, require: bool) -> Self {
+        self.require_export = require;
         self
     }
 }
@@ -770,7 +782,8 @@ fn definition(
             call.run(args, run)
         },
     )
-    .hints(map::hints(tool.annotations.as_ref()));
+    .hints(map::hints(tool.annotations.as_ref()))
+    .skip_unexportable(!ctx.options.require_export);
     let title = tool
         .title
         .clone()

@@ -314,9 +314,15 @@ impl ProviderTools {
                     Some(other) => crate::json::to_compact_string(other),
                     None => String::new(),
                 });
-                let name = self
-                    .by_provider_name(&provider_name)
-                    .map_or_else(|| provider_name.clone(), |t| t.name().to_owned());
+                // A name the conversation gave to a tool that is gone still means that tool
+                // (which now fails as unknown), never another one that took its name.
+                let name = match self.by_provider_name(&provider_name) {
+                    Some(tool) => tool.name().to_owned(),
+                    None => self
+                        .given_to(&provider_name)
+                        .unwrap_or(&provider_name)
+                        .to_owned(),
+                };
                 let arguments = args.map(|mut a| {
                     self.restore(&provider_name, &mut a);
                     a

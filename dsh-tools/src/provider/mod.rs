@@ -78,8 +78,9 @@ pub use transform::{Change, ChangeKind, MAX_EXPORT_DEPTH, Problem};
 use crate::pipeline::AgentId;
 use crate::registry::Registry;
 use serde_json::{Map, Value, json};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::sync::Arc;
 use transform::{Plan, Transform};
 
 /// One tool as exported: its names, the changes made, how its arguments map back (its wire
@@ -88,8 +89,23 @@ use transform::{Plan, Transform};
 pub struct ExportedTool {
     ours: String,
     theirs: String,
+    export: Arc<Exported>,
+}
+
+/// One schema's export to one dialect, kept with the registered tool (a definition does not
+/// change while it is registered, so each tool is converted once per dialect, not once per
+/// request).
+#[derive(Debug)]
+struct Exported {
+    parameters: Value,
     changes: Vec<Change>,
     plan: Plan,
+}
+
+impl Drop for Exported {
+    fn drop(&mut self) {
+        crate::pipeline::free(std::mem::take(&mut self.parameters));
+    }
 }
 
 impl ExportedTool {
@@ -105,7 +121,7 @@ impl ExportedTool {
 
     /// Every change the transform made.
     pub fn changes(&self) -> &[Change] {
-        &self.changes
+        &self.export.changes
     }
 }
 
@@ -118,6 +134,10 @@ pub struct ProviderTools {
     tools: Vec<ExportedTool>,
     entries: Vec<Value>,
     by_provider_name: HashMap<String, usize>,
+    skipped: Vec<(String, Problem)>,
+    /// Every provider name this conversation has given, to which tool of ours: a later export
+    /// through [`refresh`](Self::refresh) never gives one to another tool.
+    given: Arc<HashMap<String, String>>,
 }
 
 /// Tools a dialect cannot express: every problem, per tool.
@@ -282,38 +302,108 @@ fn entry(dialect: Dialect, name: &str, description: &str, parameters: Value) -> 
     }
 }
 
+/// The memo key of a dialect's export.
+fn memo_key(dialect: Dialect) -> u64 {
+    (dialect.provider() as u64) << 1 | u64::from(dialect.is_strict())
+}
+
+/// Provider names for `tools` (our names): a name the conversation already gave keeps its
+/// tool; a name that fits the provider's rule is its own; only names made to fit get numeric
+/// suffixes, assigned in the order of our names (not of registration), and never a name the
+/// conversation gave to another tool.
+fn provider_names(
+    ours: &[&str],
+    rule: &dialect::NameRule,
+    given: &HashMap<String, String>,
+) -> Vec<String> {
+    let before: HashMap<&str, &str> = given
+        .iter()
+        .map(|(theirs, ours)| (ours.as_str(), theirs.as_str()))
+        .collect();
+    let mut names: Vec<Option<String>> = vec![None; ours.len()];
+    let mut taken: HashSet<String> = given.keys().cloned().collect();
+    for (i, name) in ours.iter().enumerate() {
+        if let Some(theirs) = before.get(name) {
+            names[i] = Some((*theirs).to_owned());
+        }
+    }
+    for (i, name) in ours.iter().enumerate() {
+        if names[i].is_none() && rule.allows(name) && taken.insert((*name).to_owned()) {
+            names[i] = Some((*name).to_owned());
+        }
+    }
+    let mut mapped: Vec<usize> = (0..ours.len()).filter(|&i| names[i].is_none()).collect();
+    mapped.sort_by(|&a, &b| ours[a].cmp(ours[b]));
+    for i in mapped {
+        let fitted = rule.fit(ours[i]);
+        let mut candidate = fitted.clone();
+        let mut n = 2;
+        while !taken.insert(candidate.clone()) {
+            let suffix = format!("_{n}");
+            let mut base = fitted.clone();
+            base.truncate(rule.max - suffix.len());
+            candidate = base + &suffix;
+            n += 1;
+        }
+        names[i] = Some(candidate);
+    }
+    names.into_iter().map(Option::unwrap_or_default).collect()
+}
+
 impl Registry {
     /// The tools `agent` sees, exported to `dialect` (see the [module docs](crate::provider)).
     ///
-    /// Fails with every problem of every tool when one cannot be expressed.
+    /// Fails with every problem of every tool when one cannot be expressed, except for tools
+    /// marked [`skip_unexportable`](crate::ToolDefinition::skip_unexportable) (imported ones
+    /// by default), which are left out and listed in [`ProviderTools::skipped`]. Each tool is
+    /// converted once per dialect while it stays registered.
+    ///
+    /// Our names that fit the provider's rule are sent as they are; the others are mapped
+    /// (`.` → `_`, suffixes on collision). For the next request of the same conversation use
+    /// [`ProviderTools::refresh`], which keeps every name the conversation has seen.
     pub fn provider_tools(
         &self,
         agent: Option<&AgentId>,
         dialect: Dialect,
     ) -> Result<ProviderTools, ExportError> {
+        self.export_with(agent, dialect, &HashMap::new())
+    }
+
+    fn export_with(
+        &self,
+        agent: Option<&AgentId>,
+        dialect: Dialect,
+        given: &HashMap<String, String>,
+    ) -> Result<ProviderTools, ExportError> {
+        type Memoized = Result<Arc<Exported>, Vec<Problem>>;
         let tools = self.tools(agent);
-        let rule = dialect.rules().name;
-        let mut exported = Vec::with_capacity(tools.len());
-        let mut schemas = Vec::with_capacity(tools.len());
+        let mut kept = Vec::with_capacity(tools.len());
         let mut problems = Vec::new();
-        let mut taken: HashMap<String, usize> = HashMap::new();
+        let mut skipped = Vec::new();
         for tool in &tools {
-            let ours = tool.name().to_owned();
-            let theirs = if rule.allows(&ours) {
-                ours.clone()
-            } else {
-                rule.fit(&ours)
-            };
-            match export_checked(tool.parameters(), dialect, tool.definition().bridged) {
-                Err(list) => problems.extend(list.into_iter().map(|p| (ours.clone(), p))),
-                Ok((parameters, changes, plan)) => {
-                    schemas.push(parameters);
-                    exported.push(ExportedTool {
-                        ours,
-                        theirs,
-                        changes,
-                        plan,
-                    });
+            let export = tool.memo.get_or_make::<Memoized>(memo_key(dialect), || {
+                export_checked(tool.parameters(), dialect, tool.definition().bridged).map(
+                    |(parameters, changes, plan)| {
+                        Arc::new(Exported {
+                            parameters,
+                            changes,
+                            plan,
+                        })
+                    },
+                )
+            });
+            match &*export {
+                Ok(export) => kept.push((tool, Arc::clone(export))),
+                Err(list) if tool.definition().skip_unexportable => {
+                    tracing::warn!(
+                        "provider export to {dialect}: tool {:?} is left out: {}",
+                        tool.name(),
+                        list.first().map_or("", |p| p.message.as_str())
+                    );
+                    skipped.extend(list.iter().map(|p| (tool.name().to_owned(), p.clone())));
+                }
+                Err(list) => {
+                    problems.extend(list.iter().map(|p| (tool.name().to_owned(), p.clone())))
                 }
             }
         }
@@ -323,36 +413,31 @@ impl Registry {
                 problems,
             });
         }
-        // Names made to fit may collide: later ones get a numeric suffix.
-        for (i, tool) in exported.iter_mut().enumerate() {
-            if taken.contains_key(&tool.theirs) {
-                let mut n = 2;
-                tool.theirs = loop {
-                    let suffix = format!("_{n}");
-                    let mut base = tool.theirs.clone();
-                    base.truncate(rule.max - suffix.len());
-                    let candidate = base + &suffix;
-                    if !taken.contains_key(&candidate) {
-                        break candidate;
-                    }
-                    n += 1;
-                };
-            }
-            taken.insert(tool.theirs.clone(), i);
+        let ours: Vec<&str> = kept.iter().map(|(t, _)| t.name()).collect();
+        let theirs = provider_names(&ours, &dialect.rules().name, given);
+        let mut given = given.clone();
+        let mut exported = Vec::with_capacity(kept.len());
+        let mut entries = Vec::with_capacity(kept.len());
+        let mut by_provider_name = HashMap::with_capacity(kept.len());
+        for (i, ((tool, export), theirs)) in kept.into_iter().zip(theirs).enumerate() {
+            let parameters = crate::json::clone_deep(&export.parameters);
+            entries.push(entry(dialect, &theirs, tool.description(), parameters));
+            by_provider_name.insert(theirs.clone(), i);
+            given.insert(theirs.clone(), tool.name().to_owned());
+            exported.push(ExportedTool {
+                ours: tool.name().to_owned(),
+                theirs,
+                export,
+            });
         }
-        // Without problems, every tool was exported: the three lists are aligned.
-        let entries = exported
-            .iter()
-            .zip(&tools)
-            .zip(schemas)
-            .map(|((e, t), parameters)| entry(dialect, &e.theirs, t.description(), parameters))
-            .collect();
         Ok(ProviderTools {
             dialect,
             agent: agent.cloned(),
             entries,
-            by_provider_name: taken,
+            by_provider_name,
             tools: exported,
+            skipped,
+            given: Arc::new(given),
         })
     }
 }
@@ -384,6 +469,44 @@ impl ProviderTools {
         self.by_provider_name.get(name).map(|&i| &self.tools[i])
     }
 
+    /// Our name of the tool this conversation gave the provider name `name`, current or gone.
+    fn given_to(&self, name: &str) -> Option<&str> {
+        self.given.get(name).map(String::as_str)
+    }
+
+    /// Tools left out because the dialect cannot express them (those marked
+    /// [`skip_unexportable`](crate::ToolDefinition::skip_unexportable)): `(tool, problem)`.
+    pub fn skipped(&self) -> &[(String, Problem)] {
+        &self.skipped
+    }
+
+    /// The same agent's tools exported again (for the next request of a conversation, after
+    /// the registry changed): every provider name this export or an earlier one in the chain
+    /// gave keeps meaning the same tool, and none is given to another, so a model's call by a
+    /// name it saw earlier never runs a different tool.
+    ///
+    /// ```
+    /// use dsh_tools::provider::{Dialect, Provider};
+    /// use dsh_tools::{OutputDecl, Registry, ToolDefinition};
+    /// use serde_json::json;
+    ///
+    /// let tool = |name: &str| ToolDefinition::new(name, "d", json!({"type": "object"}),
+    ///     OutputDecl::text(), |_, _| async { Ok(json!("")) });
+    /// let registry = Registry::new();
+    /// registry.register(tool("a.b"))?.keep();
+    /// let first = registry.provider_tools(None, Dialect::new(Provider::Anthropic))?;
+    /// assert_eq!(first.tools()[0].provider_name(), "a_b");
+    /// registry.register(tool("a_b"))?.keep();
+    /// let next = first.refresh(&registry)?;
+    /// // `a_b` still means `a.b` in this conversation; our `a_b` gets another name.
+    /// assert_eq!(next.by_provider_name("a_b").unwrap().name(), "a.b");
+    /// assert_eq!(next.by_provider_name("a_b_2").unwrap().name(), "a_b");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn refresh(&self, registry: &Registry) -> Result<ProviderTools, ExportError> {
+        registry.export_with(self.agent.as_ref(), self.dialect, &self.given)
+    }
+
     /// The request fields that carry the tools: `{"tools": [...]}`, plus
     /// `"parallel_tool_calls": false` for OpenAI strict (strict mode is not compatible with
     /// parallel calls), or Gemini's `{"tools": [{"functionDeclarations": [...]}]}`.
@@ -403,7 +526,7 @@ impl ProviderTools {
     /// mode's `null`s for optional fields become absent. Unknown names are left as they are.
     pub fn restore(&self, name: &str, arguments: &mut Value) {
         if let Some(tool) = self.by_provider_name(name) {
-            transform::restore(arguments, &tool.plan, 0);
+            transform::restore(arguments, &tool.export.plan, 0);
         }
     }
 }

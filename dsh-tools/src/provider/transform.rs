@@ -5,6 +5,7 @@ use super::dialect::{Dialect, Nullable, Rules};
 use crate::json::{clone_deep, to_compact_string};
 use crate::schema::CompiledSchema;
 use serde_json::{Map, Value, json};
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// The deepest schema the transform walks (no provider accepts anything near it; OpenAI strict
@@ -63,9 +64,124 @@ pub(crate) enum Plan {
     },
     /// Every item.
     Array(Box<Plan>),
-    /// A union: the first branch whose restored value validates against the original branch.
-    Union(Vec<(Arc<CompiledSchema>, Plan)>),
+    /// A union: the branch the value's type and property names select; when several could
+    /// match, the first whose restored value validates against the original branch.
+    Union(Vec<Branch>),
 }
+
+/// One branch of a union plan.
+#[derive(Clone, Debug)]
+pub(crate) struct Branch {
+    original: Arc<CompiledSchema>,
+    plan: Plan,
+    /// What the branch says about a value's top level, checked without walking the value.
+    top: Shallow,
+    /// An object branch's properties, each as far as one level tells, sorted by name (searched,
+    /// never hashed: the names may come from a remote schema).
+    props: Option<Arc<[(String, Shallow)]>>,
+}
+
+/// How well a value fits a branch, judged from its first level.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fit {
+    /// Its kind, its properties' kinds, and every property name is declared.
+    Full,
+    /// Its kind and its declared properties' kinds; some names are not declared.
+    Loose,
+    No,
+}
+
+/// What a schema says about a value's kind and, when finite, its values.
+#[derive(Clone, Debug, Default)]
+struct Shallow {
+    ty: Option<String>,
+    values: Option<Vec<Value>>,
+}
+
+impl Shallow {
+    fn of(schema: &Value) -> Self {
+        let values = match (schema.get("const"), schema.get("enum")) {
+            (Some(c), _) => Some(vec![clone_deep(c)]),
+            (None, Some(Value::Array(e))) if e.len() <= 64 => {
+                Some(e.iter().map(clone_deep).collect())
+            }
+            _ => None,
+        };
+        Self {
+            ty: schema
+                .get("type")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            values,
+        }
+    }
+
+    fn admits(&self, value: &Value) -> bool {
+        let type_fits = match (self.ty.as_deref(), value) {
+            (None, _) => true,
+            (Some("object"), Value::Object(_))
+            | (Some("array"), Value::Array(_))
+            | (Some("string"), Value::String(_))
+            | (Some("boolean"), Value::Bool(_))
+            | (Some("null"), Value::Null)
+            | (Some("number"), Value::Number(_)) => true,
+            (Some("integer"), Value::Number(n)) => crate::json::is_integer(n),
+            _ => false,
+        };
+        type_fits
+            && self
+                .values
+                .as_ref()
+                .is_none_or(|vs| vs.iter().any(|v| crate::json::json_equal(v, value)))
+    }
+}
+
+impl Branch {
+    fn new(schema: &Value, plan: Plan) -> Self {
+        let top = Shallow::of(schema);
+        let props = (top.ty.as_deref() == Some("object"))
+            .then(|| schema.get("properties").and_then(Value::as_object))
+            .flatten()
+            .map(|p| {
+                let mut props: Vec<(String, Shallow)> =
+                    p.iter().map(|(k, v)| (k.clone(), Shallow::of(v))).collect();
+                props.sort_by(|a, b| a.0.cmp(&b.0));
+                Arc::from(props)
+            });
+        Self {
+            original: compile(schema),
+            plan,
+            top,
+            props,
+        }
+    }
+
+    /// Whether `value` may have been produced under this branch, judged from its top level and
+    /// its properties' kinds, without walking deeper.
+    fn fit(&self, value: &Value) -> Fit {
+        if !self.top.admits(value) {
+            return Fit::No;
+        }
+        let (Some(props), Value::Object(map)) = (&self.props, value) else {
+            return Fit::Full;
+        };
+        let mut fit = Fit::Full;
+        for (k, v) in map {
+            match props.binary_search_by(|(name, _)| name.as_str().cmp(k)) {
+                // `null` may stand for "absent" (the strict closure).
+                Ok(i) if v.is_null() || props[i].1.admits(v) => {}
+                Ok(_) => return Fit::No,
+                Err(_) => fit = Fit::Loose,
+            }
+        }
+        fit
+    }
+}
+
+/// How many times one restore may try a union branch it cannot select by type and property
+/// names (each try restores and validates a copy). Past it, the first candidate is taken: a
+/// nested union of overlapping branches stays linear instead of costing `branches^depth`.
+const UNION_TRIES: usize = 16;
 
 #[derive(Clone, Debug)]
 pub(crate) struct PropPlan {
@@ -431,7 +547,8 @@ impl<'a> Transform<'a> {
         let Value::Object(props) = value else {
             return (clone_deep(value), Plan::Keep);
         };
-        let required: Vec<&str> = object
+        // A set: `required` may list 100,000 names.
+        let required: HashSet<&str> = object
             .get("required")
             .and_then(Value::as_array)
             .map(|r| r.iter().filter_map(Value::as_str).collect())
@@ -443,7 +560,7 @@ impl<'a> Transform<'a> {
             let at = format!("{path}/properties/{}", escape(name));
             let (mut exported, plan) = self.node(schema, &at, depth + 1, objects);
             let mut null_means_absent = false;
-            if self.rules.closure && !required.contains(&name.as_str()) {
+            if self.rules.closure && !required.contains(name.as_str()) {
                 if admits_null(schema) {
                     self.change(
                         &at,
@@ -540,7 +657,7 @@ impl<'a> Transform<'a> {
             let plan = if plan.is_keep() {
                 Plan::Keep
             } else {
-                Plan::Union(vec![(compile(branch), plan)])
+                Plan::Union(vec![Branch::new(branch, plan)])
             };
             return (out, plan);
         }
@@ -588,7 +705,7 @@ impl<'a> Transform<'a> {
         }
         // Branch validators are compiled only when a branch has something to restore.
         let plan = if any_plan {
-            Plan::Union(plans.into_iter().map(|(b, p)| (compile(b), p)).collect())
+            Plan::Union(plans.into_iter().map(|(b, p)| Branch::new(b, p)).collect())
         } else {
             Plan::Keep
         };
@@ -604,48 +721,77 @@ fn compile(schema: &Value) -> Arc<CompiledSchema> {
 }
 
 /// Whether no value can match two of `branches` (so `anyOf` accepts exactly what `oneOf` does):
-/// every pair differs in `type`, or both are objects requiring a property whose `const` /
-/// `enum` values do not meet (a tag).
+/// the branches differ in `type`, and the object branches are told apart by a tag (a property
+/// each requires, whose `const` / `enum` values do not meet). Linear in the schema: a remote
+/// schema may have thousands of branches of thousands of properties. `false` when it cannot be
+/// shown cheaply, which only makes the change reported as loosened.
 fn pairwise_disjoint(branches: &[Value]) -> bool {
-    let ty = |b: &Value| b.get("type").and_then(Value::as_str).map(str::to_owned);
-    let tag_values = |b: &Value, name: &str| -> Option<Vec<Value>> {
-        let required = b.get("required")?.as_array()?;
-        if !required.iter().any(|r| r.as_str() == Some(name)) {
+    let mut kinds = HashSet::new();
+    let mut objects = Vec::new();
+    for branch in branches {
+        let Some(ty) = branch.get("type").and_then(Value::as_str) else {
+            return false;
+        };
+        match ty {
+            "object" => objects.push(branch),
+            // `integer` values are `number` values too.
+            "integer" | "number" => {
+                if !kinds.insert("number") {
+                    return false;
+                }
+            }
+            other => {
+                if !kinds.insert(other) {
+                    return false;
+                }
+            }
+        }
+    }
+    if objects.len() < 2 {
+        return true;
+    }
+    let required: Vec<HashSet<&str>> = objects
+        .iter()
+        .map(|b| {
+            b.get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default()
+        })
+        .collect();
+    let tag_values = |i: usize, name: &str| -> Option<&[Value]> {
+        if !required[i].contains(name) {
             return None;
         }
-        let prop = b.get("properties")?.get(name)?;
-        if let Some(c) = prop.get("const") {
-            return Some(vec![clone_deep(c)]);
-        }
-        prop.get("enum")?.as_array().cloned()
-    };
-    let disjoint = |a: &Value, b: &Value| -> bool {
-        match (ty(a), ty(b)) {
-            (Some(x), Some(y)) if x != y => {
-                // `integer` values are `number` values too.
-                !matches!(
-                    (x.as_str(), y.as_str()),
-                    ("integer", "number") | ("number", "integer")
-                )
-            }
-            (Some(x), Some(y)) if x == "object" && y == "object" => {
-                let Some(props) = a.get("properties").and_then(Value::as_object) else {
-                    return false;
-                };
-                props
-                    .keys()
-                    .any(|name| match (tag_values(a, name), tag_values(b, name)) {
-                        (Some(va), Some(vb)) => va.iter().all(|v| !vb.contains(v)),
-                        _ => false,
-                    })
-            }
-            _ => false,
+        let prop = objects[i].get("properties")?.get(name)?;
+        match prop.get("const") {
+            Some(c) => Some(std::slice::from_ref(c)),
+            None => prop.get("enum")?.as_array().map(Vec::as_slice),
         }
     };
-    branches
-        .iter()
-        .enumerate()
-        .all(|(i, a)| branches[i + 1..].iter().all(|b| disjoint(a, b)))
+    // One tag that tells every object branch from every other: each value seen once.
+    let candidates = objects[0]
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|p| p.keys());
+    'tags: for name in candidates {
+        let mut seen: HashMap<u64, Vec<&Value>> = HashMap::new();
+        for i in 0..objects.len() {
+            let Some(values) = tag_values(i, name) else {
+                continue 'tags;
+            };
+            for v in values {
+                let same = seen.entry(crate::json::json_hash(v)).or_default();
+                if same.iter().any(|w| crate::json::json_equal(v, w)) {
+                    continue 'tags;
+                }
+                same.push(v);
+            }
+        }
+        return true;
+    }
+    false
 }
 
 /// Whether a subset schema admits `null`.
@@ -675,6 +821,11 @@ fn escape(name: &str) -> String {
 
 /// Applies `plan` to `value` (arguments produced under the exported schema), in place.
 pub(crate) fn restore(value: &mut Value, plan: &Plan, depth: usize) {
+    let mut tries = UNION_TRIES;
+    restore_within(value, plan, depth, &mut tries);
+}
+
+fn restore_within(value: &mut Value, plan: &Plan, depth: usize, tries: &mut usize) {
     if depth > MAX_EXPORT_DEPTH {
         return;
     }
@@ -690,13 +841,13 @@ pub(crate) fn restore(value: &mut Value, plan: &Plan, depth: usize) {
                     map.shift_remove(&prop.name);
                     continue;
                 }
-                restore(child, &prop.plan, depth + 1);
+                restore_within(child, &prop.plan, depth + 1, tries);
             }
             if let Some(additional) = additional {
-                let declared: Vec<&str> = props.iter().map(|p| p.name.as_str()).collect();
+                let declared: HashSet<&str> = props.iter().map(|p| p.name.as_str()).collect();
                 for (key, child) in map.iter_mut() {
-                    if !declared.contains(&key.as_str()) {
-                        restore(child, additional, depth + 1);
+                    if !declared.contains(key.as_str()) {
+                        restore_within(child, additional, depth + 1, tries);
                     }
                 }
             }
@@ -704,19 +855,122 @@ pub(crate) fn restore(value: &mut Value, plan: &Plan, depth: usize) {
         Plan::Array(items) => {
             if let Value::Array(values) = value {
                 for v in values {
-                    restore(v, items, depth + 1);
+                    restore_within(v, items, depth + 1, tries);
                 }
             }
         }
         Plan::Union(branches) => {
-            for (original, branch) in branches {
+            // Selected by kind and property names (a strict-mode value carries only its
+            // branch's names); by kind alone when no branch declares all of them.
+            let fits: Vec<Fit> = branches.iter().map(|b| b.fit(value)).collect();
+            let wanted = if fits.contains(&Fit::Full) {
+                Fit::Full
+            } else {
+                Fit::Loose
+            };
+            let mut candidates = branches
+                .iter()
+                .zip(&fits)
+                .filter(|(_, f)| **f == wanted)
+                .map(|(b, _)| b)
+                .peekable();
+            let Some(first) = candidates.next() else {
+                return;
+            };
+            if candidates.peek().is_none() || *tries == 0 {
+                restore_within(value, &first.plan, depth + 1, tries);
+                return;
+            }
+            for branch in std::iter::once(first).chain(candidates) {
+                if *tries == 0 {
+                    break;
+                }
+                *tries -= 1;
                 let mut candidate = clone_deep(value);
-                restore(&mut candidate, branch, depth + 1);
-                if original.is_valid(&candidate) {
+                restore_within(&mut candidate, &branch.plan, depth + 1, tries);
+                if branch.original.is_valid(&candidate) {
                     *value = candidate;
                     return;
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// `depth` nested unions of two object branches that differ only in a scalar's type, each
+    /// with an optional field the strict closure makes nullable, and a value through them.
+    fn nested_unions(depth: usize) -> (Value, Value) {
+        let mut schema = json!({"type": "object", "properties": {"o": {"type": "string"}}});
+        let mut value = json!({"o": null});
+        for _ in 0..depth {
+            let branch = |t: &str| {
+                json!({"type": "object", "properties": {
+                    "v": schema.clone(), "t": {"type": t}, "o": {"type": "string"}},
+                    "required": ["v", "t"]})
+            };
+            schema = json!({"anyOf": [branch("string"), branch("integer")]});
+            value = json!({"v": value, "t": 5, "o": null});
+        }
+        (
+            json!({"type": "object", "properties": {"u": schema}, "required": ["u"]}),
+            json!({"u": value}),
+        )
+    }
+
+    #[test]
+    fn unions_are_restored_through_the_branch_their_kinds_select() {
+        let rules = Dialect::strict(super::super::Provider::OpenAiChat).rules();
+        let (schema, mut value) = nested_unions(12);
+        let mut transform =
+            Transform::new(Dialect::strict(super::super::Provider::OpenAiChat), &rules);
+        let (_, plan) = transform.root(&schema);
+        let mut tries = UNION_TRIES;
+        restore_within(&mut value, &plan, 0, &mut tries);
+        assert_eq!(
+            tries, UNION_TRIES,
+            "every union was decided by its branches' kinds"
+        );
+        let mut at = &value["u"];
+        for _ in 0..12 {
+            assert!(
+                at.get("o").is_none(),
+                "each level's null was read as absent: {at}"
+            );
+            at = &at["v"];
+        }
+        assert!(at.get("o").is_none());
+    }
+
+    #[test]
+    fn disjointness_is_shown_by_type_and_by_one_tag() {
+        let tagged = |k: &str| {
+            json!({"type": "object", "properties": {"kind": {"const": k}, "x": {"type": "string"}},
+                   "required": ["kind"]})
+        };
+        assert!(pairwise_disjoint(&[
+            json!({"type": "string"}),
+            json!({"type": "integer"})
+        ]));
+        assert!(!pairwise_disjoint(&[
+            json!({"type": "integer"}),
+            json!({"type": "number"})
+        ]));
+        assert!(pairwise_disjoint(&[
+            tagged("a"),
+            tagged("b"),
+            json!({"type": "string"})
+        ]));
+        assert!(!pairwise_disjoint(&[tagged("a"), tagged("a")]));
+        // 1 and 1.0 are the same value.
+        let n = |v: Value| json!({"type": "object", "properties": {"k": {"const": v}}, "required": ["k"]});
+        assert!(!pairwise_disjoint(&[n(json!(1)), n(json!(1.0))]));
+        // The tag must be required by every branch.
+        let untagged = json!({"type": "object", "properties": {"kind": {"const": "c"}}});
+        assert!(!pairwise_disjoint(&[tagged("a"), untagged]));
     }
 }
