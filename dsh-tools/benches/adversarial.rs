@@ -14,6 +14,10 @@
 //!   required properties told apart by a tag listed last, beside one object of 50,000
 //!   properties (the disjointness check compared every pair of branches, every property with
 //!   every `required` entry: O(B²·M²)).
+//! * `bridge_any_of_tagged_190x100` / `bridge_one_object_190x100` — the same two schemas as a
+//!   remote server sends them (`anyOf`), through `bridge::from_foreign` (which proves the
+//!   branches disjoint to make the `anyOf` a `oneOf`: every pair of branches, every `required`
+//!   entry against every other).
 //! * `closure_required_100k` / `closure_optional_100k` — the strict closure (DeepSeek strict)
 //!   of 100,000 properties, all required / none (each property searched the `required` list).
 //! * `restore_unions_8` / `restore_plain_8` — restoring strict-mode arguments through 8
@@ -180,6 +184,12 @@ fn patterns(c: &mut Criterion) {
 /// 500 tagged object branches of 100 required properties (hostile), or one object holding
 /// the same 50,000 properties (benign).
 fn tagged(hostile: bool) -> Value {
+    tagged_n(500, hostile)
+}
+
+/// `branches` tagged object branches of 100 required properties, or one object holding as
+/// many properties.
+fn tagged_n(branches: usize, hostile: bool) -> Value {
     let branch = |b: usize| {
         let mut props = Map::new();
         let mut required = Vec::new();
@@ -192,17 +202,41 @@ fn tagged(hostile: bool) -> Value {
         json!({"type": "object", "properties": props, "required": required})
     };
     if hostile {
-        let branches: Vec<Value> = (0..500).map(branch).collect();
+        let branches: Vec<Value> = (0..branches).map(branch).collect();
         json!({"type": "object", "properties": {"x": {"oneOf": branches}}, "required": ["x"]})
     } else {
         let mut props = Map::new();
         let mut required = Vec::new();
-        for i in 0..50_000 {
+        for i in 0..branches * 100 {
             props.insert(format!("p{i}"), json!({"type": "string"}));
             required.push(Value::String(format!("p{i}")));
         }
         json!({"type": "object", "properties": {"x": {"type": "object", "properties": props,
             "required": required}}, "required": ["x"]})
+    }
+}
+
+fn bridges(c: &mut Criterion) {
+    // The remote form: `anyOf`, which the bridge makes a `oneOf` once it shows the branches
+    // disjoint.
+    let foreign = |hostile: bool| {
+        // 190 × 101 schemas: within the bridge's 20,000-node limit.
+        let text = tagged_n(190, hostile).to_string().replace("oneOf", "anyOf");
+        serde_json::from_str::<Value>(&text).unwrap()
+    };
+    for (id, schema) in [
+        ("adversarial/bridge_any_of_tagged_190x100", foreign(true)),
+        ("adversarial/bridge_one_object_190x100", foreign(false)),
+    ] {
+        assert!(dsh_tools::schema::bridge::from_foreign(&schema).is_ok());
+        let mut group = c.benchmark_group("adversarial");
+        group.sample_size(10);
+        group.bench_function(id.trim_start_matches("adversarial/"), |b| {
+            b.iter(|| {
+                black_box(dsh_tools::schema::bridge::from_foreign(black_box(&schema)).is_ok())
+            })
+        });
+        group.finish();
     }
 }
 
@@ -336,6 +370,6 @@ fn removals(c: &mut Criterion) {
 }
 
 criterion_group!(
-    benches, unique, regex, required, patterns, exports, restores, removals
+    benches, unique, regex, required, patterns, bridges, exports, restores, removals
 );
 criterion_main!(benches);

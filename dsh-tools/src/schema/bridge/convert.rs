@@ -537,8 +537,9 @@ impl<'a> NodeCx<'_, 'a> {
         match kw.required {
             None => {}
             Some(Value::Array(list)) if list.iter().all(Value::is_string) => {
+                let mut seen = std::collections::HashSet::with_capacity(list.len());
                 for n in list.iter().filter_map(Value::as_str) {
-                    if !names.iter().any(|m| m == n) {
+                    if seen.insert(n) {
                         names.push(n.to_owned());
                     }
                 }

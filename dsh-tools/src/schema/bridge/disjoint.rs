@@ -2,9 +2,10 @@
 //! allow pushing `unevaluatedProperties` into `oneOf` branches.
 
 use super::shape::{Annotations, Out, Shape, Typed, leaves};
-use crate::json::json_equal;
+use crate::json::{json_equal, json_hash};
 use crate::schema::subset::Type;
 use serde_json::Value;
+use std::collections::{HashMap, HashSet};
 
 const NULL: u8 = 1;
 const BOOL: u8 = 2;
@@ -37,9 +38,27 @@ fn disjoint_summaries(a: &Summary<'_>, b: &Summary<'_>) -> bool {
         return true;
     }
     match (&a.values, &b.values) {
-        (Some(p), Some(q)) => !p.iter().any(|x| q.iter().any(|y| json_equal(x, y))),
+        (Some(p), Some(q)) => !values_meet(p, q),
         _ => false,
     }
+}
+
+/// Whether two finite value lists share a value (hashed past a few members: a remote `enum`
+/// may list thousands).
+fn values_meet(p: &[&Value], q: &[&Value]) -> bool {
+    if p.len().min(q.len()) <= 8 {
+        return p.iter().any(|x| q.iter().any(|y| json_equal(x, y)));
+    }
+    let (small, large) = if p.len() <= q.len() { (p, q) } else { (q, p) };
+    let mut index: HashMap<u64, Vec<&Value>> = HashMap::with_capacity(small.len());
+    for v in small {
+        index.entry(json_hash(v)).or_default().push(v);
+    }
+    large.iter().any(|y| {
+        index
+            .get(&json_hash(y))
+            .is_some_and(|xs| xs.iter().any(|x| json_equal(x, y)))
+    })
 }
 
 fn summary_typed(t: &Typed) -> Summary<'_> {
@@ -89,32 +108,149 @@ fn summary_value(v: &Value) -> Summary<'_> {
     s
 }
 
+/// What the disjointness proofs read of one leaf, computed once: with thousands of leaves
+/// and properties, looking each up again per pair was quadratic twice over.
+struct Facts<'a> {
+    summary: Option<Summary<'a>>,
+    object: Option<ObjectFacts<'a>>,
+}
+
+struct ObjectFacts<'a> {
+    closed: bool,
+    required: Vec<&'a str>,
+    required_set: HashSet<&'a str>,
+    declared: HashSet<&'a str>,
+    /// The summaries of the required properties that are declared.
+    tags: HashMap<&'a str, Summary<'a>>,
+}
+
+impl<'a> Facts<'a> {
+    fn of(out: &'a Out) -> Self {
+        let Shape::Typed(t) = &out.shape else {
+            return Self {
+                summary: None,
+                object: None,
+            };
+        };
+        let object = (t.ty == Type::Object).then(|| {
+            let declared: HashSet<&str> = t.props.iter().map(|(k, _)| k.as_str()).collect();
+            let props: HashMap<&str, &Value> =
+                t.props.iter().map(|(k, v)| (k.as_str(), v)).collect();
+            let tags = t
+                .required
+                .iter()
+                .filter_map(|r| {
+                    props
+                        .get(r.as_str())
+                        .map(|v| (r.as_str(), summary_value(v)))
+                })
+                .collect();
+            ObjectFacts {
+                closed: t.additional == Some(Value::Bool(false)),
+                required: t.required.iter().map(String::as_str).collect(),
+                required_set: t.required.iter().map(String::as_str).collect(),
+                declared,
+                tags,
+            }
+        });
+        Self {
+            summary: Some(summary_typed(t)),
+            object,
+        }
+    }
+}
+
 /// Whether no value can match both leaves (`false` when it cannot be shown).
-pub(super) fn leaves_disjoint(a: &Out, b: &Out) -> bool {
-    let (Shape::Typed(x), Shape::Typed(y)) = (&a.shape, &b.shape) else {
+fn facts_disjoint(a: &Facts<'_>, b: &Facts<'_>) -> bool {
+    let (Some(x), Some(y)) = (&a.summary, &b.summary) else {
         return false;
     };
-    if disjoint_summaries(&summary_typed(x), &summary_typed(y)) {
+    if disjoint_summaries(x, y) {
         return true;
     }
-    if x.ty != Type::Object || y.ty != Type::Object {
+    let (Some(x), Some(y)) = (&a.object, &b.object) else {
         return false;
-    }
+    };
     // One requires a property the other's `additionalProperties: false` forbids.
-    let forbids = |p: &Typed, q: &Typed| {
-        q.additional == Some(Value::Bool(false)) && p.required.iter().any(|r| q.prop(r).is_none())
+    let forbids = |p: &ObjectFacts<'_>, q: &ObjectFacts<'_>| {
+        q.closed && p.required.iter().any(|r| !q.declared.contains(r))
     };
     if forbids(x, y) || forbids(y, x) {
         return true;
     }
     // Both require a property whose values are disjoint (a tag).
-    x.required
+    let (small, large) = if x.required.len() <= y.required.len() {
+        (x, y)
+    } else {
+        (y, x)
+    };
+    small.required.iter().any(|r| {
+        large.required_set.contains(r)
+            && match (small.tags.get(r), large.tags.get(r)) {
+                (Some(p), Some(q)) => disjoint_summaries(p, q),
+                _ => false,
+            }
+    })
+}
+
+/// Whether no value can match two of `leaves` (`false` when it cannot be shown).
+pub(super) fn all_disjoint(leaves: &[&Out]) -> bool {
+    let facts: Vec<Facts<'_>> = leaves.iter().map(|o| Facts::of(o)).collect();
+    let all: Vec<&Facts<'_>> = facts.iter().collect();
+    shown_at_once(&all)
+        || all
+            .iter()
+            .enumerate()
+            .all(|(i, a)| all[i + 1..].iter().all(|b| facts_disjoint(a, b)))
+}
+
+/// The usual case in one pass: one tag tells the object leaves apart, and the few other
+/// leaves differ in kind or value from every leaf.
+fn shown_at_once(all: &[&Facts<'_>]) -> bool {
+    let objects: Vec<&ObjectFacts<'_>> = all.iter().filter_map(|f| f.object.as_ref()).collect();
+    let others: Vec<(usize, &Facts<'_>)> = all
         .iter()
-        .filter(|r| y.required.contains(r))
-        .any(|r| match (x.prop(r), y.prop(r)) {
-            (Some(p), Some(q)) => disjoint_summaries(&summary_value(p), &summary_value(q)),
-            _ => false,
+        .copied()
+        .enumerate()
+        .filter(|(_, f)| f.object.is_none())
+        .collect();
+    others.len() <= 64
+        && one_tag_for_all(&objects)
+        && others.iter().all(|&(i, a)| {
+            all.iter()
+                .enumerate()
+                .filter(|(j, b)| b.object.is_some() || *j > i)
+                .all(|(_, b)| facts_disjoint(a, b))
         })
+}
+
+/// Whether one required tag tells every object leaf from every other (each of its values
+/// appears in one leaf only): then every pair of them is disjoint, shown in one pass.
+fn one_tag_for_all(objects: &[&ObjectFacts<'_>]) -> bool {
+    let Some(first) = objects.first() else {
+        return true;
+    };
+    'names: for name in &first.required {
+        let mut seen: HashMap<u64, Vec<&Value>> = HashMap::new();
+        for o in objects {
+            let Some(Summary {
+                values: Some(values),
+                ..
+            }) = o.tags.get(name)
+            else {
+                continue 'names;
+            };
+            for v in values {
+                let same = seen.entry(json_hash(v)).or_default();
+                if same.iter().any(|w| json_equal(v, w)) {
+                    continue 'names;
+                }
+                same.push(v);
+            }
+        }
+        return true;
+    }
+    false
 }
 
 /// Most leaves an `anyOf` may have for its branches to be compared pairwise.
@@ -129,9 +265,15 @@ pub(super) fn any_of(ann: Annotations, mut branches: Vec<Out>) -> Result<Option<
             shape: Shape::Any,
         }));
     }
+    // Repeated branches are dropped (found by hash: comparing every pair of thousands of
+    // branches was quadratic).
     let mut unique: Vec<Out> = Vec::with_capacity(branches.len());
+    let mut by_hash: HashMap<u64, Vec<usize>> = HashMap::new();
+    let keys = std::collections::hash_map::RandomState::new();
     for b in branches.drain(..) {
-        if !unique.contains(&b) {
+        let bucket = by_hash.entry(out_hash(&keys, &b)).or_default();
+        if !bucket.iter().any(|&i| unique[i] == b) {
+            bucket.push(unique.len());
             unique.push(b);
         }
     }
@@ -141,15 +283,23 @@ pub(super) fn any_of(ann: Annotations, mut branches: Vec<Out>) -> Result<Option<
             "anyOf has more than {MAX_ANY_OF_LEAVES} alternatives to compare; the bridge cannot show that they are disjoint"
         ));
     }
-    for (i, p) in leaf_sets.iter().enumerate() {
-        for (j, q) in leaf_sets.iter().enumerate().skip(i + 1) {
-            if !p.iter().all(|a| q.iter().all(|b| leaves_disjoint(a, b))) {
-                return Err(format!(
-                    "anyOf branches {i} and {j} may both match one value, and the subset only has oneOf (exactly one branch); make the alternatives distinguishable: different JSON types, a required tag property with distinct constant values, or #[serde(deny_unknown_fields)] on variants with distinct required fields (an untagged enum whose variants overlap cannot be bridged)"
-                ));
+    let facts: Vec<Vec<Facts<'_>>> = leaf_sets
+        .iter()
+        .map(|set| set.iter().map(|o| Facts::of(o)).collect())
+        .collect();
+    let all: Vec<&Facts<'_>> = facts.iter().flatten().collect();
+    if !shown_at_once(&all) {
+        for (i, p) in facts.iter().enumerate() {
+            for (j, q) in facts.iter().enumerate().skip(i + 1) {
+                if !p.iter().all(|a| q.iter().all(|b| facts_disjoint(a, b))) {
+                    return Err(format!(
+                        "anyOf branches {i} and {j} may both match one value, and the subset only has oneOf (exactly one branch); make the alternatives distinguishable: different JSON types, a required tag property with distinct constant values, or #[serde(deny_unknown_fields)] on variants with distinct required fields (an untagged enum whose variants overlap cannot be bridged)"
+                    ));
+                }
             }
         }
     }
+    drop(facts);
     drop(leaf_sets);
     // Disjoint at the leaves: a nested union without annotations can be spliced in exactly.
     let mut flat = Vec::with_capacity(unique.len());
@@ -160,4 +310,40 @@ pub(super) fn any_of(ann: Annotations, mut branches: Vec<Out>) -> Result<Option<
         }
     }
     Ok(Out::union(ann, flat))
+}
+
+/// A hash consistent with `Out`'s equality (equal outs hash equally), walking nested unions
+/// without recursion.
+fn out_hash(keys: &std::collections::hash_map::RandomState, out: &Out) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut h = keys.build_hasher();
+    let value = |h: &mut std::collections::hash_map::DefaultHasher, v: &Option<Value>| match v {
+        Some(v) => json_hash(v).hash(h),
+        None => 0u64.hash(h),
+    };
+    let mut stack = vec![out];
+    while let Some(o) = stack.pop() {
+        value(&mut h, &o.ann.title);
+        value(&mut h, &o.ann.description);
+        match &o.shape {
+            Shape::Any => 0u8.hash(&mut h),
+            Shape::Union(branches) => {
+                (1u8, branches.len()).hash(&mut h);
+                stack.extend(branches);
+            }
+            Shape::Typed(t) => {
+                (2u8, t.ty.name(), t.props.len(), &t.required).hash(&mut h);
+                for (k, v) in &t.props {
+                    k.hash(&mut h);
+                    json_hash(v).hash(&mut h);
+                }
+                value(&mut h, &t.constant);
+                value(&mut h, &t.additional);
+                if let Some(members) = &t.enumeration {
+                    members.len().hash(&mut h);
+                }
+            }
+        }
+    }
+    h.finish()
 }

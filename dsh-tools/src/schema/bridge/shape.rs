@@ -4,7 +4,7 @@
 //! Helpers here recurse only into nested unions (`Shape::Union` inside `Shape::Union`), whose
 //! depth the loader's [`MAX_DEPTH`](super::MAX_DEPTH) bounds.
 
-use super::disjoint::{MAX_ANY_OF_LEAVES, leaves_disjoint};
+use super::disjoint::{MAX_ANY_OF_LEAVES, all_disjoint};
 use crate::json::{cmp_numbers, json_equal};
 use crate::schema::subset::Type;
 use serde_json::{Map, Number, Value};
@@ -78,10 +78,6 @@ impl Typed {
             max_items: None,
             unique: false,
         }
-    }
-
-    pub(super) fn prop(&self, name: &str) -> Option<&Value> {
-        self.props.iter().find(|(k, _)| k == name).map(|(_, v)| v)
     }
 
     /// Drops `enum`/`const` members the type does not admit; `None` when nothing can match.
@@ -303,8 +299,13 @@ fn merge_typed(mut x: Typed, y: Typed) -> Result<Option<Typed>, String> {
         _ => return Ok(None),
     };
     // Object parts.
-    let undeclared =
-        |from: &Typed, to: &Typed| from.props.iter().any(|(k, _)| to.prop(k).is_none());
+    let names = |t: &Typed| -> std::collections::HashSet<String> {
+        t.props.iter().map(|(k, _)| k.clone()).collect()
+    };
+    let undeclared = |from: &Typed, to: &Typed| {
+        let declared = names(to);
+        from.props.iter().any(|(k, _)| !declared.contains(k))
+    };
     if (restricts(&x.additional) && undeclared(&y, &x))
         || (restricts(&y.additional) && undeclared(&x, &y))
     {
@@ -317,9 +318,18 @@ fn merge_typed(mut x: Typed, y: Typed) -> Result<Option<Typed>, String> {
         (Some(a), Some(b)) if json_equal(a, &b) => {}
         _ => return Err("merged parts declare different additionalProperties".into()),
     }
+    let mut index: std::collections::HashMap<String, usize> = x
+        .props
+        .iter()
+        .enumerate()
+        .map(|(i, (k, _))| (k.clone(), i))
+        .collect();
     for (k, v) in y.props {
-        match x.props.iter_mut().find(|(name, _)| *name == k) {
-            None => x.props.push((k, v)),
+        match index.get(&k).map(|&i| &mut x.props[i]) {
+            None => {
+                index.insert(k.clone(), x.props.len());
+                x.props.push((k, v));
+            }
             Some((_, mine)) if json_equal(mine, &v) || is_empty_schema(&v) => {}
             Some((_, mine)) if is_empty_schema(mine) => *mine = v,
             Some(_) => {
@@ -329,8 +339,9 @@ fn merge_typed(mut x: Typed, y: Typed) -> Result<Option<Typed>, String> {
             }
         }
     }
+    let mut required: std::collections::HashSet<String> = x.required.iter().cloned().collect();
     for r in y.required {
-        if !x.required.contains(&r) {
+        if required.insert(r.clone()) {
             x.required.push(r);
         }
     }
@@ -408,10 +419,8 @@ pub(super) fn finalize(out: &mut Out, unevaluated: Option<&Value>) -> Result<(),
                 "unevaluatedProperties beside a oneOf of more than {MAX_ANY_OF_LEAVES} alternatives"
             ));
         }
-        for (i, a) in all.iter().enumerate() {
-            if all[i + 1..].iter().any(|b| !leaves_disjoint(a, b)) {
-                return Err("unevaluatedProperties beside a oneOf whose branches may overlap cannot be expressed: give the variants a tag (#[serde(tag = ...)]) or drop #[serde(deny_unknown_fields)]".into());
-            }
+        if !all_disjoint(&all) {
+            return Err("unevaluatedProperties beside a oneOf whose branches may overlap cannot be expressed: give the variants a tag (#[serde(tag = ...)]) or drop #[serde(deny_unknown_fields)]".into());
         }
     }
     finalize_leaves(out, unevaluated)
@@ -455,10 +464,12 @@ pub(super) fn settle(out: Out) -> Option<Out> {
             Out::union(ann, branches.into_iter().filter_map(settle).collect())
         }
         Shape::Typed(mut t) => {
+            let declared: std::collections::HashSet<&str> =
+                t.props.iter().map(|(k, _)| k.as_str()).collect();
             let missing: Vec<String> = t
                 .required
                 .iter()
-                .filter(|r| t.prop(r).is_none())
+                .filter(|r| !declared.contains(r.as_str()))
                 .cloned()
                 .collect();
             for name in missing {
