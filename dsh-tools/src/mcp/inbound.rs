@@ -139,6 +139,16 @@ pub(crate) fn nesting(text: &[u8]) -> usize {
 /// if it can be read from `text` (which may be cut short). A message with a top-level `method`
 /// is a request or notification from the server, never answered this way.
 pub(crate) fn top_level_id(text: &[u8]) -> Option<String> {
+    member_id(text, false)
+}
+
+/// The raw text of the top-level `"id"` of any JSON-RPC message (a request's too), if it can
+/// be read from `text` (which may be cut short).
+pub(crate) fn request_id(text: &[u8]) -> Option<String> {
+    member_id(text, true)
+}
+
+fn member_id(text: &[u8], requests: bool) -> Option<String> {
     let mut id = None;
     let mut i = skip_ws(text, 0);
     if text.get(i) != Some(&b'{') {
@@ -154,7 +164,7 @@ pub(crate) fn top_level_id(text: &[u8]) -> Option<String> {
             break;
         };
         let key = &text[i + 1..key_end - 1];
-        if key == b"method" {
+        if key == b"method" && !requests {
             return None;
         }
         i = skip_ws(text, key_end);
@@ -288,12 +298,12 @@ mod tests {
         );
         let long = format!(
             "{{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"result\":\"{}\"}}\n",
-            "a".repeat(300)
+            "a".repeat(1300)
         );
         let fine = "{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{}}\n";
         let input = format!("{deep}{long}{fine}");
         let mut out = Vec::new();
-        filter(input.as_bytes(), &mut out, 200).await;
+        filter(input.as_bytes(), &mut out, 1000).await;
         let lines: Vec<serde_json::Value> = String::from_utf8(out)
             .unwrap()
             .lines()
@@ -313,7 +323,7 @@ mod tests {
             lines[1]["error"]["message"]
                 .as_str()
                 .unwrap()
-                .contains("longer than 200")
+                .contains("longer than 1000")
         );
         assert_eq!(lines[2]["result"], serde_json::json!({}));
     }

@@ -176,7 +176,48 @@ pub(crate) fn call_result(result: &ToolExecutionResult, structured_any: bool) ->
     if !meta.is_empty() {
         out.meta = Some(MetaObject(meta));
     }
+    if let Err(size) = fits_in_message(&out) {
+        let error = ToolError::coded(
+            "ToolOutputError",
+            crate::error::codes::INVALID_TOOL_OUTPUT,
+            format!(
+                "the tool's result is {size} bytes or more as JSON, more than MCP clients read \
+                 in one message ({MAX_MESSAGE_BYTES} bytes); return less (a page, a summary)"
+            ),
+        );
+        drop(out);
+        return call_result(&ToolExecutionResult::failure(error), structured_any);
+    }
     out
+}
+
+/// The largest result sent: the common client line limit (rmcp's and the TypeScript SDK's
+/// stdio readers, 16 MiB) less room for the JSON-RPC envelope. A larger result fails as
+/// `INVALID_TOOL_OUTPUT` instead of going out as a message the client drops (leaving its
+/// request waiting) or cannot hold.
+pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024 - 64 * 1024;
+
+/// `Ok` when `result` serializes within [`MAX_MESSAGE_BYTES`]; else the size at which counting
+/// stopped (the serialization stops there too).
+fn fits_in_message(result: &CallToolResult) -> Result<(), usize> {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            if self.0 > MAX_MESSAGE_BYTES {
+                return Err(std::io::Error::other("too large"));
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    match serde_json::to_writer(&mut counter, result) {
+        Ok(()) => Ok(()),
+        Err(_) => Err(counter.0),
+    }
 }
 
 /// A remote failure as our error: the `{name, code}` from `_meta` when a dsh-tools peer sent

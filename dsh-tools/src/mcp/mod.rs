@@ -54,6 +54,7 @@
 mod http;
 mod import;
 mod inbound;
+mod lines;
 mod map;
 mod server;
 
@@ -62,10 +63,12 @@ pub use http::{HttpConfig, HttpServer, MCP_PATH};
 pub use import::{
     Connector, ImportError, ImportOptions, ImportedTools, Limits, McpImport, SchemaPolicy,
 };
+pub use lines::MAX_IN_FLIGHT;
 pub use map::{
-    CONCLUDES_TURN_META, CONTEXTS_META, ERROR_META, MAX_RESULT_DEPTH, PRESENTATION_META,
+    CONCLUDES_TURN_META, CONTEXTS_META, ERROR_META, MAX_MESSAGE_BYTES, MAX_RESULT_DEPTH,
+    PRESENTATION_META,
 };
-pub use server::{McpServer, ServeError};
+pub use server::{MAX_PENDING_PROGRESS, McpServer, ServeError};
 
 /// rmcp, re-exported for transports and client code (its version is pinned by this crate).
 pub use rmcp;

@@ -9,11 +9,11 @@ use rmcp::model::{
     ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
-use rmcp::{Peer, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 use std::fmt;
 use std::sync::{Arc, Mutex, Weak};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
 /// Serves a [`Registry`]'s tools over MCP (an rmcp [`ServerHandler`]).
 ///
@@ -136,17 +136,36 @@ impl McpServer {
         &self.registry
     }
 
-    /// Serves one client over standard input and output until it disconnects.
+    /// Serves one client over standard input and output until it disconnects, as
+    /// [`serve_io`](Self::serve_io) does. When both are pipes (how MCP clients start servers),
+    /// they are read and written on tokio's reactor, not its blocking pool, so tools that
+    /// block on that pool cannot starve the transport.
     pub async fn serve_stdio(self) -> Result<(), ServeError> {
-        let running = self
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| ServeError(e.to_string()))?;
-        running
-            .waiting()
-            .await
-            .map(|_| ())
-            .map_err(|e| ServeError(e.to_string()))
+        let (reader, writer) = rmcp::transport::io::stdio_pipes();
+        self.serve_io(reader, writer).await
+    }
+
+    /// Serves one client speaking newline-delimited JSON-RPC over a byte stream until it
+    /// disconnects. Beyond rmcp's own transport: every line it would drop gets an answer (`-32700`
+    /// for a line that is not JSON; `-32602` / `-32600` with the request's id for arguments that
+    /// are not an object, a malformed envelope, nesting past 126 levels or a line over 16 MiB),
+    /// and at most [`MAX_IN_FLIGHT`](super::MAX_IN_FLIGHT) requests are read ahead of their
+    /// answers, so a client that never reads cannot make the server buffer without bound.
+    ///
+    /// ```no_run
+    /// # async fn run(server: dsh_tools::mcp::McpServer) -> Result<(), Box<dyn std::error::Error>> {
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// let (socket, _) = listener.accept().await?;
+    /// let (reader, writer) = socket.into_split();
+    /// server.serve_io(reader, writer).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn serve_io<R, W>(self, reader: R, writer: W) -> Result<(), ServeError>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        super::lines::serve(self, reader, writer).await
     }
 
     /// The MCP tools of the current view (cached per registry generation).
@@ -248,18 +267,19 @@ impl McpServer {
         Ok(map::call_result(&result, structured_any).into())
     }
 
-    /// Runs the call while forwarding its progress reports, in order, all of them before the
-    /// response (anything sent after it would be dropped).
+    /// Runs the call while forwarding its progress reports, in order, all before the response
+    /// (anything sent after it would be dropped). At most [`MAX_PENDING_PROGRESS`] wait for a
+    /// slow client; past that the oldest are dropped, so the latest always goes out and a tool
+    /// reporting a million times holds 64, not a million.
     async fn execute_with_progress(
         &self,
         input: ToolExecutionInput,
         token: ProgressToken,
         peer: &Peer<RoleServer>,
     ) -> ToolExecutionResult {
-        let (tx, mut rx) = mpsc::unbounded_channel::<Progress>();
-        let input = input.progress(ProgressSink::new(move |p| {
-            let _ = tx.send(p);
-        }));
+        let pending = Arc::new(PendingProgress::default());
+        let sink = Arc::clone(&pending);
+        let input = input.progress(ProgressSink::new(move |p| sink.push(p)));
         let send = |p: Progress| {
             let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
             if let Some(total) = p.total {
@@ -279,14 +299,46 @@ impl McpServer {
         let result = loop {
             tokio::select! {
                 biased;
-                Some(p) = rx.recv() => send(p).await,
+                () = pending.ready.notified() => {
+                    while let Some(p) = pending.pop() {
+                        send(p).await;
+                    }
+                }
                 result = &mut call => break result,
             }
         };
-        while let Ok(p) = rx.try_recv() {
+        while let Some(p) = pending.pop() {
             send(p).await;
         }
         result
+    }
+}
+
+/// Progress reports not sent yet to the client: at most this many wait; older ones are dropped.
+pub const MAX_PENDING_PROGRESS: usize = 64;
+
+#[derive(Default)]
+struct PendingProgress {
+    queue: Mutex<std::collections::VecDeque<Progress>>,
+    ready: tokio::sync::Notify,
+}
+
+impl PendingProgress {
+    fn push(&self, p: Progress) {
+        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        if queue.len() >= MAX_PENDING_PROGRESS {
+            queue.pop_front();
+        }
+        queue.push_back(p);
+        drop(queue);
+        self.ready.notify_one();
+    }
+
+    fn pop(&self) -> Option<Progress> {
+        self.queue
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop_front()
     }
 }
 
@@ -306,9 +358,19 @@ impl ServerHandler for McpServer {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _cx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        // Every tool is on the first page, which has no next cursor: any cursor is not ours.
+        if let Some(cursor) = request.and_then(|r| r.cursor) {
+            let shown: String = cursor.chars().take(64).collect();
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "Invalid params: unknown cursor {shown:?} (this server lists every tool on one page)"
+                ),
+                None,
+            ));
+        }
         Ok(ListToolsResult::with_all_items((*self.mcp_tools()).clone()))
     }
 
