@@ -22,9 +22,11 @@
 
 use dsh_tools::acp::agent_client_protocol::{self as acp, Agent, Stdio};
 use dsh_tools::acp::schema::{
-    AgentCapabilities, CancelNotification, ClientCapabilities, ContentBlock, ContentChunk,
-    Implementation, InitializeRequest, InitializeResponse, NewSessionRequest, NewSessionResponse,
-    PromptRequest, PromptResponse, SessionId, SessionUpdate, StopReason, TextContent,
+    AgentCapabilities, CancelNotification, ClientCapabilities, CloseSessionRequest,
+    CloseSessionResponse, ContentBlock, ContentChunk, Implementation, InitializeRequest,
+    InitializeResponse, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
+    SessionCapabilities, SessionCloseCapabilities, SessionId, SessionUpdate, StopReason,
+    TextContent,
 };
 use dsh_tools::acp::{AcpBridge, AcpSession, SessionView};
 use dsh_tools::present::{
@@ -135,36 +137,79 @@ async fn edit_file(
 
 #[derive(Serialize, Deserialize, JsonSchema)]
 struct RunOutput {
+    /// Standard output and error as they came, the last `OUTPUT_LIMIT` bytes of them.
     output: String,
+    /// How many earlier bytes were left out.
+    truncated_bytes: u64,
     exit_code: Option<i32>,
     signal: Option<String>,
 }
 
-/// Run a shell command in the workspace (`sh -c`), with its output and exit status.
+/// The most output `run` keeps: its last 64 KiB (what an editor shows; ACP's terminals cut
+/// from the start the same way with their `outputByteLimit`). The rest is read and dropped,
+/// so a command printing gigabytes neither fills memory nor blocks on a full pipe.
+const OUTPUT_LIMIT: usize = 64 * 1024;
+
+/// Run a shell command in the workspace (`sh -c`): its output (the last 64 KiB) and exit
+/// status.
 #[tool(title = "Run command", destructive, timeout_ms = 30_000)]
 async fn run_command(
     State(ws): State<Workspace>,
     /// The command line
     command: String,
 ) -> Result<RunOutput, ToolError> {
-    let output = tokio::process::Command::new("sh")
+    use tokio::io::AsyncReadExt;
+    let mut child = tokio::process::Command::new("sh")
         .arg("-c")
         .arg(&command)
         .current_dir(ws.root())
         .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)
-        .output()
-        .await?;
-    let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
-    text.push_str(&String::from_utf8_lossy(&output.stderr));
+        .spawn()?;
+    let (mut stdout, mut stderr) = (child.stdout.take(), child.stderr.take());
+    let mut tail: std::collections::VecDeque<u8> = std::collections::VecDeque::new();
+    let mut dropped = 0u64;
+    let (mut out_buf, mut err_buf) = (vec![0u8; 16 * 1024], vec![0u8; 16 * 1024]);
+    while stdout.is_some() || stderr.is_some() {
+        // Both pipes at once, in the order the bytes come.
+        let read = tokio::select! {
+            n = async { stdout.as_mut()?.read(&mut out_buf).await.ok() }, if stdout.is_some() => (0, n),
+            n = async { stderr.as_mut()?.read(&mut err_buf).await.ok() }, if stderr.is_some() => (1, n),
+        };
+        let chunk = match read {
+            (0, Some(n)) if n > 0 => &out_buf[..n],
+            (1, Some(n)) if n > 0 => &err_buf[..n],
+            (0, _) => {
+                stdout = None;
+                continue;
+            }
+            _ => {
+                stderr = None;
+                continue;
+            }
+        };
+        tail.extend(chunk);
+        if tail.len() > OUTPUT_LIMIT {
+            let extra = tail.len() - OUTPUT_LIMIT;
+            tail.drain(..extra);
+            dropped += extra as u64;
+        }
+    }
+    let status = child.wait().await?;
+    let bytes: Vec<u8> = tail.into();
+    // Cut on a character boundary: a cut code point shows as one replacement character.
+    let output = String::from_utf8_lossy(&bytes).into_owned();
     #[cfg(unix)]
-    let signal = std::os::unix::process::ExitStatusExt::signal(&output.status)
-        .map(|s| format!("signal {s}"));
+    let signal =
+        std::os::unix::process::ExitStatusExt::signal(&status).map(|s| format!("signal {s}"));
     #[cfg(not(unix))]
     let signal = None;
     Ok(RunOutput {
-        output: text,
-        exit_code: output.status.code(),
+        output,
+        truncated_bytes: dropped,
+        exit_code: status.code(),
         signal,
     })
 }
@@ -272,9 +317,17 @@ fn register_tools(
                 (None, Some(signal)) => Some(TerminalExit::Signal(signal.clone())),
                 (None, None) => None,
             };
+            let output = if out.truncated_bytes > 0 {
+                format!(
+                    "[{} earlier bytes not shown]\n{}",
+                    out.truncated_bytes, out.output
+                )
+            } else {
+                out.output.clone()
+            };
             Some(ToolResultView::Terminal(TerminalResult {
                 title: None,
-                output: Some(out.output.clone()),
+                output: Some(output),
                 exit,
             }))
         });
@@ -334,11 +387,45 @@ struct Agents {
     next_id: u64,
 }
 
+/// Open sessions kept per connection. A client that never sends `session/close` would grow the
+/// agent without end: past this, `session/new` closes the least recently used idle session.
+const MAX_SESSIONS: usize = 64;
+
 struct Entry {
     session: Arc<AcpSession>,
     _tools: Vec<ScopedRegistration>,
     /// The running prompt's signal (`session/cancel` trips it).
     running: Option<CancellationToken>,
+    /// When the session was last used (a counter), for evicting the idlest.
+    used: u64,
+}
+
+impl Agents {
+    /// Makes room for one more session: closes the least recently used idle one when full.
+    /// `false` when every session is busy.
+    fn make_room(&mut self) -> bool {
+        if self.sessions.len() < MAX_SESSIONS {
+            return true;
+        }
+        let idlest = self
+            .sessions
+            .iter()
+            .filter(|(_, e)| e.running.is_none())
+            .min_by_key(|(_, e)| e.used)
+            .map(|(id, _)| id.clone());
+        match idlest {
+            Some(id) => {
+                self.sessions.remove(&id);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn tick(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
 }
 
 fn text_chunk(text: impl Into<String>) -> SessionUpdate {
@@ -419,7 +506,9 @@ async fn main() -> ExitCode {
                     agents.lock().unwrap().client = request.client_capabilities.clone();
                     responder.respond(
                         InitializeResponse::new(request.protocol_version)
-                            .agent_capabilities(AgentCapabilities::new())
+                            .agent_capabilities(AgentCapabilities::new().session_capabilities(
+                                SessionCapabilities::new().close(SessionCloseCapabilities::new()),
+                            ))
                             .agent_info(Implementation::new(
                                 "dsh-tools-acp-agent",
                                 env!("CARGO_PKG_VERSION"),
@@ -449,9 +538,13 @@ async fn main() -> ExitCode {
                         )));
                     };
                     let mut state = agents.lock().unwrap();
-                    state.next_id += 1;
-                    let id =
-                        SessionId::new(format!("sess_{}_{}", std::process::id(), state.next_id));
+                    if !state.make_room() {
+                        return responder.respond_with_error(invalid_params(format!(
+                            "{MAX_SESSIONS} sessions are running prompts: close one first (session/close)"
+                        )));
+                    }
+                    let used = state.tick();
+                    let id = SessionId::new(format!("sess_{}_{used}", std::process::id()));
                     let view = SessionView::new(cwd).with_capabilities(&state.client);
                     let session = Arc::new(bridge.open_session(cx.clone(), id.clone(), view));
                     let tools = register_tools(&registry, &session, &ws);
@@ -461,6 +554,7 @@ async fn main() -> ExitCode {
                             session,
                             _tools: tools,
                             running: None,
+                            used,
                         },
                     );
                     responder.respond(NewSessionResponse::new(id))
@@ -476,6 +570,7 @@ async fn main() -> ExitCode {
                     let signal = CancellationToken::new();
                     let session = {
                         let mut state = agents.lock().unwrap();
+                        let used = state.tick();
                         let Some(entry) = state.sessions.get_mut(&request.session_id) else {
                             return responder.respond_with_error(invalid_params(format!(
                                 "no session {:?}: call session/new first",
@@ -489,6 +584,7 @@ async fn main() -> ExitCode {
                             )));
                         }
                         entry.running = Some(signal.clone());
+                        entry.used = used;
                         entry.session.clone()
                     };
                     let text: Vec<&str> = request
@@ -513,6 +609,29 @@ async fn main() -> ExitCode {
                         }
                     });
                     Ok(())
+                }
+            },
+            acp::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let agents = agents.clone();
+                async move |request: CloseSessionRequest, responder, _cx| {
+                    // Closing cancels a running prompt and frees the session and its tools.
+                    let entry = agents.lock().unwrap().sessions.remove(&request.session_id);
+                    match entry {
+                        Some(entry) => {
+                            if let Some(signal) = &entry.running {
+                                signal.cancel();
+                            }
+                            drop(entry);
+                            responder.respond(CloseSessionResponse::new())
+                        }
+                        None => responder.respond_with_error(invalid_params(format!(
+                            "no session {:?}",
+                            request.session_id.0
+                        ))),
+                    }
                 }
             },
             acp::on_receive_request!(),

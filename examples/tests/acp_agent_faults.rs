@@ -281,3 +281,71 @@ fn links_in_the_working_directory_do_not_lead_out() {
     assert_eq!(agent.finish(), 0);
     let _ = std::fs::remove_dir_all(base);
 }
+
+/// A command that prints megabytes keeps only its last 64 KiB (said in the card), and sessions
+/// are freed: `session/close` ends one, and a client that never closes cannot grow the agent
+/// past its cap (the least recently used idle session goes).
+#[test]
+fn command_output_is_capped_and_sessions_are_freed() {
+    let dir = std::env::temp_dir().join(format!("dsh-acp-caps-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    let mut agent = Agent::start();
+    let (init, _) = agent.request(1, "initialize", json!({"protocolVersion": 1}));
+    assert!(
+        init["result"]["agentCapabilities"]["sessionCapabilities"]["close"].is_object(),
+        "{init}"
+    );
+    let new_session = |agent: &mut Agent, id: u64| {
+        let (created, _) = agent.request(
+            id,
+            "session/new",
+            json!({"cwd": dir.to_str().unwrap(), "mcpServers": []}),
+        );
+        created["result"]["sessionId"].as_str().unwrap().to_owned()
+    };
+    let first = new_session(&mut agent, 2);
+    let (turn, updates) = agent.request(
+        3,
+        "session/prompt",
+        json!({"sessionId": first, "prompt": [{"type": "text",
+            "text": "run yes 0123456789 | head -c 20000000; echo the-end"}]}),
+    );
+    assert_eq!(turn["result"]["stopReason"], "end_turn", "{turn}");
+    let done = updates
+        .iter()
+        .rfind(|u| u["sessionUpdate"] == "tool_call_update")
+        .unwrap();
+    assert_eq!(done["status"], "completed", "{done}");
+    let text = done["content"][0]["content"]["text"].as_str().unwrap();
+    assert!(text.len() < 70 * 1024, "{} bytes of output sent", text.len());
+    assert!(text.contains("[19934472 earlier bytes not shown]"), "{}", &text[..80]);
+    assert!(text.contains("the-end\n"), "the latest output is kept");
+
+    // Closed: gone.
+    let (closed, _) = agent.request(4, "session/close", json!({"sessionId": first}));
+    assert!(closed.get("result").is_some(), "{closed}");
+    let (gone, _) = agent.request(
+        5,
+        "session/prompt",
+        json!({"sessionId": first, "prompt": [{"type": "text", "text": "read x"}]}),
+    );
+    assert_eq!(error_code(&gone), Some(-32602), "{gone}");
+
+    // Never closed: the oldest idle one goes past the cap; the newest stay usable.
+    let sessions: Vec<String> = (0..70).map(|i| new_session(&mut agent, 100 + i)).collect();
+    let (evicted, _) = agent.request(
+        6,
+        "session/prompt",
+        json!({"sessionId": sessions[0], "prompt": [{"type": "text", "text": "read x"}]}),
+    );
+    assert_eq!(error_code(&evicted), Some(-32602), "{evicted}");
+    let (kept, _) = agent.request(
+        7,
+        "session/prompt",
+        json!({"sessionId": sessions[69], "prompt": [{"type": "text", "text": "read missing.txt"}]}),
+    );
+    assert_eq!(kept["result"]["stopReason"], "end_turn", "{kept}");
+    assert_eq!(agent.finish(), 0);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -337,6 +337,7 @@ impl ScopedRegistration {
     }
 
     /// The registration, no longer disposed on drop.
+    #[cfg(feature = "mcp")]
     pub(crate) fn into_inner(mut self) -> Option<Registration> {
         self.0.take()
     }
@@ -497,6 +498,7 @@ impl Registry {
     /// in the order: a call in between finds the old definition or the new one, never neither.
     /// When `old` no longer holds its name (or names another), it is disposed and `definition`
     /// registered as usual.
+    #[cfg(feature = "mcp")]
     pub(crate) fn replace_tool(
         &self,
         old: Registration,
