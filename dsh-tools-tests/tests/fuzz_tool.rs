@@ -194,3 +194,49 @@ fn anchored_patterns_and_negative_ranges_still_get_valid_cases() {
     assert!(report.valid >= 60, "{report:?}");
     assert!(report.invalid >= 50, "{report:?}");
 }
+
+fn raw_tool(parameters: Value) -> ToolDefinition {
+    ToolDefinition::new(
+        "deep",
+        "d",
+        parameters,
+        OutputDecl::text(),
+        |_, _| async { Ok(json!("ok")) },
+    )
+}
+
+/// A schema the generator cannot serve fails at once with a message, on a 2 MiB stack: a
+/// 10,000-deep chain of required objects used to overflow the generator, four nested
+/// `minItems: 256` never finished.
+#[test]
+fn hostile_schemas_fail_with_a_message_instead_of_overflowing_or_hanging() {
+    std::thread::Builder::new()
+        .stack_size(2 * 1024 * 1024)
+        .spawn(|| {
+            // {"type":"object","properties":{"a":{…}},"required":["a"]}, 10,000 deep, built
+            // and freed without recursion.
+            let mut schema = json!({"type": "object"});
+            for _ in 0..10_000 {
+                let mut map = serde_json::Map::new();
+                map.insert("type".into(), json!("object"));
+                let mut props = serde_json::Map::new();
+                props.insert("a".into(), schema);
+                map.insert("properties".into(), Value::Object(props));
+                map.insert("required".into(), json!(["a"]));
+                schema = Value::Object(map);
+            }
+            let failure = fuzz_tool(raw_tool(schema), FuzzConfig::default().cases(4)).unwrap_err();
+            assert!(failure.problem.contains("schemas deep"), "{failure}");
+
+            let mut wide = json!({"type": "integer"});
+            for _ in 0..4 {
+                wide = json!({"type": "array", "items": wide, "minItems": 256});
+            }
+            let schema = json!({"type": "object", "properties": {"m": wide}, "required": ["m"]});
+            let failure = fuzz_tool(raw_tool(schema), FuzzConfig::default().cases(4)).unwrap_err();
+            assert!(failure.problem.contains("minItems"), "{failure}");
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}

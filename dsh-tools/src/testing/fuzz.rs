@@ -163,6 +163,9 @@ pub fn fuzz_tool(
             ));
         }
     };
+    if let Err(why) = generation_limits(definition.parameters()) {
+        return Err(failure(Value::Null, why));
+    }
     let parameters = Arc::clone(&definition.parameters);
     // Panics are caught by the pipeline and become errors; record them on the way out.
     let panicked: Arc<Mutex<Option<String>>> = Arc::default();
@@ -272,6 +275,53 @@ pub fn fuzz_tool(
         Err(TestError::Fail(reason, arguments)) => Err(failure(arguments, reason.to_string())),
         Err(TestError::Abort(reason)) => Err(failure(Value::Null, reason.to_string())),
     }
+}
+
+/// The deepest schema nesting `fuzz_tool` generates for: its generator follows the schema
+/// (required properties at every depth), so a deeper schema would take the stack with it.
+pub const MAX_FUZZ_SCHEMA_DEPTH: usize = 64;
+/// The most values one generated argument object may need: nested `minItems` multiply (four
+/// levels of 256 need 4 billion), so such schemas fail at once instead of never finishing.
+pub const MAX_FUZZ_VALUES: u64 = 100_000;
+
+/// Whether the generator can serve `schema`: nesting within [`MAX_FUZZ_SCHEMA_DEPTH`], and at
+/// most [`MAX_FUZZ_VALUES`] values in the smallest arguments the arrays' `minItems` allow.
+/// Walked without recursion, so a 100,000-deep schema is refused, not followed.
+fn generation_limits(schema: &Value) -> Result<(), String> {
+    let mut stack: Vec<(&Value, usize, u64)> = vec![(schema, 0, 1)];
+    let mut values: u64 = 0;
+    while let Some((node, depth, copies)) = stack.pop() {
+        if depth > MAX_FUZZ_SCHEMA_DEPTH {
+            return Err(format!(
+                "the parameters nest more than {MAX_FUZZ_SCHEMA_DEPTH} schemas deep; fuzz_tool \
+                 generates for at most that many levels (test the deep part on its own)"
+            ));
+        }
+        values = values.saturating_add(copies);
+        if values > MAX_FUZZ_VALUES {
+            return Err(format!(
+                "the smallest arguments these parameters admit hold more than {MAX_FUZZ_VALUES} \
+                 values (nested `minItems` multiply); fuzz_tool stops there (lower the minimums)"
+            ));
+        }
+        let Some(map) = node.as_object() else {
+            continue;
+        };
+        if let Some(Value::Array(branches)) = map.get("oneOf") {
+            stack.extend(branches.iter().map(|b| (b, depth + 1, copies)));
+        }
+        if let Some(Value::Object(properties)) = map.get("properties") {
+            stack.extend(properties.values().map(|p| (p, depth + 1, copies)));
+        }
+        if let Some(extra @ Value::Object(_)) = map.get("additionalProperties") {
+            stack.push((extra, depth + 1, copies));
+        }
+        if let Some(items) = map.get("items") {
+            let min = map.get("minItems").and_then(Value::as_u64).unwrap_or(0).min(256);
+            stack.push((items, depth + 1, copies.saturating_mul(min.max(1))));
+        }
+    }
+    Ok(())
 }
 
 /// Valid arguments and near-misses, half and half.

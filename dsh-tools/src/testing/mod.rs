@@ -5,7 +5,9 @@
 #[cfg(feature = "proptest")]
 mod fuzz;
 #[cfg(feature = "proptest")]
-pub use fuzz::{FuzzConfig, FuzzFailure, FuzzReport, fuzz_tool};
+pub use fuzz::{
+    FuzzConfig, FuzzFailure, FuzzReport, MAX_FUZZ_SCHEMA_DEPTH, MAX_FUZZ_VALUES, fuzz_tool,
+};
 
 use crate::provider::{Dialect, lint};
 use crate::schema::bridge;
