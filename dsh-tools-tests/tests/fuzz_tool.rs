@@ -196,13 +196,9 @@ fn anchored_patterns_and_negative_ranges_still_get_valid_cases() {
 }
 
 fn raw_tool(parameters: Value) -> ToolDefinition {
-    ToolDefinition::new(
-        "deep",
-        "d",
-        parameters,
-        OutputDecl::text(),
-        |_, _| async { Ok(json!("ok")) },
-    )
+    ToolDefinition::new("deep", "d", parameters, OutputDecl::text(), |_, _| async {
+        Ok(json!("ok"))
+    })
 }
 
 /// A schema the generator cannot serve fails at once with a message, on a 2 MiB stack: a

@@ -131,3 +131,43 @@ async fn http_calls_do_not_wait_for_a_delayed_ack() {
     stop.cancel();
     running.await.unwrap().unwrap();
 }
+
+/// A request with two `Host` headers is refused: the DNS-rebinding check reads one of them, and
+/// a proxy in front may route by the other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_host_headers_are_refused() {
+    let probe = Arc::new(Probe::default());
+    let server = McpServer::new(registry(&probe))
+        .bind_http("127.0.0.1:0", HttpConfig::default())
+        .await
+        .unwrap();
+    let addr = server.local_addr();
+    let stop = server.shutdown_token();
+    let running = tokio::spawn(server.run());
+    let answer = tokio::task::spawn_blocking(move || {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "raw", "version": "1"}}})
+        .to_string();
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nHost: evil.example\r\n\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        answer
+    })
+    .await
+    .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(answer.contains("more than one Host header"), "{answer}");
+    stop.cancel();
+    running.await.unwrap().unwrap();
+}

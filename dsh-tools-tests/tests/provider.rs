@@ -586,3 +586,51 @@ fn boolean_schemas_are_refused_by_strict_dialects() {
     assert_eq!(problems[0].path, "#/properties/any");
     assert!(export_parameters(&schema, Dialect::new(Provider::OpenAiChat)).is_ok());
 }
+
+#[test]
+fn a_reply_that_repeats_a_call_id_runs_the_first_call_only() {
+    let registry = Registry::new();
+    registry
+        .register(ToolDefinition::new(
+            "t",
+            "t",
+            json!({"type": "object"}),
+            OutputDecl::text(),
+            |_, _| async { Ok(json!("ok")) },
+        ))
+        .unwrap()
+        .keep();
+    let dialect = Dialect::new(Provider::OpenAiChat);
+    let tools = registry.provider_tools(None, dialect).unwrap();
+    let reply = json!({"choices": [{"message": {"tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}},
+        {"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{\"again\":1}"}}]}}]});
+    let calls = tools.parse_calls(&reply).unwrap();
+    assert_eq!(calls.len(), 2);
+    assert!(calls[0].arguments().is_some());
+    assert_ne!(
+        calls[0].call_id(),
+        calls[1].call_id(),
+        "our ids stay unique"
+    );
+    let error = calls[1].error().expect("the repeat is not run");
+    assert_eq!(error.code(), Some("INVALID_ARGS"));
+    assert!(
+        error
+            .message()
+            .contains("more than one call with the id \"c1\""),
+        "{error}"
+    );
+    assert_eq!(calls[1].provider_call_id(), Some("c1"));
+    let failed = calls[1]
+        .clone()
+        .into_input(dsh_tools::CancellationToken::new())
+        .unwrap_err();
+    let ok = dsh_tools::ToolExecutionResult::success(json!("ok"));
+    let messages = format_results(dialect, &[(&calls[0], &ok), (&calls[1], &failed)]);
+    assert_eq!(messages[0]["tool_call_id"], "c1");
+    assert_eq!(
+        messages[1]["tool_call_id"], "c1",
+        "the result answers the provider's id"
+    );
+}

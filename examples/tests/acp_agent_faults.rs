@@ -318,8 +318,16 @@ fn command_output_is_capped_and_sessions_are_freed() {
         .unwrap();
     assert_eq!(done["status"], "completed", "{done}");
     let text = done["content"][0]["content"]["text"].as_str().unwrap();
-    assert!(text.len() < 70 * 1024, "{} bytes of output sent", text.len());
-    assert!(text.contains("[19934472 earlier bytes not shown]"), "{}", &text[..80]);
+    assert!(
+        text.len() < 70 * 1024,
+        "{} bytes of output sent",
+        text.len()
+    );
+    assert!(
+        text.contains("[19934472 earlier bytes not shown]"),
+        "{}",
+        &text[..80]
+    );
     assert!(text.contains("the-end\n"), "the latest output is kept");
 
     // Closed: gone.

@@ -114,6 +114,19 @@ impl McpServer {
     }
 }
 
+/// A short plain-text answer.
+fn plain(
+    status: hyper::StatusCode,
+    text: &'static str,
+) -> hyper::Response<http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>> {
+    let body = Full::new(Bytes::from_static(text.as_bytes()))
+        .map_err(|never| match never {})
+        .boxed();
+    let mut response = hyper::Response::new(body);
+    *response.status_mut() = status;
+    response
+}
+
 /// An MCP server bound to a TCP address, serving HTTP/1.1 at [`MCP_PATH`] (anything else is
 /// `404`).
 pub struct HttpServer {
@@ -174,12 +187,24 @@ impl HttpServer {
                     let service = service.clone();
                     async move {
                         if request.uri().path() != MCP_PATH {
-                            let body = Full::new(Bytes::from_static(b"not found"))
-                                .map_err(|never| match never {})
-                                .boxed();
-                            let mut response = hyper::Response::new(body);
-                            *response.status_mut() = hyper::StatusCode::NOT_FOUND;
-                            return Ok::<_, std::convert::Infallible>(response);
+                            return Ok::<_, std::convert::Infallible>(plain(
+                                hyper::StatusCode::NOT_FOUND,
+                                "not found",
+                            ));
+                        }
+                        // One request naming two hosts: which one the Host check saw and which
+                        // one a proxy routed by is anyone's guess (RFC 9112 §3.2: answer 400).
+                        if request
+                            .headers()
+                            .get_all(hyper::header::HOST)
+                            .iter()
+                            .count()
+                            > 1
+                        {
+                            return Ok(plain(
+                                hyper::StatusCode::BAD_REQUEST,
+                                "more than one Host header",
+                            ));
                         }
                         Ok(service.handle(request).await)
                     }

@@ -71,6 +71,11 @@ impl ParsedCall {
         self.provider_call_id.as_deref()
     }
 
+    /// The id a result answers to: the provider's, else ours.
+    pub(crate) fn reply_id(&self) -> &str {
+        self.provider_call_id.as_deref().unwrap_or(&self.call_id)
+    }
+
     /// The tool name as the provider sent it.
     pub fn provider_name(&self) -> &str {
         &self.provider_name
@@ -305,10 +310,27 @@ impl ProviderTools {
                 }
             }
         }
+        // A reply that repeats a call id: the first call keeps it; a repeat is not run (which
+        // of two actions the model meant is unknowable) and fails under an id of its own, while
+        // its result still answers the provider's id.
+        let mut seen_ids = std::collections::HashSet::new();
         Ok(raw
             .into_iter()
             .enumerate()
             .map(|(i, (id, provider_name, args, sent))| {
+                let repeated = id.as_ref().is_some_and(|id| !seen_ids.insert(id.clone()));
+                let args = if repeated {
+                    Err(ToolError::coded(
+                        "ToolArgsError",
+                        codes::INVALID_ARGS,
+                        format!(
+                            "the reply holds more than one call with the id {:?}; only the first was run",
+                            id.as_deref().unwrap_or_default()
+                        ),
+                    ))
+                } else {
+                    args
+                };
                 let raw_arguments = args.is_err().then(|| match sent {
                     Some(Value::String(s)) => s.clone(),
                     Some(other) => crate::json::to_compact_string(other),
@@ -327,8 +349,13 @@ impl ProviderTools {
                     self.restore(&provider_name, &mut a);
                     a
                 });
+                let call_id = match &id {
+                    Some(id) if repeated => format!("{id}#{i}"),
+                    Some(id) => id.clone(),
+                    None => format!("call_{i}"),
+                };
                 ParsedCall {
-                    call_id: id.clone().unwrap_or_else(|| format!("call_{i}")),
+                    call_id,
                     provider_call_id: id,
                     provider_name,
                     name,

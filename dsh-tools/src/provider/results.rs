@@ -93,13 +93,13 @@ pub fn format_results(
     match dialect.provider() {
         Provider::OpenAiChat | Provider::DeepSeek => results
             .iter()
-            .map(|(call, r)| json!({"role": "tool", "tool_call_id": call.call_id(), "content": text(r)}))
+            .map(|(call, r)| json!({"role": "tool", "tool_call_id": call.reply_id(), "content": text(r)}))
             .chain(extra.into_iter().map(|t| json!({"role": "user", "content": t})))
             .collect(),
         Provider::OpenAiResponses => results
             .iter()
             .map(|(call, r)| {
-                json!({"type": "function_call_output", "call_id": call.call_id(), "output": text(r)})
+                json!({"type": "function_call_output", "call_id": call.reply_id(), "output": text(r)})
             })
             .chain(extra.into_iter().map(|t| {
                 json!({"role": "user", "content": [{"type": "input_text", "text": t}]})
@@ -110,7 +110,7 @@ pub fn format_results(
                 .iter()
                 .map(|(call, r)| {
                     let blocks: Vec<Value> = r.content().iter().map(anthropic_block).collect();
-                    json!({"type": "tool_result", "tool_use_id": call.call_id(),
+                    json!({"type": "tool_result", "tool_use_id": call.reply_id(),
                            "content": blocks, "is_error": r.is_error()})
                 })
                 .collect();

@@ -317,7 +317,11 @@ fn generation_limits(schema: &Value) -> Result<(), String> {
             stack.push((extra, depth + 1, copies));
         }
         if let Some(items) = map.get("items") {
-            let min = map.get("minItems").and_then(Value::as_u64).unwrap_or(0).min(256);
+            let min = map
+                .get("minItems")
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+                .min(256);
             stack.push((items, depth + 1, copies.saturating_mul(min.max(1))));
         }
     }
