@@ -49,6 +49,15 @@
 //!
 //! See [`McpImport`]: a remote server's tools become ordinary [`ToolDefinition`](crate::ToolDefinition)s
 //! in a registry, with our validation, hooks and cancellation around each remote call.
+//!
+//! The remote server is not trusted: every request has a timeout ([`Limits`]), listings are
+//! capped, an answer rmcp cannot decode fails its call at once (`MCP_TRANSPORT_ERROR`), names a
+//! terminal would misread are skipped, and a remote failure's code is taken as the remote
+//! tool's own code, except `INVALID_ARGS` (honoured) and the codes that are facts about our side
+//! of the call (`TRANSIENT`, `ABORTED_BEFORE_DISPATCH`, `ABORTED`, `TOOL_TIMEOUT`,
+//! `UNKNOWN_TOOL`, `INVALID_TOOL_OUTPUT`, `UNSUPPORTED_SCHEMA`, `MCP_*`), which arrive as
+//! `REMOTE_<code>` so that no policy (retry, above all) acts on a server's claim. A code or
+//! name that is not a short identifier becomes `MCP_TOOL_ERROR`.
 
 #[cfg(feature = "mcp-http")]
 mod http;
