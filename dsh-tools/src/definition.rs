@@ -3,7 +3,7 @@
 use crate::content::{ContentBlock, text_content};
 use crate::error::ToolError;
 use crate::json::to_compact_string;
-use crate::pipeline::{BoxFuture, ToolExecution, ToolExecutionResult, ToolRunContext};
+use crate::call::{BoxFuture, ToolExecution, ToolExecutionResult, ToolRunContext};
 use crate::present::{CallPresenter, ResultPresenter};
 use serde_json::{Value, json};
 use std::fmt;
@@ -57,7 +57,7 @@ pub fn render_default(value: &Value) -> Vec<ContentBlock> {
 impl Drop for OutputDecl {
     /// Schemas may be nested deeply; serde_json's own `Drop` recurses once per level.
     fn drop(&mut self) {
-        crate::pipeline::free(std::mem::take(&mut self.schema));
+        crate::json::free(std::mem::take(&mut self.schema));
     }
 }
 
@@ -240,7 +240,7 @@ impl Drop for ToolDefinition {
     /// own `Drop` recurses once per level. The last clone frees them iteratively.
     fn drop(&mut self) {
         if let Some(parameters) = Arc::get_mut(&mut self.parameters) {
-            crate::pipeline::free(std::mem::take(parameters));
+            crate::json::free(std::mem::take(parameters));
         }
     }
 }
@@ -531,7 +531,7 @@ impl ToolDefinition {
         F: Fn(A, ToolRunContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
     {
-        let schemas = crate::tool::schemas::<A, O>(false, &None)?;
+        let schemas = crate::typed::schemas::<A, O>(false, &None)?;
         let compiled = Arc::clone(&schemas.args);
         let body = Arc::new(body);
         let mut definition = Self::from_parts(
@@ -543,9 +543,9 @@ impl ToolDefinition {
                 let compiled = Arc::clone(&compiled);
                 let body = Arc::clone(&body);
                 async move {
-                    let decoded: A = crate::tool::validate_and_decode(&compiled, &args)?;
+                    let decoded: A = crate::typed::validate_and_decode(&compiled, &args)?;
                     drop(args);
-                    crate::tool::encode(body(decoded, ctx).await?)
+                    crate::typed::encode(body(decoded, ctx).await?)
                 }
             },
         );

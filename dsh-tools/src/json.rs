@@ -14,6 +14,28 @@
 use serde_json::{Number, Value};
 use std::cmp::Ordering;
 
+/// How deep typed arguments may nest where the schema admits any value (a `serde_json::Value`
+/// field), and how deep [`decode`] reads: serde_json's own parser limit. Decoding, and the
+/// author's type dropping, recurse once per level; deeper arguments are `INVALID_ARGS`.
+/// Re-exported as `tool::MAX_DECODE_DEPTH`.
+pub const MAX_DECODE_DEPTH: u32 = 128;
+
+/// Drops a value of any depth on any stack: ordinary values as usual, deep ones iteratively.
+pub(crate) fn free(value: Value) {
+    if deeper_than(&value, 64) {
+        drop_deep(value);
+    }
+}
+
+/// Whether `value` nests more than `limit` levels (a walk that recurses at most `limit` deep).
+pub(crate) fn deeper_than(value: &Value, limit: u32) -> bool {
+    match value {
+        Value::Array(items) => limit == 0 || items.iter().any(|v| deeper_than(v, limit - 1)),
+        Value::Object(map) => limit == 0 || map.values().any(|v| deeper_than(v, limit - 1)),
+        _ => false,
+    }
+}
+
 /// Whether a number is lossless: finite (always, for `serde_json::Number`) and not negative zero.
 #[inline]
 pub fn is_lossless_number(n: &Number) -> bool {
@@ -255,7 +277,7 @@ pub fn drop_deep(value: Value) {
 ///
 /// Depth: `T::deserialize` is serde's and recurses once per level where `T` holds a
 /// `serde_json::Value` (or a recursive type), and so does dropping such a `T`. So a value nested
-/// deeper than [`MAX_DECODE_DEPTH`](crate::tool::MAX_DECODE_DEPTH) (serde_json's own parser
+/// deeper than [`MAX_DECODE_DEPTH`] (serde_json's own parser
 /// limit) is refused before serde sees it, with an error that says so: a tool's output or a
 /// remote server's reply may be of any depth.
 ///
@@ -269,8 +291,7 @@ pub fn drop_deep(value: Value) {
 /// assert!(dsh_tools::json::decode::<u32>(&json!(2.5)).is_err());
 /// ```
 pub fn decode<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, serde_json::Error> {
-    use crate::tool::MAX_DECODE_DEPTH;
-    if crate::pipeline::deeper_than(value, MAX_DECODE_DEPTH) {
+    if deeper_than(value, MAX_DECODE_DEPTH) {
         return Err(serde::de::Error::custom(format!(
             "the value nests deeper than {MAX_DECODE_DEPTH} levels"
         )));

@@ -82,6 +82,7 @@
 
 #[cfg(feature = "acp")]
 pub mod acp;
+mod call;
 pub mod content;
 pub mod definition;
 pub mod error;
@@ -96,6 +97,7 @@ pub mod schedule;
 pub mod schema;
 pub mod testing;
 pub mod tool;
+mod typed;
 #[cfg(feature = "workspace")]
 pub mod workspace;
 pub mod wrappers;

@@ -47,7 +47,7 @@ impl Registry {
             agent: agent.cloned(),
             parent,
             token: ExecutionToken::mint(),
-            signal: crate::pipeline::Signal::new(CancellationToken::new()),
+            signal: crate::call::Signal::new(CancellationToken::new()),
             progress: None,
             run: Default::default(),
         };

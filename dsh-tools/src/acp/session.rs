@@ -6,7 +6,7 @@ use super::schema::{
 };
 use super::{SessionView, tool_call, tool_call_in_progress, tool_call_result};
 use crate::ToolError;
-use crate::pipeline::{
+use crate::call::{
     AgentId, ApprovalOutcome, ApprovalRequest, ApprovalService, BoxFuture, ExecuteCall,
     ExecuteNext, ToolExecutionInput, ToolExecutionResult,
 };

@@ -6,7 +6,7 @@ use super::schema::{
     ToolKind,
 };
 use crate::ContentBlock;
-use crate::pipeline::ToolExecutionResult;
+use crate::call::ToolExecutionResult;
 use crate::present::{
     FileDiff, FileLocation, MAX_CARD_DEPTH, SearchResult, TerminalExit, TerminalResult,
     ToolCallKind, ToolCallView, ToolResultView, WebResult,

@@ -3,7 +3,7 @@
 use super::{inbound, map};
 use crate::definition::{OutputDecl, ToolDefinition};
 use crate::error::ToolError;
-use crate::pipeline::{AgentId, ToolRunContext};
+use crate::call::{AgentId, ToolRunContext};
 use crate::registry::{Registry, ScopedRegistration};
 use crate::schema::{CompiledSchema, Root, ToolArgsError, bridge};
 use rmcp::model::{CallToolRequestParams, PaginatedRequestParams, SubscriptionFilter, Tool};

@@ -2,7 +2,7 @@
 
 use crate::content::{ContentBlock, UserMessage};
 use crate::error::{ErrorInfo, ToolError, codes};
-use crate::pipeline::ToolExecutionResult;
+use crate::call::ToolExecutionResult;
 use crate::present::MAX_CARD_DEPTH;
 use crate::registry::RegisteredTool;
 use crate::{ToolHints, json};
@@ -116,7 +116,7 @@ pub(crate) fn content_block(block: &ContentBlock) -> mcp::ContentBlock {
 /// otherwise strip it and prepend a duplicate text block).
 pub(crate) fn call_result(result: &ToolExecutionResult, structured_any: bool) -> CallToolResult {
     if let Some(value) = result.value()
-        && crate::pipeline::deeper_than(value, MAX_RESULT_DEPTH)
+        && crate::json::deeper_than(value, MAX_RESULT_DEPTH)
     {
         let error = ToolError::coded(
             "ToolOutputError",

@@ -1,7 +1,7 @@
 //! `McpServer`: an rmcp `ServerHandler` over a [`Registry`].
 
 use super::map;
-use crate::pipeline::{AgentId, Progress, ProgressSink, ToolExecutionInput, ToolExecutionResult};
+use crate::call::{AgentId, Progress, ProgressSink, ToolExecutionInput, ToolExecutionResult};
 use crate::registry::{ChangeEvent, Registry, ScopedRegistration};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListToolsResult,

@@ -1,7 +1,6 @@
 //! Stage 2's innermost step (spec §6.5 1a–g) and success construction (§6.6).
 
-use super::execution::{Signal, ToolExecution, ToolRunContext};
-use super::result::{Outcome, ResultData, ToolExecutionResult};
+use crate::call::{Outcome, ResultData, Signal, ToolExecution, ToolExecutionResult, ToolRunContext};
 use crate::content::{ContentBlock, UserMessage};
 use crate::error::ToolError;
 use crate::json::is_lossless;
@@ -24,6 +23,20 @@ pub(crate) struct DispatchCtx {
     /// What the call resolved at creation, valid while the registry's generation is unchanged.
     pub(crate) executable: Option<Arc<RegisteredTool>>,
     pub(crate) generation: u64,
+}
+
+impl crate::call::Dispatch for DispatchCtx {
+    fn execution(&self) -> &Arc<ToolExecution> {
+        &self.execution
+    }
+
+    fn dispatch(
+        self: Arc<Self>,
+        signal: CancellationToken,
+        replaced: bool,
+    ) -> crate::call::BoxFuture<crate::call::HookResult<ToolExecutionResult>> {
+        Box::pin(async move { Ok(core_dispatch(&self, signal, replaced).await) })
+    }
 }
 
 /// Resolves the tool the way execution does: scope, restrictions and the Code Mode collapse.
@@ -85,7 +98,7 @@ pub(crate) async fn core_dispatch(
     let run = ToolRunContext {
         execution: Arc::clone(exec),
         signal: Signal::new(body_signal.clone()),
-        registry: ctx.registry.clone(),
+        host: Arc::clone(&ctx.registry.inner) as Arc<dyn std::any::Any + Send + Sync>,
     };
     let body = tool.definition.execute.clone();
     let outcome = match std::panic::catch_unwind(AssertUnwindSafe(|| body(args, run))) {
@@ -229,9 +242,9 @@ pub(crate) fn build_success(
             None,
         )),
         Err(e) => {
-            super::free(value);
+            crate::json::free(value);
             for context in contexts.into_iter().flatten() {
-                super::free(context.source);
+                crate::json::free(context.source);
             }
             Err(e)
         }
@@ -265,7 +278,7 @@ fn checked_parts(
                     )
                 })?;
             if !is_lossless(&meta) {
-                super::free(meta);
+                crate::json::free(meta);
                 return Err(output_error(
                     name,
                     "output.presentationMeta returned non-lossless JSON".to_owned(),

@@ -6,26 +6,16 @@
 //! (`prepare`, `dispatch`, `complete`) so that policy and commit stay in model order while
 //! dispatches overlap.
 
-mod decision;
 pub(crate) mod dispatch;
-mod execution;
-mod hooks;
-mod result;
 
-pub use decision::{
-    ApprovalOutcome, ApprovalRequest, ApprovalService, PostToolDecision, PreToolDecision,
-};
-pub use execution::{
-    AgentId, ExecutionToken, Progress, ProgressSink, Signal, ToolExecution, ToolExecutionInput,
+// The call layer's types, at their public paths.
+pub use crate::call::{
+    AgentId, ApprovalOutcome, ApprovalRequest, ApprovalService, BoxFuture, ExecuteCall,
+    ExecuteNext, ExecuteWrapper, ExecutionToken, Guard, HookResult, PostExecuteHook, PostNext,
+    PostToolDecision, PreExecuteHook, PreNext, PreToolDecision, Progress, ProgressSink,
+    ResultObserver, Signal, ToolExecution, ToolExecutionInput, ToolExecutionResult,
     ToolRunContext,
 };
-pub(crate) use execution::{deeper_than, free};
-pub use hooks::{
-    BoxFuture, ExecuteCall, ExecuteNext, ExecuteWrapper, Guard, HookResult, PostExecuteHook,
-    PostNext, PreExecuteHook, PreNext, ResultObserver,
-};
-pub(crate) use hooks::{DynPostHook, DynPreHook};
-pub use result::ToolExecutionResult;
 
 use crate::content::ContentBlock;
 use crate::definition::FinalizeFn;
@@ -33,7 +23,7 @@ use crate::error::ToolError;
 use crate::json::is_lossless;
 use crate::registry::{Admitted, PresentationMode, RUN_CODE, RegisteredTool, Registry};
 use dispatch::{DispatchCtx, build_success, core_dispatch, resolve_executable};
-use execution::RunState;
+use crate::call::RunState;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -146,7 +136,7 @@ impl Registry {
         let arguments = if is_lossless(&input.arguments) {
             Some(Arc::new(input.arguments))
         } else {
-            execution::free(input.arguments);
+            crate::json::free(input.arguments);
             None
         };
         let args_ok = arguments.is_some();
@@ -292,7 +282,7 @@ impl Registry {
             reason,
             signal: call.exec.signal.clone(),
         };
-        let outcome = hooks::contained(move || service.request(request)).await?;
+        let outcome = crate::call::contained(move || service.request(request)).await?;
         Ok(Some(match outcome {
             ApprovalOutcome::AllowedOnce => PreToolDecision::Allow,
             ApprovalOutcome::Rejected => {

@@ -3,7 +3,7 @@
 use super::{Provider, ProviderTools};
 use crate::error::{ToolError, codes};
 use crate::json::clone_deep;
-use crate::pipeline::{AgentId, ToolExecutionInput, ToolExecutionResult};
+use crate::call::{AgentId, ToolExecutionInput, ToolExecutionResult};
 use crate::registry::Registry;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -46,7 +46,7 @@ impl Clone for ParsedCall {
 impl Drop for ParsedCall {
     fn drop(&mut self) {
         if let Ok(arguments) = &mut self.arguments {
-            crate::pipeline::free(std::mem::take(arguments));
+            crate::json::free(std::mem::take(arguments));
         }
     }
 }

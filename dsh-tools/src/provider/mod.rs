@@ -75,7 +75,7 @@ pub use dialect::{Dialect, Provider, UnknownDialect};
 pub use results::format_results;
 pub use transform::{Change, ChangeKind, MAX_EXPORT_DEPTH, Problem};
 
-use crate::pipeline::AgentId;
+use crate::call::AgentId;
 use crate::registry::Registry;
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet};
@@ -104,7 +104,7 @@ struct Exported {
 
 impl Drop for Exported {
     fn drop(&mut self) {
-        crate::pipeline::free(std::mem::take(&mut self.parameters));
+        crate::json::free(std::mem::take(&mut self.parameters));
     }
 }
 
@@ -201,12 +201,12 @@ fn export_checked(
     // User values (`default`, `examples`, `const`) may nest as deep as the file allows: the
     // copies are freed without recursion.
     if let std::borrow::Cow::Owned(copy) = schema {
-        crate::pipeline::free(copy);
+        crate::json::free(copy);
     }
     if transform.problems.is_empty() {
         Ok((out, transform.changes, plan))
     } else {
-        crate::pipeline::free(out);
+        crate::json::free(out);
         Err(transform.problems)
     }
 }
@@ -231,7 +231,7 @@ pub fn lint(schema: &Value, dialect: Dialect) -> Vec<Problem> {
     match export_schema(schema, dialect) {
         Err(problems) => problems,
         Ok((exported, changes, _)) => {
-            crate::pipeline::free(exported);
+            crate::json::free(exported);
             changes
                 .into_iter()
                 .filter(|c| !matches!(c.kind, ChangeKind::Rewritten | ChangeKind::Closed))
@@ -572,7 +572,7 @@ pub fn restore_arguments(
     arguments: &mut Value,
 ) -> Result<(), Vec<Problem>> {
     let (exported, _, plan) = export_schema(parameters, dialect)?;
-    crate::pipeline::free(exported);
+    crate::json::free(exported);
     transform::restore(arguments, &plan, 0);
     Ok(())
 }

@@ -3,7 +3,7 @@
 use super::{Dialect, ParsedCall, Provider};
 use crate::content::ContentBlock;
 use crate::json::to_compact_string;
-use crate::pipeline::ToolExecutionResult;
+use crate::call::ToolExecutionResult;
 use serde_json::{Value, json};
 
 /// The text of a result's content: text blocks as they are, other blocks as their JSON.

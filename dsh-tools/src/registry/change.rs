@@ -3,7 +3,7 @@
 
 use super::{Registration, Registry, Target};
 use crate::error::ToolError;
-use crate::pipeline::AgentId;
+use crate::call::AgentId;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 

@@ -7,6 +7,7 @@
 //! it into a guard that undoes the registration when dropped.
 
 mod change;
+mod context;
 mod errors;
 mod present;
 mod scope;
@@ -19,7 +20,7 @@ pub(crate) use state::{Admitted, State};
 
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
-use crate::pipeline::{
+use crate::call::{
     AgentId, ApprovalService, ExecuteWrapper, Guard, PostExecuteHook, PreExecuteHook,
     ResultObserver,
 };
@@ -432,12 +433,6 @@ impl Registry {
         definition: impl Into<ToolDefinition>,
     ) -> Result<Registration, RegistrationError> {
         self.register_in(None, definition.into())
-    }
-
-    /// Registers a typed tool: the same as [`register`](Self::register)`(tool)`, which is the
-    /// one way the docs use (kept for code that names the `Tool` trait).
-    pub fn register_tool(&self, tool: impl crate::Tool) -> Result<Registration, RegistrationError> {
-        self.register(tool.definition())
     }
 
     /// The checks every registration passes before it touches the state.

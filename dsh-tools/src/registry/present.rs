@@ -1,7 +1,7 @@
 //! Cards for a call and its result, from the definition the caller's scope resolves.
 
 use super::Registry;
-use crate::pipeline::{AgentId, ToolExecutionResult};
+use crate::call::{AgentId, ToolExecutionResult};
 use crate::present::{
     ResultSummary, ToolCallView, ToolResultView, present_call_safely, present_result_safely,
 };
@@ -44,7 +44,7 @@ impl Registry {
             .and_then(|t| t.definition.present_result.as_deref());
         let view = present_result_safely(presenter, arguments, &summary);
         if let Some(meta) = summary.meta.take() {
-            crate::pipeline::free(meta);
+            crate::json::free(meta);
         }
         view
     }

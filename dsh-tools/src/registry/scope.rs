@@ -6,7 +6,7 @@ use super::{
     RestrictError, Restriction, Target,
 };
 use crate::definition::ToolDefinition;
-use crate::pipeline::{
+use crate::call::{
     AgentId, ExecuteWrapper, Guard, PostExecuteHook, PreExecuteHook, ResultObserver,
 };
 use std::collections::HashSet;
@@ -33,11 +33,6 @@ impl Scope {
     ) -> Result<Registration, RegistrationError> {
         self.registry
             .register_in(Some(self.agent.clone()), definition.into())
-    }
-
-    /// Registers a typed tool in this scope: `register(tool.definition())`.
-    pub fn register_tool(&self, tool: impl crate::Tool) -> Result<Registration, RegistrationError> {
-        self.register(tool.definition())
     }
 
     /// Restricts the tools this scope inherits (spec §5.3). Own tools are exempt.

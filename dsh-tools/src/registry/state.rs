@@ -1,7 +1,7 @@
 //! Registry state: layers, hooks, and the visibility algorithm (spec §5.2).
 
 use super::{PresentationMode, RegisteredTool};
-use crate::pipeline::{
+use crate::call::{
     AgentId, ApprovalService, DynPostHook, DynPreHook, ExecuteWrapper, Guard, ResultObserver,
 };
 use indexmap::IndexMap;

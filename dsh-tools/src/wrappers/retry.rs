@@ -1,7 +1,7 @@
 //! Retries transient failures.
 
 use crate::error::codes;
-use crate::pipeline::{
+use crate::call::{
     BoxFuture, ExecuteCall, ExecuteNext, ExecuteWrapper, HookResult, ToolExecutionResult,
 };
 use std::sync::Arc;

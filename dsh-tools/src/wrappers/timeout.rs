@@ -1,7 +1,7 @@
 //! Enforces each definition's declared timeout (spec §4.2.6).
 
 use crate::error::ToolError;
-use crate::pipeline::{
+use crate::call::{
     BoxFuture, ExecuteCall, ExecuteNext, ExecuteWrapper, HookResult, ToolExecutionResult,
 };
 use crate::registry::{Inner, Registry};

@@ -1,6 +1,6 @@
 //! One `tracing` span per call.
 
-use crate::pipeline::{
+use crate::call::{
     BoxFuture, ExecuteCall, ExecuteNext, ExecuteWrapper, HookResult, ToolExecutionResult,
 };
 use tracing::Instrument;

@@ -58,13 +58,13 @@ impl Drop for ResultData {
         if let Outcome::Success { value, .. } = &mut self.outcome
             && let Some(value) = Arc::get_mut(value)
         {
-            super::free(std::mem::take(value));
+            crate::json::free(std::mem::take(value));
         }
         if let Some(meta) = self.meta.take() {
-            super::free(meta);
+            crate::json::free(meta);
         }
         for context in self.contexts.take().into_iter().flatten() {
-            super::free(context.source);
+            crate::json::free(context.source);
         }
     }
 }

@@ -2,8 +2,8 @@
 
 use crate::content::{ContentBlock, UserMessage};
 use crate::error::ToolError;
-use crate::pipeline::execution::AgentId;
-use crate::pipeline::hooks::BoxFuture;
+use super::execution::AgentId;
+use super::future::BoxFuture;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -186,7 +186,7 @@ pub struct ApprovalRequest {
     /// The `ask` decision's reason, when it had one.
     pub reason: Option<String>,
     /// The caller's cancellation signal (read-only).
-    pub signal: crate::pipeline::Signal,
+    pub signal: crate::call::Signal,
 }
 
 /// Resolves `ask` decisions (a UI prompt, a policy server, …).

@@ -1,7 +1,6 @@
 //! What a call is: the caller's input, the pipeline's view of it, and the body's context.
 
 use crate::content::{ContentBlock, UserMessage};
-use crate::registry::Registry;
 use serde_json::Value;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -307,26 +306,11 @@ impl Drop for ToolExecution {
     /// model, and serde_json's own `Drop` recurses once per level.
     fn drop(&mut self) {
         if let Some(arguments) = self.arguments.take().and_then(Arc::into_inner) {
-            free(arguments);
+            crate::json::free(arguments);
         }
     }
 }
 
-/// Drops a value of any depth on any stack: ordinary values as usual, deep ones iteratively.
-pub(crate) fn free(value: Value) {
-    if deeper_than(&value, 64) {
-        crate::json::drop_deep(value);
-    }
-}
-
-/// Whether `value` nests more than `limit` levels (a walk that recurses at most `limit` deep).
-pub(crate) fn deeper_than(value: &Value, limit: u32) -> bool {
-    match value {
-        Value::Array(items) => limit == 0 || items.iter().any(|v| deeper_than(v, limit - 1)),
-        Value::Object(map) => limit == 0 || map.values().any(|v| deeper_than(v, limit - 1)),
-        _ => false,
-    }
-}
 
 /// Per-execution state the body writes: deferred contexts and the turn-conclusion mark.
 #[derive(Debug, Default)]
@@ -362,27 +346,19 @@ impl RunState {
 pub struct ToolRunContext {
     pub(crate) execution: Arc<ToolExecution>,
     pub(crate) signal: Signal,
-    pub(crate) registry: Registry,
+    /// The registry running the call, seen from below it (the registry's shared state; read
+    /// back by [`registry`](Self::registry), defined with the registry).
+    pub(crate) host: Arc<dyn std::any::Any + Send + Sync>,
 }
 
 impl ToolRunContext {
-    /// A context for calling a tool's function directly in a unit test: call `name` with
-    /// `arguments`, cancelled when `signal` is, in an empty registry of its own (nested calls
-    /// through [`nested`](Self::nested) find no tool). [`testing::call`](crate::testing::call)
-    /// runs a whole tool instead (validation, decode, body, output check).
-    ///
-    /// ```
-    /// use dsh_tools::{CancellationToken, ToolRunContext};
-    /// use serde_json::json;
-    ///
-    /// let signal = CancellationToken::new();
-    /// let ctx = ToolRunContext::for_test("read_file", json!({"path": "/a"}), signal.clone());
-    /// assert_eq!(ctx.execution().name(), "read_file");
-    /// assert!(!ctx.is_cancelled());
-    /// signal.cancel();
-    /// assert!(ctx.is_cancelled());
-    /// ```
-    pub fn for_test(name: &str, arguments: Value, signal: CancellationToken) -> Self {
+    /// A context for a test: see `for_test` (defined with the registry, which it creates).
+    pub(crate) fn for_test_in(
+        name: &str,
+        arguments: Value,
+        signal: CancellationToken,
+        host: Arc<dyn std::any::Any + Send + Sync>,
+    ) -> Self {
         let arguments = crate::json::is_lossless(&arguments).then(|| Arc::new(arguments));
         let execution = Arc::new(ToolExecution {
             call_id: "test_call".to_owned(),
@@ -399,7 +375,7 @@ impl ToolRunContext {
         Self {
             execution,
             signal: Signal::new(signal),
-            registry: Registry::new(),
+            host,
         }
     }
 }
@@ -480,11 +456,6 @@ impl ToolRunContext {
     /// Marks the turn as concluded once this call succeeds (spec §6.12.3).
     pub fn conclude_turn(&self) {
         self.execution.run.concluded.store(true, Ordering::Release);
-    }
-
-    /// The registry, for nested calls (build their input with [`nested`](Self::nested)).
-    pub fn registry(&self) -> &Registry {
-        &self.registry
     }
 
     /// Reports progress to the caller's sink: `progress` of `total` units (when known), with an

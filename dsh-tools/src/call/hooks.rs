@@ -6,22 +6,15 @@
 //! shape is a hook; panics inside a hook are contained and become the call's failure.
 
 use super::decision::{PostToolDecision, PreToolDecision};
-use super::dispatch::{DispatchCtx, core_dispatch};
 use super::execution::{Signal, ToolExecution};
+use super::future::{BoxFuture, HookResult};
 use super::result::ToolExecutionResult;
 use crate::error::ToolError;
 use futures_util::FutureExt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
-
-/// A boxed, sendable future.
-pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
-
-/// What a middleware hook returns: its decision or result, or an error that fails the call.
-pub type HookResult<T> = Result<T, ToolError>;
 
 /// Runs `start` and the future it returns with panics turned into errors.
 pub(crate) fn contained<T: Send + 'static>(
@@ -146,6 +139,19 @@ pub struct ExecuteCall {
     pub signal: Signal,
 }
 
+/// The innermost step of the around-dispatch chain, which the pipeline provides: it runs the
+/// body with the signal installed and builds the result (never failing: failures are results).
+pub(crate) trait Dispatch: Send + Sync + 'static {
+    /// The execution being dispatched.
+    fn execution(&self) -> &Arc<ToolExecution>;
+    /// Runs the body under `signal` (`replaced`: a wrapper installed it); always `Ok`.
+    fn dispatch(
+        self: Arc<Self>,
+        signal: CancellationToken,
+        replaced: bool,
+    ) -> BoxFuture<HookResult<ToolExecutionResult>>;
+}
+
 /// The rest of the around-dispatch chain; the innermost step is the core dispatch, which
 /// never fails (its failures are results). Cloning it lets a wrapper run the rest more than
 /// once (retries).
@@ -153,7 +159,7 @@ pub struct ExecuteCall {
 pub struct ExecuteNext {
     pub(crate) wrappers: Arc<[Arc<dyn ExecuteWrapper>]>,
     pub(crate) index: usize,
-    pub(crate) ctx: Arc<DispatchCtx>,
+    pub(crate) ctx: Arc<dyn Dispatch>,
     pub(crate) signal: CancellationToken,
     /// Whether a wrapper replaced the caller's signal.
     pub(crate) replaced: bool,
@@ -181,13 +187,10 @@ impl ExecuteNext {
         replaced: bool,
     ) -> BoxFuture<HookResult<ToolExecutionResult>> {
         match self.wrappers.get(self.index).cloned() {
-            None => {
-                let ctx = self.ctx;
-                Box::pin(async move { Ok(core_dispatch(&ctx, signal, replaced).await) })
-            }
+            None => self.ctx.dispatch(signal, replaced),
             Some(wrapper) => {
                 let call = ExecuteCall {
-                    execution: Arc::clone(&self.ctx.execution),
+                    execution: Arc::clone(self.ctx.execution()),
                     signal: Signal::new(signal.clone()),
                 };
                 let next = ExecuteNext {

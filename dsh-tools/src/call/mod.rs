@@ -1,0 +1,31 @@
+//! The call layer: the data and contracts of one tool call, below everything that runs one.
+//!
+//! What a call is ([`ToolExecutionInput`], [`ToolExecution`], its [`ExecutionToken`], its
+//! [`Signal`]), what a body sees ([`ToolRunContext`]), what comes back
+//! ([`ToolExecutionResult`]), the decisions hooks make, and the hook and guard traits. It
+//! imports neither the registry nor the pipeline: [`definition`](crate::definition) builds on
+//! it, the registry stores its hooks, and the pipeline runs a call through them. Every item is
+//! re-exported from [`pipeline`](crate::pipeline), its public home.
+
+mod decision;
+mod execution;
+mod future;
+mod hooks;
+mod result;
+
+pub use decision::{
+    ApprovalOutcome, ApprovalRequest, ApprovalService, PostToolDecision, PreToolDecision,
+};
+pub use execution::{
+    AgentId, ExecutionToken, Progress, ProgressSink, Signal, ToolExecution, ToolExecutionInput,
+    ToolRunContext,
+};
+pub(crate) use execution::RunState;
+pub use future::{BoxFuture, HookResult};
+pub(crate) use hooks::{Dispatch, DynPostHook, DynPreHook, contained};
+pub use hooks::{
+    ExecuteCall, ExecuteNext, ExecuteWrapper, Guard, PostExecuteHook, PostNext, PreExecuteHook,
+    PreNext, ResultObserver,
+};
+pub(crate) use result::{Outcome, ResultData};
+pub use result::ToolExecutionResult;
