@@ -1,9 +1,9 @@
 //! `ToolDefinition`: the model-facing schema plus the host-only parts (spec §4.1).
 
+use crate::call::{BoxFuture, ToolExecution, ToolExecutionResult, ToolRunContext};
 use crate::content::{ContentBlock, text_content};
 use crate::error::ToolError;
 use crate::json::to_compact_string;
-use crate::call::{BoxFuture, ToolExecution, ToolExecutionResult, ToolRunContext};
 use crate::present::{CallPresenter, ResultPresenter};
 use serde_json::{Value, json};
 use std::fmt;

@@ -77,18 +77,18 @@
 //! (`#[tool]` also maps the body's error type into [`ToolError`] with `Into`, and for the
 //! inline form generates the arguments struct and destructures it into the parameters.)
 
+use crate::call::ToolRunContext;
 use crate::content::ContentBlock;
 use crate::definition::{
     ClassifierFn, ExecuteFn, FinalizeFn, OutputDecl, RenderFn, ToolDefinition, ToolHints,
     render_default,
 };
 use crate::error::ToolError;
-use crate::call::ToolRunContext;
 pub use crate::json::MAX_DECODE_DEPTH;
-use crate::typed::{TypedSchemas, encode, schemas, validate_and_decode};
 use crate::present::{CallPresenter, ResultPresenter, ToolCallView, ToolResultView};
 use crate::schema::bridge::BridgeError;
 use crate::schema::fast::Generated;
+use crate::typed::{TypedSchemas, encode, schemas, validate_and_decode};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;

@@ -138,4 +138,3 @@ pub(crate) fn encode<O: Serialize>(out: O) -> Result<Value, ToolError> {
         )
     })
 }
-

@@ -1,9 +1,9 @@
 //! Closed decision types: a deny always has a reason, an approval outcome is one of four.
 
-use crate::content::{ContentBlock, UserMessage};
-use crate::error::ToolError;
 use super::execution::AgentId;
 use super::future::BoxFuture;
+use crate::content::{ContentBlock, UserMessage};
+use crate::error::ToolError;
 use serde_json::Value;
 use std::sync::Arc;
 

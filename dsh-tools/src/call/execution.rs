@@ -311,7 +311,6 @@ impl Drop for ToolExecution {
     }
 }
 
-
 /// Per-execution state the body writes: deferred contexts and the turn-conclusion mark.
 #[derive(Debug, Default)]
 pub(crate) struct RunState {

@@ -16,16 +16,16 @@ mod result;
 pub use decision::{
     ApprovalOutcome, ApprovalRequest, ApprovalService, PostToolDecision, PreToolDecision,
 };
+pub(crate) use execution::RunState;
 pub use execution::{
     AgentId, ExecutionToken, Progress, ProgressSink, Signal, ToolExecution, ToolExecutionInput,
     ToolRunContext,
 };
-pub(crate) use execution::RunState;
 pub use future::{BoxFuture, HookResult};
 pub(crate) use hooks::{Dispatch, DynPostHook, DynPreHook, contained};
 pub use hooks::{
     ExecuteCall, ExecuteNext, ExecuteWrapper, Guard, PostExecuteHook, PostNext, PreExecuteHook,
     PreNext, ResultObserver,
 };
-pub(crate) use result::{Outcome, ResultData};
 pub use result::ToolExecutionResult;
+pub(crate) use result::{Outcome, ResultData};

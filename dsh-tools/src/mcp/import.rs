@@ -1,9 +1,9 @@
 //! `McpImport`: a remote MCP server's tools as ordinary definitions in a registry.
 
 use super::{inbound, map};
+use crate::call::{AgentId, ToolRunContext};
 use crate::definition::{OutputDecl, ToolDefinition};
 use crate::error::ToolError;
-use crate::call::{AgentId, ToolRunContext};
 use crate::registry::{Registry, ScopedRegistration};
 use crate::schema::{CompiledSchema, Root, ToolArgsError, bridge};
 use rmcp::model::{CallToolRequestParams, PaginatedRequestParams, SubscriptionFilter, Tool};

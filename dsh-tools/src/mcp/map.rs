@@ -1,8 +1,8 @@
 //! The mapping between our model and MCP's (the tables in the [module docs](super)).
 
+use crate::call::ToolExecutionResult;
 use crate::content::{ContentBlock, UserMessage};
 use crate::error::{ErrorInfo, ToolError, codes};
-use crate::call::ToolExecutionResult;
 use crate::present::MAX_CARD_DEPTH;
 use crate::registry::RegisteredTool;
 use crate::{ToolHints, json};

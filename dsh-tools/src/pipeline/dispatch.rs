@@ -1,6 +1,8 @@
 //! Stage 2's innermost step (spec §6.5 1a–g) and success construction (§6.6).
 
-use crate::call::{Outcome, ResultData, Signal, ToolExecution, ToolExecutionResult, ToolRunContext};
+use crate::call::{
+    Outcome, ResultData, Signal, ToolExecution, ToolExecutionResult, ToolRunContext,
+};
 use crate::content::{ContentBlock, UserMessage};
 use crate::error::ToolError;
 use crate::json::is_lossless;

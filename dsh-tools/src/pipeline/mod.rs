@@ -13,17 +13,16 @@ pub use crate::call::{
     AgentId, ApprovalOutcome, ApprovalRequest, ApprovalService, BoxFuture, ExecuteCall,
     ExecuteNext, ExecuteWrapper, ExecutionToken, Guard, HookResult, PostExecuteHook, PostNext,
     PostToolDecision, PreExecuteHook, PreNext, PreToolDecision, Progress, ProgressSink,
-    ResultObserver, Signal, ToolExecution, ToolExecutionInput, ToolExecutionResult,
-    ToolRunContext,
+    ResultObserver, Signal, ToolExecution, ToolExecutionInput, ToolExecutionResult, ToolRunContext,
 };
 
+use crate::call::RunState;
 use crate::content::ContentBlock;
 use crate::definition::FinalizeFn;
 use crate::error::ToolError;
 use crate::json::is_lossless;
 use crate::registry::{Admitted, PresentationMode, RUN_CODE, RegisteredTool, Registry};
 use dispatch::{DispatchCtx, build_success, core_dispatch, resolve_executable};
-use crate::call::RunState;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 

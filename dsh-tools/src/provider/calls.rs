@@ -1,9 +1,9 @@
 //! Parsing a provider's reply into calls, in model order.
 
 use super::{Provider, ProviderTools};
+use crate::call::{AgentId, ToolExecutionInput, ToolExecutionResult};
 use crate::error::{ToolError, codes};
 use crate::json::clone_deep;
-use crate::call::{AgentId, ToolExecutionInput, ToolExecutionResult};
 use crate::registry::Registry;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;

@@ -1,9 +1,9 @@
 //! Results back into each provider's messages.
 
 use super::{Dialect, ParsedCall, Provider};
+use crate::call::ToolExecutionResult;
 use crate::content::ContentBlock;
 use crate::json::to_compact_string;
-use crate::call::ToolExecutionResult;
 use serde_json::{Value, json};
 
 /// The text of a result's content: text blocks as they are, other blocks as their JSON.

@@ -5,10 +5,10 @@ use super::{
     ChangeEvent, PresentationMode, RUN_CODE, Registration, RegistrationError, Registry,
     RestrictError, Restriction, Target,
 };
-use crate::definition::ToolDefinition;
 use crate::call::{
     AgentId, ExecuteWrapper, Guard, PostExecuteHook, PreExecuteHook, ResultObserver,
 };
+use crate::definition::ToolDefinition;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -163,5 +163,41 @@ impl Scope {
     /// Removes this scope's layer and hooks.
     pub fn dispose(&self) {
         self.registry.dispose_scope(&self.agent);
+    }
+}
+
+impl Registry {
+    /// The scope of `agent` (created on first use).
+    pub fn scope(&self, agent: impl Into<AgentId>) -> Scope {
+        Scope {
+            registry: self.clone(),
+            agent: agent.into(),
+        }
+    }
+
+    /// The scope of `agent`, inheriting from `parent`'s (subagents, spec §5.1.2).
+    pub fn child_scope(&self, agent: impl Into<AgentId>, parent: impl Into<AgentId>) -> Scope {
+        let agent = agent.into();
+        self.write().parents.insert(agent.clone(), parent.into());
+        Scope {
+            registry: self.clone(),
+            agent,
+        }
+    }
+
+    /// Removes `agent`'s layer (tools, restrictions, guards, mode) and its hooks.
+    pub fn dispose_scope(&self, agent: &AgentId) {
+        let mut state = self.write();
+        state.scopes.remove(agent);
+        state.parents.remove(agent);
+        state.hooks.remove_scope(agent);
+        state.hooks_changed();
+        drop(state);
+        let event = ChangeEvent::ScopeDisposed {
+            agent: agent.clone(),
+        };
+        if let Err(e) = self.notify(&event) {
+            tracing::warn!("tools/change listener failed on {event:?}: {e}");
+        }
     }
 }

@@ -388,3 +388,9 @@ impl State {
         self.unscoped = Arc::new(self.build_admitted(&[]));
     }
 }
+
+impl Layer {
+    pub(crate) fn admits(&self, name: &str) -> bool {
+        self.restrictions.iter().all(|r| r.admits(name))
+    }
+}

@@ -1,9 +1,9 @@
 //! Retries transient failures.
 
-use crate::error::codes;
 use crate::call::{
     BoxFuture, ExecuteCall, ExecuteNext, ExecuteWrapper, HookResult, ToolExecutionResult,
 };
+use crate::error::codes;
 use std::sync::Arc;
 use std::time::Duration;
 

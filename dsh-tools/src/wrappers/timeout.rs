@@ -1,9 +1,9 @@
 //! Enforces each definition's declared timeout (spec §4.2.6).
 
-use crate::error::ToolError;
 use crate::call::{
     BoxFuture, ExecuteCall, ExecuteNext, ExecuteWrapper, HookResult, ToolExecutionResult,
 };
+use crate::error::ToolError;
 use crate::registry::{Inner, Registry};
 use std::future::{Future, poll_fn};
 use std::pin::pin;

@@ -1,0 +1,625 @@
+//! The registry handle and its registrations: registering, disposing, replacing, and the
+//! hooks and guards a registry or scope holds.
+
+use crate::call::{
+    AgentId, ApprovalService, ExecuteWrapper, Guard, PostExecuteHook, PreExecuteHook,
+    ResultObserver,
+};
+use crate::definition::ToolDefinition;
+use crate::error::ToolError;
+use crate::schema::OutputSchema;
+
+use super::errors::RegistrationError;
+use super::event::ChangeEvent;
+use super::state::{self, HookKind, State};
+use super::tools::{Memo, PresentationMode, RUN_CODE, RegisteredTool, ToolSchema};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
+
+pub(crate) struct Inner {
+    pub(crate) state: RwLock<State>,
+    next_id: AtomicU64,
+    /// Bumped by every change: a call compares it to reuse what it resolved at creation.
+    generation: AtomicU64,
+}
+
+impl Inner {
+    pub(super) fn write(&self) -> RwLockWriteGuard<'_, State> {
+        let guard = self.state.write().unwrap_or_else(|e| e.into_inner());
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        guard
+    }
+}
+
+/// The tool registry: a cheap `Clone` handle over shared state.
+///
+/// ```
+/// use dsh_tools::{OutputDecl, Registry, ToolDefinition};
+/// use serde_json::json;
+///
+/// let registry = Registry::new();
+/// registry
+///     .register(ToolDefinition::new("ping", "answers pong", json!({"type": "object"}), OutputDecl::text(),
+///         |_, _| async { Ok(json!("pong")) }))?
+///     .keep();
+/// assert_eq!(registry.schemas(None)?[0].name, "ping");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct Registry {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.read();
+        f.debug_struct("Registry")
+            .field(
+                "global_tools",
+                &state.global.tools.keys().collect::<Vec<_>>(),
+            )
+            .field("scopes", &state.scopes.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The handle of one registration (a tool, restriction, guard, hook or listener): call
+/// [`dispose`](Self::dispose) to undo it. Dropping or ignoring the handle keeps the registration,
+/// as the spec's disposer does (`registry.register(tool)?;` registers for good).
+pub struct Registration {
+    registry: Weak<Inner>,
+    target: Target,
+}
+
+#[derive(Clone)]
+pub(crate) enum Target {
+    Tool {
+        scope: Option<AgentId>,
+        name: String,
+        id: u64,
+    },
+    Restriction {
+        scope: AgentId,
+        id: u64,
+    },
+    Guard {
+        scope: Option<AgentId>,
+        id: u64,
+    },
+    Hook {
+        kind: HookKind,
+        id: u64,
+    },
+    ChangeListener {
+        id: u64,
+    },
+    Nothing,
+}
+
+impl fmt::Debug for Registration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Registration")
+    }
+}
+
+impl Registration {
+    /// Undoes the registration now (a second dispose of the same registration, or one after the
+    /// registry is gone, does nothing).
+    pub fn dispose(mut self) {
+        let target = std::mem::replace(&mut self.target, Target::Nothing);
+        let Some(inner) = self.registry.upgrade() else {
+            return;
+        };
+        let event = remove(&mut inner.write(), target);
+        if let Some(event) = event {
+            let registry = Registry { inner };
+            if let Err(e) = registry.notify(&event) {
+                tracing::warn!("tools/change listener failed on {event:?}: {e}");
+            }
+        }
+    }
+
+    /// Keeps the registration for the registry's lifetime: what dropping the handle does too
+    /// (kept so that code written when dropping undid a registration still reads clearly).
+    pub fn keep(self) {}
+
+    /// A guard that disposes the registration when it is dropped: a hook or tool for the
+    /// length of a scope.
+    ///
+    /// ```
+    /// use dsh_tools::{OutputDecl, Registry, ToolDefinition};
+    /// use serde_json::json;
+    ///
+    /// let registry = Registry::new();
+    /// let tool = || ToolDefinition::new("t", "d", json!({}), OutputDecl::text(), |_, _| async { Ok(json!("")) });
+    /// {
+    ///     let _scoped = registry.register(tool()).unwrap().scoped();
+    ///     assert_eq!(registry.schemas(None).unwrap().len(), 1);
+    /// }
+    /// assert_eq!(registry.schemas(None).unwrap().len(), 0);
+    /// registry.register(tool()).unwrap(); // dropped: kept
+    /// assert_eq!(registry.schemas(None).unwrap().len(), 1);
+    /// ```
+    pub fn scoped(self) -> ScopedRegistration {
+        ScopedRegistration(Some(self))
+    }
+}
+
+/// A [`Registration`] disposed when dropped ([`Registration::scoped`]).
+#[must_use = "dropping a ScopedRegistration undoes the registration at once"]
+#[derive(Debug)]
+pub struct ScopedRegistration(Option<Registration>);
+
+impl ScopedRegistration {
+    /// Undoes the registration now.
+    pub fn dispose(mut self) {
+        if let Some(r) = self.0.take() {
+            r.dispose();
+        }
+    }
+
+    /// Keeps the registration after all.
+    pub fn keep(mut self) {
+        self.0.take();
+    }
+
+    /// The registration, no longer disposed on drop.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn into_inner(mut self) -> Option<Registration> {
+        self.0.take()
+    }
+}
+
+impl Drop for ScopedRegistration {
+    fn drop(&mut self) {
+        if let Some(r) = self.0.take() {
+            r.dispose();
+        }
+    }
+}
+
+/// Undoes one registration; the change to announce, if any.
+pub(super) fn remove(state: &mut State, target: Target) -> Option<ChangeEvent> {
+    match target {
+        Target::Tool { scope, name, id } => {
+            let layer = state.layer_mut(scope.as_ref())?;
+            if layer.tools.get(&name).is_none_or(|e| e.id != id) {
+                return None;
+            }
+            layer.tools.shift_remove(&name);
+            Some(ChangeEvent::ToolRemoved { name, agent: scope })
+        }
+        Target::Restriction { scope, id } => {
+            let layer = state.scopes.get_mut(&scope)?;
+            let before = layer.restrictions.len();
+            layer.restrictions.retain(|r| r.id != id);
+            (layer.restrictions.len() < before)
+                .then_some(ChangeEvent::RestrictionRemoved { agent: scope })
+        }
+        Target::Guard { scope, id } => {
+            if let Some(layer) = state.layer_mut(scope.as_ref()) {
+                layer.guards.retain(|g| g.0 != id);
+            }
+            state.guards_changed();
+            None
+        }
+        Target::Hook { kind, id } => {
+            state.hooks.remove(kind, id);
+            state.hooks_changed();
+            None
+        }
+        Target::ChangeListener { id } => {
+            state.change_listeners.retain(|l| l.0 != id);
+            None
+        }
+        Target::Nothing => None,
+    }
+}
+
+impl Registry {
+    /// An empty registry in `native` presentation mode.
+    pub fn new() -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                state: RwLock::new(State::default()),
+                next_id: AtomicU64::new(1),
+                generation: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    pub(crate) fn read(&self) -> RwLockReadGuard<'_, State> {
+        self.inner.state.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn write(&self) -> RwLockWriteGuard<'_, State> {
+        self.inner.write()
+    }
+
+    /// The current generation (see `Inner::generation`).
+    pub(crate) fn generation(&self) -> u64 {
+        self.inner.generation.load(Ordering::Acquire)
+    }
+
+    pub(super) fn id(&self) -> u64 {
+        self.inner.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub(super) fn registration(&self, target: Target) -> Registration {
+        Registration {
+            registry: Arc::downgrade(&self.inner),
+            target,
+        }
+    }
+
+    /// Registers a tool in the global layer (spec §4.2): a [`ToolDefinition`], or a `#[tool]`
+    /// type (`registry.register(ReadFile)`).
+    pub fn register(
+        &self,
+        definition: impl Into<ToolDefinition>,
+    ) -> Result<Registration, RegistrationError> {
+        self.register_in(None, definition.into())
+    }
+
+    /// The checks every registration passes before it touches the state.
+    fn checked(definition: ToolDefinition) -> Result<Arc<RegisteredTool>, RegistrationError> {
+        let name = &definition.name;
+        if let Some(error) = &definition.invalid {
+            return Err(RegistrationError::Schema {
+                name: name.clone(),
+                error: (**error).clone(),
+            });
+        }
+        let output = OutputSchema::new(&definition.output.schema)
+            .map_err(RegistrationError::OutputSchema)?;
+        if definition.timeout.is_some_and(|t| t.is_zero()) {
+            return Err(RegistrationError::Timeout { name: name.clone() });
+        }
+        if name == RUN_CODE {
+            return Err(RegistrationError::Reserved);
+        }
+        Ok(Arc::new(RegisteredTool {
+            definition,
+            output,
+            memo: Memo::default(),
+        }))
+    }
+
+    pub(super) fn register_in(
+        &self,
+        scope: Option<AgentId>,
+        definition: ToolDefinition,
+    ) -> Result<Registration, RegistrationError> {
+        let tool = Self::checked(definition)?;
+        let name = tool.definition.name.clone();
+        let id = self.id();
+        let mut state = self.write();
+        let layer = state.layer_or_create(scope.as_ref());
+        if layer.tools.contains_key(&name) {
+            return Err(RegistrationError::Duplicate {
+                name,
+                scoped: scope.is_some(),
+            });
+        }
+        layer.tools.insert(name.clone(), state::Entry { id, tool });
+        drop(state);
+        let registration = self.registration(Target::Tool {
+            scope: scope.clone(),
+            name: name.clone(),
+            id,
+        });
+        self.announce(
+            registration,
+            ChangeEvent::ToolRegistered { name, agent: scope },
+        )
+        .map_err(RegistrationError::ChangeListener)
+    }
+
+    /// Replaces the tool that `old` registered with `definition` in one step, keeping its place
+    /// in the order: a call in between finds the old definition or the new one, never neither.
+    /// When `old` no longer holds its name (or names another), it is disposed and `definition`
+    /// registered as usual.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn replace_tool(
+        &self,
+        old: Registration,
+        definition: ToolDefinition,
+    ) -> Result<Registration, RegistrationError> {
+        let mut old = old;
+        let target = std::mem::replace(&mut old.target, Target::Nothing);
+        let same_registry = old.registry.ptr_eq(&Arc::downgrade(&self.inner));
+        let Target::Tool { scope, name, id } = target else {
+            old.target = target;
+            old.dispose();
+            return self.register_in(None, definition);
+        };
+        if !same_registry || name != definition.name {
+            old.target = Target::Tool {
+                scope: scope.clone(),
+                name,
+                id,
+            };
+            old.dispose();
+            return self.register_in(scope, definition);
+        }
+        let tool = Self::checked(definition)?;
+        let new_id = self.id();
+        let mut state = self.write();
+        let layer = state.layer_or_create(scope.as_ref());
+        let entry = state::Entry { id: new_id, tool };
+        match layer.tools.get_mut(&name) {
+            Some(current) if current.id == id => *current = entry,
+            Some(_) => {
+                return Err(RegistrationError::Duplicate {
+                    name,
+                    scoped: scope.is_some(),
+                });
+            }
+            None => {
+                layer.tools.insert(name.clone(), entry);
+            }
+        }
+        drop(state);
+        let registration = self.registration(Target::Tool {
+            scope: scope.clone(),
+            name: name.clone(),
+            id: new_id,
+        });
+        self.announce(
+            registration,
+            ChangeEvent::ToolRegistered { name, agent: scope },
+        )
+        .map_err(RegistrationError::ChangeListener)
+    }
+
+    /// Disposes many registrations at once: removing `n` tools from a layer costs one pass over
+    /// it, where disposing them one by one shifts the registration order `n` times (quadratic:
+    /// 40,000 tools took seconds). Listeners are told of every removal. Registrations of another
+    /// registry are disposed one by one.
+    ///
+    /// ```
+    /// use dsh_tools::{OutputDecl, Registry, ToolDefinition};
+    /// use serde_json::json;
+    ///
+    /// let registry = Registry::new();
+    /// let tool = |name: String| ToolDefinition::new(name, "d", json!({}), OutputDecl::text(),
+    ///     |_, _| async { Ok(json!("")) });
+    /// let plugin: Vec<_> = (0..1000)
+    ///     .map(|i| registry.register(tool(format!("t{i}"))).unwrap())
+    ///     .collect();
+    /// registry.register(tool("kept".into()))?.keep();
+    /// registry.dispose_all(plugin);
+    /// assert_eq!(registry.schemas(None)?.len(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn dispose_all(&self, registrations: impl IntoIterator<Item = Registration>) {
+        let this = Arc::downgrade(&self.inner);
+        let mut tools: HashMap<Option<AgentId>, rustc_hash::FxHashMap<String, u64>> =
+            HashMap::new();
+        let mut events = Vec::new();
+        {
+            let mut state = self.write();
+            for mut registration in registrations {
+                if !registration.registry.ptr_eq(&this) {
+                    registration.dispose();
+                    continue;
+                }
+                match std::mem::replace(&mut registration.target, Target::Nothing) {
+                    Target::Tool { scope, name, id } => {
+                        tools.entry(scope).or_default().insert(name, id);
+                    }
+                    other => events.extend(remove(&mut state, other)),
+                }
+            }
+            for (scope, names) in tools {
+                let Some(layer) = state.layer_mut(scope.as_ref()) else {
+                    continue;
+                };
+                layer.tools.retain(|name, entry| {
+                    let gone = names.get(name) == Some(&entry.id);
+                    if gone {
+                        events.push(ChangeEvent::ToolRemoved {
+                            name: name.clone(),
+                            agent: scope.clone(),
+                        });
+                    }
+                    !gone
+                });
+            }
+        }
+        for event in events {
+            if let Err(e) = self.notify(&event) {
+                tracing::warn!("tools/change listener failed on {event:?}: {e}");
+            }
+        }
+    }
+
+    /// Tells the listeners of an addition; if one fails, undoes it (silently) and fails.
+    pub(crate) fn announce(
+        &self,
+        registration: Registration,
+        event: ChangeEvent,
+    ) -> Result<Registration, ToolError> {
+        match self.notify(&event) {
+            Ok(()) => Ok(registration),
+            Err(e) => {
+                let mut registration = registration;
+                let target = std::mem::replace(&mut registration.target, Target::Nothing);
+                remove(&mut self.write(), target);
+                Err(e)
+            }
+        }
+    }
+
+    /// Sets the registry-wide presentation mode (default `native`).
+    pub fn set_presentation_mode(&self, mode: PresentationMode) {
+        self.write().mode = mode;
+    }
+
+    /// Mounts the approval service that resolves `ask` decisions.
+    pub fn set_approval_service(&self, service: impl ApprovalService) {
+        let mut state = self.write();
+        state.approval = Some(Arc::new(service));
+        state.hooks_changed();
+    }
+
+    /// The definition `agent`'s scope resolves for `name` (shadowing and restrictions applied).
+    pub fn get(&self, name: &str, agent: Option<&AgentId>) -> Option<Arc<RegisteredTool>> {
+        self.read().resolve(name, agent).cloned()
+    }
+
+    /// The model-facing schemas of every tool visible to `agent`, in view order (spec §5.5).
+    ///
+    /// Fails when a definition's parameters are not lossless JSON.
+    pub fn schemas(&self, agent: Option<&AgentId>) -> Result<Vec<ToolSchema>, RegistrationError> {
+        let tools = self.read().view(agent);
+        tools
+            .into_iter()
+            .map(|t| {
+                if !crate::json::is_lossless(&t.definition.parameters) {
+                    return Err(RegistrationError::NotLossless {
+                        name: t.definition.name.clone(),
+                    });
+                }
+                Ok(ToolSchema {
+                    name: t.definition.name.clone(),
+                    description: t.definition.description.clone(),
+                    parameters: crate::json::clone_deep(&t.definition.parameters),
+                })
+            })
+            .collect()
+    }
+
+    /// Every tool visible to `agent`, in the same order as [`schemas`](Self::schemas), with
+    /// everything a protocol adapter needs: the definition (name, description, parameters,
+    /// title, hints, presenters) and the output schema.
+    ///
+    /// ```
+    /// use dsh_tools::{OutputDecl, Registry, ToolDefinition, ToolHints};
+    /// use serde_json::json;
+    ///
+    /// let registry = Registry::new();
+    /// let ping = ToolDefinition::new("ping", "answers pong", json!({"type": "object"}),
+    ///     OutputDecl::text(), |_, _| async { Ok(json!("pong")) })
+    ///     .title("Ping")
+    ///     .hints(ToolHints::new().read_only(true));
+    /// registry.register(ping)?.keep();
+    /// let tools = registry.tools(None);
+    /// assert_eq!(tools[0].tool_title(), Some("Ping"));
+    /// assert_eq!(tools[0].output().schema(), &json!({"type": "string"}));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn tools(&self, agent: Option<&AgentId>) -> Vec<Arc<RegisteredTool>> {
+        self.read().view(agent)
+    }
+
+    /// Adds a global guard (applies to every call).
+    pub fn guard(&self, guard: impl Guard) -> Registration {
+        self.add_guard(None, Arc::new(guard))
+    }
+
+    pub(super) fn add_guard(&self, scope: Option<AgentId>, guard: Arc<dyn Guard>) -> Registration {
+        let id = self.id();
+        let mut state = self.write();
+        state
+            .layer_or_create(scope.as_ref())
+            .guards
+            .push((id, guard));
+        state.guards_changed();
+        drop(state);
+        self.registration(Target::Guard { scope, id })
+    }
+
+    pub(super) fn add_hook(
+        &self,
+        kind: HookKind,
+        scope: Option<AgentId>,
+        first: bool,
+        hook: state::AnyHook,
+    ) -> Registration {
+        let id = self.id();
+        let mut state = self.write();
+        state.hooks.add(kind, id, scope, first, hook);
+        state.hooks_changed();
+        drop(state);
+        self.registration(Target::Hook { kind, id })
+    }
+
+    /// Adds a global `pre-execute` hook (innermost of those registered so far).
+    pub fn on_pre_execute(&self, hook: impl PreExecuteHook) -> Registration {
+        self.add_hook(
+            HookKind::Pre,
+            None,
+            false,
+            state::AnyHook::Pre(Arc::new(hook)),
+        )
+    }
+
+    /// Adds a global `pre-execute` hook as the outermost one.
+    pub fn on_pre_execute_first(&self, hook: impl PreExecuteHook) -> Registration {
+        self.add_hook(
+            HookKind::Pre,
+            None,
+            true,
+            state::AnyHook::Pre(Arc::new(hook)),
+        )
+    }
+
+    /// Adds a global around-dispatch wrapper (innermost of those registered so far).
+    pub fn on_execute(&self, wrapper: impl ExecuteWrapper) -> Registration {
+        self.add_hook(
+            HookKind::Execute,
+            None,
+            false,
+            state::AnyHook::Execute(Arc::new(wrapper)),
+        )
+    }
+
+    /// Adds a global around-dispatch wrapper as the outermost one.
+    pub fn on_execute_first(&self, wrapper: impl ExecuteWrapper) -> Registration {
+        self.add_hook(
+            HookKind::Execute,
+            None,
+            true,
+            state::AnyHook::Execute(Arc::new(wrapper)),
+        )
+    }
+
+    /// Adds a global `post-execute` hook.
+    pub fn on_post_execute(&self, hook: impl PostExecuteHook) -> Registration {
+        self.add_hook(
+            HookKind::Post,
+            None,
+            false,
+            state::AnyHook::Post(Arc::new(hook)),
+        )
+    }
+
+    /// Adds a global `post-execute` hook as the outermost one.
+    pub fn on_post_execute_first(&self, hook: impl PostExecuteHook) -> Registration {
+        self.add_hook(
+            HookKind::Post,
+            None,
+            true,
+            state::AnyHook::Post(Arc::new(hook)),
+        )
+    }
+
+    /// Adds a global result observer.
+    pub fn on_result(&self, observer: impl ResultObserver) -> Registration {
+        self.add_hook(
+            HookKind::Result,
+            None,
+            false,
+            state::AnyHook::Result(Arc::new(observer)),
+        )
+    }
+}
