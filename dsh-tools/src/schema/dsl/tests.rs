@@ -1,5 +1,6 @@
 //! Unit tests of the author DSL.
 
+use super::compile::*;
 use super::*;
 use crate::json::json_equal;
 use serde_json::json;
