@@ -1,16 +1,16 @@
 //! A registry's calls in ACP sessions: announcements, progress, results and approvals.
 
-use super::schema::{
-    PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
-    RequestPermissionResponse, SessionId, SessionNotification, SessionUpdate, ToolCallUpdate,
-};
-use super::{SessionView, tool_call, tool_call_in_progress, tool_call_result};
+use super::updates::{SessionView, tool_call, tool_call_in_progress, tool_call_result};
 use crate::ToolError;
 use crate::call::{
     AgentId, ApprovalOutcome, ApprovalRequest, ApprovalService, BoxFuture, ExecuteCall,
     ExecuteNext, ToolExecutionInput, ToolExecutionResult,
 };
 use crate::registry::{Registry, ScopedRegistration};
+use agent_client_protocol::v1::schema::{
+    PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, SessionId, SessionNotification, SessionUpdate, ToolCallUpdate,
+};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -340,7 +340,7 @@ impl SessionInner {
             ),
         ];
         let meta = request.reason.as_ref().map(|reason| {
-            let mut meta = super::schema::Meta::new();
+            let mut meta = agent_client_protocol::v1::schema::Meta::new();
             meta.insert("dev.dsh-tools/reason".to_owned(), json!(reason));
             meta
         });

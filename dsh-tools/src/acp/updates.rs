@@ -1,15 +1,15 @@
 //! Cards → `session/update` tool calls (the mapping table is in the module docs of [`super`]).
 
-use super::schema::{
-    ContentBlock as AcpBlock, Diff, Meta, ResourceLink, Terminal, TextContent, ToolCall,
-    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
-    ToolKind,
-};
 use crate::ContentBlock;
 use crate::call::ToolExecutionResult;
 use crate::present::{
     FileDiff, FileLocation, MAX_CARD_DEPTH, SearchResult, TerminalExit, TerminalResult,
     ToolCallKind, ToolCallView, ToolResultView, WebResult,
+};
+use agent_client_protocol::v1::schema::{
+    ContentBlock as AcpBlock, Diff, Meta, ResourceLink, Terminal, TextContent, ToolCall,
+    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ToolKind,
 };
 use serde_json::{Value, json};
 use std::path::{Component, Path, PathBuf};
@@ -55,7 +55,10 @@ impl SessionView {
 
     /// Reads [`terminal_output`](Self::terminal_output) from the client's `initialize`
     /// capabilities.
-    pub fn with_capabilities(self, capabilities: &super::schema::ClientCapabilities) -> Self {
+    pub fn with_capabilities(
+        self,
+        capabilities: &agent_client_protocol::v1::schema::ClientCapabilities,
+    ) -> Self {
         let supported = capabilities
             .meta
             .as_ref()

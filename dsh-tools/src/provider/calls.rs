@@ -1,6 +1,7 @@
 //! Parsing a provider's reply into calls, in model order.
 
-use super::{Provider, ProviderTools};
+use super::dialect::Provider;
+use super::export::ProviderTools;
 use crate::call::{AgentId, ToolExecutionInput, ToolExecutionResult};
 use crate::error::{ToolError, codes};
 use crate::json::clone_deep;

@@ -1,6 +1,7 @@
 //! Results back into each provider's messages.
 
-use super::{Dialect, ParsedCall, Provider};
+use super::calls::ParsedCall;
+use super::dialect::{Dialect, Provider};
 use crate::call::ToolExecutionResult;
 use crate::content::ContentBlock;
 use crate::json::to_compact_string;

@@ -154,7 +154,7 @@ impl<'a> NodeCx<'_, 'a> {
         let unevaluated = self
             .take_extra(node.unevaluated)
             .filter(|u| *u != Value::Bool(true));
-        if let Err(message) = shape::finalize(&mut result, unevaluated.as_ref()) {
+        if let Err(message) = disjoint::finalize(&mut result, unevaluated.as_ref()) {
             self.report(message);
         }
         result

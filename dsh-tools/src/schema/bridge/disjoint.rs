@@ -347,3 +347,44 @@ fn out_hash(keys: &std::collections::hash_map::RandomState, out: &Out) -> u64 {
     }
     h.finish()
 }
+
+/// Applies `unevaluatedProperties` to every object of `out` that has no `additionalProperties`.
+pub(super) fn finalize(out: &mut Out, unevaluated: Option<&Value>) -> Result<(), String> {
+    // Which properties `unevaluatedProperties` sees depends on the branch that matched; pushing
+    // it into every branch keeps the meaning only when no value can match two branches.
+    if unevaluated.is_some() && matches!(out.shape, Shape::Union(_)) {
+        let all = leaves(out);
+        if all.len() > MAX_ANY_OF_LEAVES {
+            return Err(format!(
+                "unevaluatedProperties beside a oneOf of more than {MAX_ANY_OF_LEAVES} alternatives"
+            ));
+        }
+        if !all_disjoint(&all) {
+            return Err("unevaluatedProperties beside a oneOf whose branches may overlap cannot be expressed: give the variants a tag (#[serde(tag = ...)]) or drop #[serde(deny_unknown_fields)]".into());
+        }
+    }
+    finalize_leaves(out, unevaluated)
+}
+
+fn finalize_leaves(out: &mut Out, unevaluated: Option<&Value>) -> Result<(), String> {
+    match &mut out.shape {
+        Shape::Any => {
+            if unevaluated.is_some() {
+                return Err(
+                    "unevaluatedProperties needs type \"object\" (or object branches)".into(),
+                );
+            }
+        }
+        Shape::Union(branches) => {
+            for b in branches {
+                finalize_leaves(b, unevaluated)?;
+            }
+        }
+        Shape::Typed(t) => {
+            if t.ty == Type::Object && t.additional.is_none() {
+                t.additional = unevaluated.cloned();
+            }
+        }
+    }
+    Ok(())
+}

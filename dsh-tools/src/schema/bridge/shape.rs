@@ -4,7 +4,6 @@
 //! Helpers here recurse only into nested unions (`Shape::Union` inside `Shape::Union`), whose
 //! depth the loader's [`MAX_DEPTH`](super::MAX_DEPTH) bounds.
 
-use super::disjoint::{MAX_ANY_OF_LEAVES, all_disjoint};
 use crate::json::{cmp_numbers, json_equal};
 use crate::schema::subset::Type;
 use serde_json::{Map, Number, Value};
@@ -406,47 +405,6 @@ fn tighter<T: Ord>(a: Option<T>, b: Option<T>, keep: Ordering) -> Option<T> {
         (Some(p), Some(q)) => Some(if q.cmp(&p) == keep { q } else { p }),
         (p, q) => p.or(q),
     }
-}
-
-/// Applies `unevaluatedProperties` to every object of `out` that has no `additionalProperties`.
-pub(super) fn finalize(out: &mut Out, unevaluated: Option<&Value>) -> Result<(), String> {
-    // Which properties `unevaluatedProperties` sees depends on the branch that matched; pushing
-    // it into every branch keeps the meaning only when no value can match two branches.
-    if unevaluated.is_some() && matches!(out.shape, Shape::Union(_)) {
-        let all = leaves(out);
-        if all.len() > MAX_ANY_OF_LEAVES {
-            return Err(format!(
-                "unevaluatedProperties beside a oneOf of more than {MAX_ANY_OF_LEAVES} alternatives"
-            ));
-        }
-        if !all_disjoint(&all) {
-            return Err("unevaluatedProperties beside a oneOf whose branches may overlap cannot be expressed: give the variants a tag (#[serde(tag = ...)]) or drop #[serde(deny_unknown_fields)]".into());
-        }
-    }
-    finalize_leaves(out, unevaluated)
-}
-
-fn finalize_leaves(out: &mut Out, unevaluated: Option<&Value>) -> Result<(), String> {
-    match &mut out.shape {
-        Shape::Any => {
-            if unevaluated.is_some() {
-                return Err(
-                    "unevaluatedProperties needs type \"object\" (or object branches)".into(),
-                );
-            }
-        }
-        Shape::Union(branches) => {
-            for b in branches {
-                finalize_leaves(b, unevaluated)?;
-            }
-        }
-        Shape::Typed(t) => {
-            if t.ty == Type::Object && t.additional.is_none() {
-                t.additional = unevaluated.cloned();
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Declares the `required` names that `properties` lacks, once nothing can be merged into `out`

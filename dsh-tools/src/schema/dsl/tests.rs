@@ -1,6 +1,9 @@
 //! Unit tests of the author DSL.
 
 use super::compile::*;
+use crate::json::{drop_deep, to_compact_string};
+use crate::schema::JsonSchemaError;
+use serde_json::{Map, Value};
 use super::*;
 use crate::json::json_equal;
 use serde_json::json;

@@ -1,0 +1,505 @@
+//! Exporting a registry's tools to a dialect: the wire entries, the names each provider sees,
+//! and what maps the model's arguments back; plus the single-schema exports the CLI uses.
+
+use super::dialect::{self, Dialect, Provider};
+use super::transform::{self, Change, ChangeKind, Plan, Problem, Transform};
+use crate::call::AgentId;
+use crate::registry::Registry;
+use serde_json::{Map, Value, json};
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::sync::Arc;
+
+/// One tool as exported: its names, the changes made, how its arguments map back (its wire
+/// entry is at the same index of [`ProviderTools::entries`]).
+#[derive(Clone, Debug)]
+pub struct ExportedTool {
+    ours: String,
+    theirs: String,
+    export: Arc<Exported>,
+}
+
+/// One schema's export to one dialect, kept with the registered tool (a definition does not
+/// change while it is registered, so each tool is converted once per dialect, not once per
+/// request).
+#[derive(Debug)]
+struct Exported {
+    parameters: Value,
+    changes: Vec<Change>,
+    plan: Plan,
+}
+
+impl Drop for Exported {
+    fn drop(&mut self) {
+        crate::json::free(std::mem::take(&mut self.parameters));
+    }
+}
+
+impl ExportedTool {
+    /// Our name.
+    pub fn name(&self) -> &str {
+        &self.ours
+    }
+
+    /// The name the provider sees.
+    pub fn provider_name(&self) -> &str {
+        &self.theirs
+    }
+
+    /// Every change the transform made.
+    pub fn changes(&self) -> &[Change] {
+        &self.export.changes
+    }
+}
+
+/// The tools of one request in one dialect: the wire entries, and the maps back.
+#[derive(Clone, Debug)]
+pub struct ProviderTools {
+    dialect: Dialect,
+    /// The agent whose view was exported: parsed calls run as this agent.
+    agent: Option<AgentId>,
+    tools: Vec<ExportedTool>,
+    entries: Vec<Value>,
+    by_provider_name: HashMap<String, usize>,
+    skipped: Vec<(String, Problem)>,
+    /// Every provider name this conversation has given, to which tool of ours: a later export
+    /// through [`refresh`](Self::refresh) never gives one to another tool.
+    given: Arc<HashMap<String, String>>,
+}
+
+/// Tools a dialect cannot express: every problem, per tool.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub struct ExportError {
+    /// The dialect.
+    pub dialect: String,
+    /// `(tool, problem)` pairs, in tool order.
+    pub problems: Vec<(String, Problem)>,
+}
+
+impl fmt::Display for ExportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot export to {}: ", self.dialect)?;
+        for (i, (tool, p)) in self.problems.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "tool \"{tool}\" at {}: {}", p.path, p.message)?;
+        }
+        Ok(())
+    }
+}
+
+/// The parameters of a tool as a subset schema the transform reads: as they are when they are
+/// in the subset, else converted with [`bridge::from_foreign`](crate::schema::bridge::from_foreign).
+fn subset(parameters: &Value) -> Result<std::borrow::Cow<'_, Value>, Problem> {
+    if crate::schema::assert_supported(parameters).is_ok() {
+        return Ok(std::borrow::Cow::Borrowed(parameters));
+    }
+    crate::schema::bridge::from_foreign(parameters)
+        .map(std::borrow::Cow::Owned)
+        .map_err(|e| Problem {
+            path: "#".to_owned(),
+            message: format!("the parameters schema cannot be read: {e}"),
+        })
+}
+
+/// Exports one schema: the provider's parameters schema, the changes, and the restore plan.
+fn export_schema(
+    parameters: &Value,
+    dialect: Dialect,
+) -> Result<(Value, Vec<Change>, Plan), Vec<Problem>> {
+    export_checked(parameters, dialect, false)
+}
+
+/// [`export_schema`]; `in_subset`: the schema is known to be in the subset (bridged).
+fn export_checked(
+    parameters: &Value,
+    dialect: Dialect,
+    in_subset: bool,
+) -> Result<(Value, Vec<Change>, Plan), Vec<Problem>> {
+    let schema = if in_subset {
+        std::borrow::Cow::Borrowed(parameters)
+    } else {
+        subset(parameters).map_err(|p| vec![p])?
+    };
+    let rules = dialect.rules();
+    let mut transform = Transform::new(dialect, &rules);
+    let (out, plan) = transform.root(&schema);
+    // User values (`default`, `examples`, `const`) may nest as deep as the file allows: the
+    // copies are freed without recursion.
+    if let std::borrow::Cow::Owned(copy) = schema {
+        crate::json::free(copy);
+    }
+    if transform.problems.is_empty() {
+        Ok((out, transform.changes, plan))
+    } else {
+        crate::json::free(out);
+        Err(transform.problems)
+    }
+}
+
+/// What `schema` would lose or be refused in `dialect`, per path: every problem (the export
+/// fails) and every change that tells the model less than the schema says (moved into the
+/// description, loosened, dropped). Exact rewrites and the strict closure (undone when the
+/// arguments come back) are not issues.
+///
+/// ```
+/// use dsh_tools::provider::{Dialect, Provider, lint};
+/// use serde_json::json;
+///
+/// let schema = json!({"type": "object", "properties": {
+///     "name": {"type": "string", "minLength": 1}}, "required": ["name"]});
+/// let issues = lint(&schema, Dialect::strict(Provider::Anthropic));
+/// assert_eq!(issues[0].path, "#/properties/name");
+/// assert!(issues[0].message.contains("minLength"));
+/// assert!(lint(&schema, Dialect::new(Provider::OpenAiChat)).is_empty());
+/// ```
+pub fn lint(schema: &Value, dialect: Dialect) -> Vec<Problem> {
+    match export_schema(schema, dialect) {
+        Err(problems) => problems,
+        Ok((exported, changes, _)) => {
+            crate::json::free(exported);
+            changes
+                .into_iter()
+                .filter(|c| !matches!(c.kind, ChangeKind::Rewritten | ChangeKind::Closed))
+                .map(|c| Problem {
+                    path: c.path,
+                    message: c.message,
+                })
+                .collect()
+        }
+    }
+}
+
+/// An object from its entries (moved in: `json!` would re-serialize the parameters).
+fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    let mut map = Map::with_capacity(N);
+    for (k, v) in entries {
+        map.insert(k.to_owned(), v);
+    }
+    Value::Object(map)
+}
+
+/// The provider's tool entry for one exported schema.
+fn entry(dialect: Dialect, name: &str, description: &str, parameters: Value) -> Value {
+    let strict = dialect.is_strict();
+    let name = Value::String(name.to_owned());
+    let description = Value::String(description.to_owned());
+    match dialect.provider() {
+        Provider::OpenAiChat | Provider::DeepSeek => {
+            let mut function = Map::new();
+            function.insert("name".to_owned(), name);
+            function.insert("description".to_owned(), description);
+            function.insert("parameters".to_owned(), parameters);
+            if strict || dialect.provider() == Provider::OpenAiChat {
+                function.insert("strict".to_owned(), Value::Bool(strict));
+            }
+            object([
+                ("type", Value::String("function".to_owned())),
+                ("function", Value::Object(function)),
+            ])
+        }
+        Provider::OpenAiResponses => object([
+            ("type", Value::String("function".to_owned())),
+            ("name", name),
+            ("description", description),
+            ("parameters", parameters),
+            ("strict", Value::Bool(strict)),
+        ]),
+        Provider::Anthropic => {
+            let mut tool = Map::new();
+            tool.insert("name".to_owned(), name);
+            tool.insert("description".to_owned(), description);
+            tool.insert("input_schema".to_owned(), parameters);
+            if strict {
+                tool.insert("strict".to_owned(), Value::Bool(true));
+            }
+            Value::Object(tool)
+        }
+        Provider::Gemini => object([
+            ("name", name),
+            ("description", description),
+            ("parametersJsonSchema", parameters),
+        ]),
+        Provider::GeminiOpenApi => object([
+            ("name", name),
+            ("description", description),
+            ("parameters", parameters),
+        ]),
+    }
+}
+
+/// The memo key of a dialect's export.
+fn memo_key(dialect: Dialect) -> u64 {
+    (dialect.provider() as u64) << 1 | u64::from(dialect.is_strict())
+}
+
+/// Provider names for `tools` (our names): a name the conversation already gave keeps its
+/// tool; a name that fits the provider's rule is its own; only names made to fit get numeric
+/// suffixes, assigned in the order of our names (not of registration), and never a name the
+/// conversation gave to another tool.
+fn provider_names(
+    ours: &[&str],
+    rule: &dialect::NameRule,
+    given: &HashMap<String, String>,
+) -> Vec<String> {
+    let before: HashMap<&str, &str> = given
+        .iter()
+        .map(|(theirs, ours)| (ours.as_str(), theirs.as_str()))
+        .collect();
+    let mut names: Vec<Option<String>> = vec![None; ours.len()];
+    let mut taken: HashSet<String> = given.keys().cloned().collect();
+    for (i, name) in ours.iter().enumerate() {
+        if let Some(theirs) = before.get(name) {
+            names[i] = Some((*theirs).to_owned());
+        }
+    }
+    for (i, name) in ours.iter().enumerate() {
+        if names[i].is_none() && rule.allows(name) && taken.insert((*name).to_owned()) {
+            names[i] = Some((*name).to_owned());
+        }
+    }
+    let mut mapped: Vec<usize> = (0..ours.len()).filter(|&i| names[i].is_none()).collect();
+    mapped.sort_by(|&a, &b| ours[a].cmp(ours[b]));
+    for i in mapped {
+        let fitted = rule.fit(ours[i]);
+        let mut candidate = fitted.clone();
+        let mut n = 2;
+        while !taken.insert(candidate.clone()) {
+            let suffix = format!("_{n}");
+            let mut base = fitted.clone();
+            base.truncate(rule.max - suffix.len());
+            candidate = base + &suffix;
+            n += 1;
+        }
+        names[i] = Some(candidate);
+    }
+    names.into_iter().map(Option::unwrap_or_default).collect()
+}
+
+impl Registry {
+    /// The tools `agent` sees, exported to `dialect` (see the [module docs](crate::provider)).
+    ///
+    /// Fails with every problem of every tool when one cannot be expressed, except for tools
+    /// marked [`skip_unexportable`](crate::ToolDefinition::skip_unexportable) (imported ones
+    /// by default), which are left out and listed in [`ProviderTools::skipped`]. Each tool is
+    /// converted once per dialect while it stays registered.
+    ///
+    /// Our names that fit the provider's rule are sent as they are; the others are mapped
+    /// (`.` → `_`, suffixes on collision). For the next request of the same conversation use
+    /// [`ProviderTools::refresh`], which keeps every name the conversation has seen.
+    pub fn provider_tools(
+        &self,
+        agent: Option<&AgentId>,
+        dialect: Dialect,
+    ) -> Result<ProviderTools, ExportError> {
+        self.export_with(agent, dialect, &HashMap::new())
+    }
+
+    fn export_with(
+        &self,
+        agent: Option<&AgentId>,
+        dialect: Dialect,
+        given: &HashMap<String, String>,
+    ) -> Result<ProviderTools, ExportError> {
+        type Memoized = Result<Arc<Exported>, Vec<Problem>>;
+        let tools = self.tools(agent);
+        let mut kept = Vec::with_capacity(tools.len());
+        let mut problems = Vec::new();
+        let mut skipped = Vec::new();
+        for tool in &tools {
+            let export = tool.memo.get_or_make::<Memoized>(memo_key(dialect), || {
+                export_checked(tool.parameters(), dialect, tool.definition().bridged).map(
+                    |(parameters, changes, plan)| {
+                        Arc::new(Exported {
+                            parameters,
+                            changes,
+                            plan,
+                        })
+                    },
+                )
+            });
+            match &*export {
+                Ok(export) => kept.push((tool, Arc::clone(export))),
+                Err(list) if tool.definition().skip_unexportable => {
+                    tracing::warn!(
+                        "provider export to {dialect}: tool {:?} is left out: {}",
+                        tool.name(),
+                        list.first().map_or("", |p| p.message.as_str())
+                    );
+                    skipped.extend(list.iter().map(|p| (tool.name().to_owned(), p.clone())));
+                }
+                Err(list) => {
+                    problems.extend(list.iter().map(|p| (tool.name().to_owned(), p.clone())))
+                }
+            }
+        }
+        if !problems.is_empty() {
+            return Err(ExportError {
+                dialect: dialect.name(),
+                problems,
+            });
+        }
+        let ours: Vec<&str> = kept.iter().map(|(t, _)| t.name()).collect();
+        let theirs = provider_names(&ours, &dialect.rules().name, given);
+        let mut given = given.clone();
+        let mut exported = Vec::with_capacity(kept.len());
+        let mut entries = Vec::with_capacity(kept.len());
+        let mut by_provider_name = HashMap::with_capacity(kept.len());
+        for (i, ((tool, export), theirs)) in kept.into_iter().zip(theirs).enumerate() {
+            let parameters = crate::json::clone_deep(&export.parameters);
+            entries.push(entry(dialect, &theirs, tool.description(), parameters));
+            by_provider_name.insert(theirs.clone(), i);
+            given.insert(theirs.clone(), tool.name().to_owned());
+            exported.push(ExportedTool {
+                ours: tool.name().to_owned(),
+                theirs,
+                export,
+            });
+        }
+        Ok(ProviderTools {
+            dialect,
+            agent: agent.cloned(),
+            entries,
+            by_provider_name,
+            tools: exported,
+            skipped,
+            given: Arc::new(given),
+        })
+    }
+}
+
+impl ProviderTools {
+    /// The dialect.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// The agent whose view was exported (its calls run through its scope).
+    pub fn agent(&self) -> Option<&AgentId> {
+        self.agent.as_ref()
+    }
+
+    /// The provider's tool entries, in view order (the `tools` array for OpenAI and Anthropic;
+    /// Gemini's `functionDeclarations`).
+    pub fn entries(&self) -> &[Value] {
+        &self.entries
+    }
+
+    /// Every exported tool, with its names and changes.
+    pub fn tools(&self) -> &[ExportedTool] {
+        &self.tools
+    }
+
+    /// The tool the provider calls `name`.
+    pub fn by_provider_name(&self, name: &str) -> Option<&ExportedTool> {
+        self.by_provider_name.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// Our name of the tool this conversation gave the provider name `name`, current or gone.
+    pub(super) fn given_to(&self, name: &str) -> Option<&str> {
+        self.given.get(name).map(String::as_str)
+    }
+
+    /// Tools left out because the dialect cannot express them (those marked
+    /// [`skip_unexportable`](crate::ToolDefinition::skip_unexportable)): `(tool, problem)`.
+    pub fn skipped(&self) -> &[(String, Problem)] {
+        &self.skipped
+    }
+
+    /// The same agent's tools exported again (for the next request of a conversation, after
+    /// the registry changed): every provider name this export or an earlier one in the chain
+    /// gave keeps meaning the same tool, and none is given to another, so a model's call by a
+    /// name it saw earlier never runs a different tool.
+    ///
+    /// ```
+    /// use dsh_tools::provider::{Dialect, Provider};
+    /// use dsh_tools::{OutputDecl, Registry, ToolDefinition};
+    /// use serde_json::json;
+    ///
+    /// let tool = |name: &str| ToolDefinition::new(name, "d", json!({"type": "object"}),
+    ///     OutputDecl::text(), |_, _| async { Ok(json!("")) });
+    /// let registry = Registry::new();
+    /// registry.register(tool("a.b"))?.keep();
+    /// let first = registry.provider_tools(None, Dialect::new(Provider::Anthropic))?;
+    /// assert_eq!(first.tools()[0].provider_name(), "a_b");
+    /// registry.register(tool("a_b"))?.keep();
+    /// let next = first.refresh(&registry)?;
+    /// // `a_b` still means `a.b` in this conversation; our `a_b` gets another name.
+    /// assert_eq!(next.by_provider_name("a_b").unwrap().name(), "a.b");
+    /// assert_eq!(next.by_provider_name("a_b_2").unwrap().name(), "a_b");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn refresh(&self, registry: &Registry) -> Result<ProviderTools, ExportError> {
+        registry.export_with(self.agent.as_ref(), self.dialect, &self.given)
+    }
+
+    /// The request fields that carry the tools: `{"tools": [...]}`, plus
+    /// `"parallel_tool_calls": false` for OpenAI strict (strict mode is not compatible with
+    /// parallel calls), or Gemini's `{"tools": [{"functionDeclarations": [...]}]}`.
+    pub fn request_fields(&self) -> Value {
+        match self.dialect.provider() {
+            Provider::Gemini | Provider::GeminiOpenApi => {
+                json!({"tools": [{"functionDeclarations": self.entries}]})
+            }
+            Provider::OpenAiChat | Provider::OpenAiResponses if self.dialect.is_strict() => {
+                json!({"tools": self.entries, "parallel_tool_calls": false})
+            }
+            _ => json!({"tools": self.entries}),
+        }
+    }
+
+    /// Maps arguments the model produced for the provider's tool `name` back to ours: strict
+    /// mode's `null`s for optional fields become absent. Unknown names are left as they are.
+    pub fn restore(&self, name: &str, arguments: &mut Value) {
+        if let Some(tool) = self.by_provider_name(name) {
+            transform::restore(arguments, &tool.export.plan, 0);
+        }
+    }
+}
+
+/// Exports one parameters schema to `dialect` (the CLI's `provider export`): the parameters as
+/// the provider sees them and the changes made.
+pub fn export_parameters(
+    parameters: &Value,
+    dialect: Dialect,
+) -> Result<(Value, Vec<Change>), Vec<Problem>> {
+    export_schema(parameters, dialect).map(|(schema, changes, _)| (schema, changes))
+}
+
+/// The provider's tool entry for one raw tool (the CLI's `provider export`).
+pub fn export_tool(
+    name: &str,
+    description: &str,
+    parameters: &Value,
+    dialect: Dialect,
+) -> Result<Value, Vec<Problem>> {
+    let rule = dialect.rules().name;
+    if !rule.allows(name) {
+        return Err(vec![Problem {
+            path: "name".to_owned(),
+            message: format!(
+                "{name:?} is not a valid {} tool name (ASCII letters, digits and {:?}, at most {} characters); for example {:?}",
+                dialect.provider().id(),
+                rule.extra,
+                rule.max,
+                rule.fit(name)
+            ),
+        }]);
+    }
+    let (schema, _) = export_parameters(parameters, dialect)?;
+    Ok(entry(dialect, name, description, schema))
+}
+
+/// Maps `arguments` produced under `parameters`' export to `dialect` back to ours (the CLI's
+/// `provider restore`).
+pub fn restore_arguments(
+    parameters: &Value,
+    dialect: Dialect,
+    arguments: &mut Value,
+) -> Result<(), Vec<Problem>> {
+    let (exported, _, plan) = export_schema(parameters, dialect)?;
+    crate::json::free(exported);
+    transform::restore(arguments, &plan, 0);
+    Ok(())
+}
