@@ -1,12 +1,12 @@
 //! Unit tests of the author DSL.
 
 use super::compile::*;
-use crate::json::{drop_deep, to_compact_string};
-use crate::schema::JsonSchemaError;
-use serde_json::{Map, Value};
 use super::*;
 use crate::json::json_equal;
+use crate::json::{drop_deep, to_compact_string};
+use crate::schema::JsonSchemaError;
 use serde_json::json;
+use serde_json::{Map, Value};
 
 fn value_err(spec: Value) -> Vec<String> {
     compile_value_spec(&spec).unwrap_err().into_violations()
