@@ -2,7 +2,8 @@
 //! and what maps the model's arguments back; plus the single-schema exports the CLI uses.
 
 use super::dialect::{self, Dialect, Provider};
-use super::transform::{self, Change, ChangeKind, Plan, Problem, Transform};
+use super::restore::{self, Plan};
+use super::transform::{Change, ChangeKind, Problem, Transform};
 use crate::call::AgentId;
 use crate::registry::Registry;
 use serde_json::{Map, Value, json};
@@ -453,7 +454,7 @@ impl ProviderTools {
     /// mode's `null`s for optional fields become absent. Unknown names are left as they are.
     pub fn restore(&self, name: &str, arguments: &mut Value) {
         if let Some(tool) = self.by_provider_name(name) {
-            transform::restore(arguments, &tool.export.plan, 0);
+            restore::restore(arguments, &tool.export.plan, 0);
         }
     }
 }
@@ -500,6 +501,6 @@ pub fn restore_arguments(
 ) -> Result<(), Vec<Problem>> {
     let (exported, _, plan) = export_schema(parameters, dialect)?;
     crate::json::free(exported);
-    transform::restore(arguments, &plan, 0);
+    restore::restore(arguments, &plan, 0);
     Ok(())
 }

@@ -68,6 +68,7 @@
 mod calls;
 mod dialect;
 mod export;
+mod restore;
 mod results;
 mod transform;
 
