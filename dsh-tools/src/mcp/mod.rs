@@ -65,18 +65,19 @@ mod import;
 mod inbound;
 mod lines;
 mod map;
+mod options;
 mod server;
+mod sync;
 
 #[cfg(feature = "mcp-http")]
 pub use http::{HttpConfig, HttpServer, MCP_PATH};
-pub use import::{
-    Connector, ImportError, ImportOptions, ImportedTools, Limits, McpImport, SchemaPolicy,
-};
+pub use import::{Connector, ImportedTools, McpImport};
 pub use lines::MAX_IN_FLIGHT;
 pub use map::{
     CONCLUDES_TURN_META, CONTEXTS_META, ERROR_META, MAX_MESSAGE_BYTES, MAX_RESULT_DEPTH,
     PRESENTATION_META,
 };
+pub use options::{ImportError, ImportOptions, Limits, SchemaPolicy};
 pub use server::{MAX_PENDING_PROGRESS, McpServer, ServeError};
 
 /// rmcp, re-exported for transports and client code (its version is pinned by this crate).

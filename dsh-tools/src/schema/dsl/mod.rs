@@ -17,7 +17,7 @@
 //! author path (`schema…` for a value root, `parameters…` for a parameter spec). The compiled
 //! schema is then asserted by the raw subset, which lists every violation with raw paths rooted
 //! at `schema` (for parameter specs too: `schema.properties.n.enum …`). Both fail with a
-//! [`JsonSchemaError`]. The compiled key order is fixed (spec §1.2.1), so the bytes the model sees
+//! [`JsonSchemaError`](super::JsonSchemaError). The compiled key order is fixed (spec §1.2.1), so the bytes the model sees
 //! do not depend on how the author ordered the keys.
 //!
 //! ```

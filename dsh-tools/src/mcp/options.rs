@@ -1,0 +1,175 @@
+//! How an import is set up and bounded: the schema policy, the registration options, the
+//! limits a server we do not control is held to, and why connecting or listing failed.
+
+use super::inbound;
+use crate::call::AgentId;
+use rmcp::service::ServiceError;
+use std::time::Duration;
+
+/// What to do with a remote tool's `inputSchema`, which may use any JSON Schema 2020-12
+/// keyword.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SchemaPolicy {
+    /// Convert it into the subset ([`bridge::from_foreign`](crate::schema::bridge::from_foreign): annotation-only keywords dropped,
+    /// `anyOf [T, null]` made a `oneOf`, local `$ref`s inlined) and validate every call locally,
+    /// with our paths, before any round trip. A schema that does not convert is passed through
+    /// (reported in [`ImportedTools::passed_through`](super::ImportedTools::passed_through)).
+    #[default]
+    Convert,
+    /// Show the model the remote schema as it is; the remote server validates.
+    PassThrough,
+    /// Convert, and skip tools whose schema does not convert (reported in
+    /// [`ImportedTools::skipped`](super::ImportedTools::skipped)): for hosts whose model dialects need the subset.
+    Reject,
+}
+
+/// How remote tools are registered.
+#[derive(Clone, Debug, Default)]
+pub struct ImportOptions {
+    /// Prepended to every remote name (`"github_"`): the spec asks aggregators to disambiguate.
+    pub prefix: Option<String>,
+    /// The agent scope to register in (default: the global layer).
+    pub scope: Option<AgentId>,
+    /// The input-schema policy.
+    pub schemas: SchemaPolicy,
+    /// Whether an imported tool a provider dialect cannot express fails
+    /// [`Registry::provider_tools`](crate::Registry::provider_tools) for every tool. Off by
+    /// default: such a tool is left out of that export and reported in
+    /// [`ProviderTools::skipped`](crate::provider::ProviderTools::skipped), so one remote schema
+    /// cannot stop a host from sending any tools to its model.
+    pub require_export: bool,
+}
+
+impl ImportOptions {
+    /// Prefixes every remote name with `prefix`.
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = Some(prefix.into());
+        self
+    }
+
+    /// Registers in `agent`'s scope.
+    pub fn scope(mut self, agent: impl Into<AgentId>) -> Self {
+        self.scope = Some(agent.into());
+        self
+    }
+
+    /// Sets the schema policy.
+    pub fn schemas(mut self, policy: SchemaPolicy) -> Self {
+        self.schemas = policy;
+        self
+    }
+
+    /// Sets [`require_export`](Self::require_export).
+    pub fn require_export(mut self, require: bool) -> Self {
+        self.require_export = require;
+        self
+    }
+}
+
+/// Why connecting or listing failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ImportError {
+    /// The child process could not be started.
+    #[error("cannot start the MCP server process: {0}")]
+    Spawn(#[source] std::io::Error),
+    /// The handshake failed.
+    #[error("cannot connect to the MCP server: {0}")]
+    Connect(String),
+    /// A request to the server failed.
+    #[error("MCP request failed: {0}")]
+    Request(#[from] ServiceError),
+    /// The server did not answer within the [`Limits`] timeout.
+    #[error("the MCP server did not answer {what} within {after:?}")]
+    Timeout {
+        /// What was asked (`the handshake`, `tools/list`).
+        what: &'static str,
+        /// The timeout.
+        after: Duration,
+    },
+    /// The server's tool list is larger than the [`Limits`] allow.
+    #[error("the MCP server's tool list is too large: {0}")]
+    TooLarge(String),
+}
+
+/// How long an import waits and how much it accepts from a server it does not control. The MCP
+/// lifecycle asks every request to time out; a server's list can be as long as it likes.
+///
+/// ```
+/// use dsh_tools::mcp::Limits;
+/// use std::time::Duration;
+///
+/// let limits = Limits::default().call_timeout(Duration::from_secs(30)).max_tools(500);
+/// assert_eq!(limits.handshake_timeout, Duration::from_secs(30));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// The `initialize` handshake (or the 2026 discovery): 30 s.
+    pub handshake_timeout: Duration,
+    /// Each `tools/list` page and the `subscriptions/listen` request: 30 s.
+    pub request_timeout: Duration,
+    /// Each `tools/call`: 300 s. A call past it fails with `MCP_TIMEOUT` (and the server is sent
+    /// `notifications/cancelled`); a tool's own `timeout_ms` or a timeout wrapper may cut it
+    /// shorter.
+    pub call_timeout: Duration,
+    /// Pages of `tools/list` read per listing: 100. A cursor the server already gave ends the
+    /// listing early.
+    pub max_pages: usize,
+    /// Tools accepted per listing: 10,000.
+    pub max_tools: usize,
+    /// The longest message read from a child process: 16 MiB (rmcp's own limit). A longer answer
+    /// fails its request with `MCP_TRANSPORT_ERROR` instead of leaving it waiting.
+    pub max_message_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            handshake_timeout: Duration::from_secs(30),
+            request_timeout: Duration::from_secs(30),
+            call_timeout: Duration::from_secs(300),
+            max_pages: 100,
+            max_tools: 10_000,
+            max_message_bytes: inbound::MAX_LINE,
+        }
+    }
+}
+
+impl Limits {
+    /// Sets [`handshake_timeout`](Self::handshake_timeout).
+    pub fn handshake_timeout(mut self, timeout: Duration) -> Self {
+        self.handshake_timeout = timeout;
+        self
+    }
+
+    /// Sets [`request_timeout`](Self::request_timeout).
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// Sets [`call_timeout`](Self::call_timeout).
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = timeout;
+        self
+    }
+
+    /// Sets [`max_pages`](Self::max_pages).
+    pub fn max_pages(mut self, pages: usize) -> Self {
+        self.max_pages = pages;
+        self
+    }
+
+    /// Sets [`max_tools`](Self::max_tools).
+    pub fn max_tools(mut self, tools: usize) -> Self {
+        self.max_tools = tools;
+        self
+    }
+
+    /// Sets [`max_message_bytes`](Self::max_message_bytes).
+    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
+        self.max_message_bytes = bytes;
+        self
+    }
+}

@@ -1,0 +1,323 @@
+//! Keeping a registry in step with a remote server's tool list: listing within the limits,
+//! refusing names a terminal would misread, replacing changed tools in place, and the body of
+//! every imported tool (a remote call under its own timeout).
+
+use super::options::{ImportError, ImportOptions, Limits, SchemaPolicy};
+use super::{inbound, map};
+use crate::call::ToolRunContext;
+use crate::definition::{OutputDecl, ToolDefinition};
+use crate::error::ToolError;
+use crate::registry::{Registry, ScopedRegistration};
+use crate::schema::{CompiledSchema, Root, ToolArgsError, bridge};
+use rmcp::model::{CallToolRequestParams, PaginatedRequestParams, Tool};
+use rmcp::service::ServiceError;
+use rmcp::{Peer, RoleClient};
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+#[derive(Default)]
+pub(super) struct SyncState {
+    /// Remote name → (the remote tool as JSON, to notice changes; the registration).
+    pub(super) live: HashMap<String, (Value, ScopedRegistration)>,
+    pub(super) order: Vec<String>,
+    pub(super) collisions: Vec<String>,
+    pub(super) passed_through: Vec<(String, String)>,
+    pub(super) skipped: Vec<(String, String)>,
+}
+
+pub(super) struct SyncCtx {
+    pub(super) registry: Registry,
+    pub(super) options: Arc<ImportOptions>,
+    pub(super) peer: Peer<RoleClient>,
+    pub(super) limits: Limits,
+}
+
+/// Every page of `tools/list`, within `limits`.
+pub(super) async fn list_all(
+    peer: &Peer<RoleClient>,
+    limits: &Limits,
+) -> Result<Vec<Tool>, ImportError> {
+    let mut tools = Vec::new();
+    let mut cursors = HashSet::new();
+    let mut params: Option<PaginatedRequestParams> = None;
+    for _ in 0..limits.max_pages {
+        let page = tokio::time::timeout(limits.request_timeout, peer.list_tools(params.take()))
+            .await
+            .map_err(|_| ImportError::Timeout {
+                what: "tools/list",
+                after: limits.request_timeout,
+            })??;
+        if tools.len() + page.tools.len() > limits.max_tools {
+            return Err(ImportError::TooLarge(format!(
+                "more than {} tools (Limits::max_tools)",
+                limits.max_tools
+            )));
+        }
+        tools.extend(page.tools);
+        match page.next_cursor {
+            None => return Ok(tools),
+            Some(cursor) if !cursors.insert(cursor.clone()) => {
+                tracing::warn!(
+                    "MCP import: the server repeated the cursor {:?}; the listing ends there",
+                    cursor.escape_debug().to_string()
+                );
+                return Ok(tools);
+            }
+            Some(cursor) => {
+                params = Some(PaginatedRequestParams::default().with_cursor(Some(cursor)))
+            }
+        }
+    }
+    Err(ImportError::TooLarge(format!(
+        "more than {} pages (Limits::max_pages)",
+        limits.max_pages
+    )))
+}
+
+/// Why a remote tool's name is not registered, if it is not: one a terminal, a log or a model
+/// would show as something else.
+pub(super) fn hostile_name(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        return Some("the name is empty");
+    }
+    if name.chars().count() > 128 {
+        return Some("the name is longer than 128 characters");
+    }
+    let invisible = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}' | '\u{061c}')
+    };
+    name.contains(invisible)
+        .then_some("the name holds control, invisible or bidirectional-override characters")
+}
+
+/// Brings the registrations in line with `tools`: unchanged tools stay, changed ones are
+/// replaced in place (a call in between never sees `UNKNOWN_TOOL`), removed ones go in one pass.
+pub(super) fn sync(ctx: &SyncCtx, state: &Mutex<SyncState>, tools: Vec<Tool>) {
+    let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
+    state.order.clear();
+    state.collisions.clear();
+    state.passed_through.clear();
+    state.skipped.clear();
+    let prefix = ctx.options.prefix.as_deref().unwrap_or("");
+    // The tools to keep, de-duplicated (the first of a name wins) and with printable names.
+    let mut seen = HashSet::new();
+    let mut wanted = Vec::with_capacity(tools.len());
+    for tool in tools {
+        let remote = tool.name.to_string();
+        if let Some(why) = hostile_name(&remote) {
+            let shown: String = remote
+                .chars()
+                .take(64)
+                .collect::<String>()
+                .escape_debug()
+                .to_string();
+            tracing::warn!("MCP import: the remote tool \"{shown}\" is skipped: {why}");
+            state.skipped.push((shown, why.to_owned()));
+            continue;
+        }
+        if !seen.insert(remote.clone()) {
+            state.skipped.push((
+                format!("{prefix}{remote}"),
+                "the server listed this name more than once; the first is registered".to_owned(),
+            ));
+            continue;
+        }
+        let fingerprint = serde_json::to_value(&tool).unwrap_or(Value::Null);
+        wanted.push((remote, tool, fingerprint));
+    }
+    let gone: Vec<String> = state
+        .live
+        .keys()
+        .filter(|name| !seen.contains(name.as_str()))
+        .cloned()
+        .collect();
+    let removed = gone
+        .iter()
+        .filter_map(|name| state.live.remove(name))
+        .filter_map(|(_, registration)| registration.into_inner());
+    ctx.registry.dispose_all(removed.collect::<Vec<_>>());
+    for (remote, tool, fingerprint) in wanted {
+        let local = format!("{prefix}{remote}");
+        let previous = state.live.remove(&remote);
+        if let Some((old, registration)) = previous {
+            if old == fingerprint {
+                state.live.insert(remote, (old, registration));
+                state.order.push(local);
+                continue;
+            }
+            // Changed: replace it where it stands.
+            let outcome = definition(ctx, &local, tool, &mut state).and_then(|d| {
+                let old = registration
+                    .into_inner()
+                    .ok_or_else(|| "the registration is gone".to_owned())?;
+                ctx.registry.replace_tool(old, d).map_err(|e| e.to_string())
+            });
+            match outcome {
+                Ok(registration) => {
+                    state
+                        .live
+                        .insert(remote, (fingerprint, registration.scoped()));
+                    state.order.push(local);
+                }
+                Err(why) => state.skipped.push((local, why)),
+            }
+            continue;
+        }
+        if ctx
+            .registry
+            .get(&local, ctx.options.scope.as_ref())
+            .is_some()
+        {
+            tracing::warn!(
+                "MCP import: {local:?} is already registered; the remote tool is skipped"
+            );
+            state.collisions.push(local);
+            continue;
+        }
+        let definition = match definition(ctx, &local, tool, &mut state) {
+            Ok(d) => d,
+            Err(why) => {
+                state.skipped.push((local, why));
+                continue;
+            }
+        };
+        let registered = match &ctx.options.scope {
+            Some(agent) => ctx.registry.scope(agent.clone()).register(definition),
+            None => ctx.registry.register(definition),
+        };
+        match registered {
+            Ok(registration) => {
+                state
+                    .live
+                    .insert(remote, (fingerprint, registration.scoped()));
+                state.order.push(local);
+            }
+            Err(e) => state.skipped.push((local, e.to_string())),
+        }
+    }
+}
+
+/// A remote tool as a definition whose body calls it.
+pub(super) fn definition(
+    ctx: &SyncCtx,
+    local: &str,
+    tool: Tool,
+    state: &mut SyncState,
+) -> Result<ToolDefinition, String> {
+    let raw = Value::Object((*tool.input_schema).clone());
+    let (parameters, compiled) = match ctx.options.schemas {
+        SchemaPolicy::PassThrough => (raw, None),
+        policy => match bridge::from_foreign(&raw) {
+            Ok(converted) => match CompiledSchema::compile(&converted) {
+                Ok(compiled) => (converted, Some(Arc::new(compiled))),
+                Err(e) => return Err(format!("its converted schema does not compile: {e}")),
+            },
+            Err(e) if policy == SchemaPolicy::Reject => return Err(e.to_string()),
+            Err(e) => {
+                state.passed_through.push((local.to_owned(), e.to_string()));
+                (raw, None)
+            }
+        },
+    };
+    let structured = tool
+        .output_schema
+        .as_ref()
+        .and_then(|s| bridge::from_foreign(&Value::Object((**s).clone())).ok())
+        .unwrap_or_else(|| serde_json::json!({}));
+    let output = OutputDecl::new(map::remote_output_schema(structured), |_, value| {
+        map::remote_content(value)
+    });
+    let remote = tool.name.to_string();
+    let peer = ctx.peer.clone();
+    let timeout = ctx.limits.call_timeout;
+    let mut definition = ToolDefinition::new(
+        local,
+        tool.description.as_deref().unwrap_or_default(),
+        parameters,
+        output,
+        move |args: Arc<Value>, run: ToolRunContext| {
+            let call = Remote {
+                peer: peer.clone(),
+                name: remote.clone(),
+                compiled: compiled.clone(),
+                timeout,
+            };
+            call.run(args, run)
+        },
+    )
+    .hints(map::hints(tool.annotations.as_ref()))
+    .skip_unexportable(!ctx.options.require_export);
+    let title = tool
+        .title
+        .clone()
+        .or_else(|| tool.annotations.as_ref().and_then(|a| a.title.clone()));
+    if let Some(title) = title {
+        definition = definition.title(title);
+    }
+    Ok(definition)
+}
+
+/// One remote tool's call target.
+pub(super) struct Remote {
+    peer: Peer<RoleClient>,
+    name: String,
+    compiled: Option<Arc<CompiledSchema>>,
+    timeout: Duration,
+}
+
+impl Remote {
+    /// One remote call: local validation (when the schema converted), then `tools/call`,
+    /// dropped (which sends `notifications/cancelled`) when our signal fires or the call timeout
+    /// passes.
+    async fn run(self, args: Arc<Value>, run: ToolRunContext) -> Result<Value, ToolError> {
+        if let Some(compiled) = &self.compiled {
+            let violations = compiled.validate_at(&args, Root::Parameters);
+            if !violations.is_empty() {
+                return Err(ToolArgsError::new(violations).into());
+            }
+        }
+        let Some(arguments) = map::arguments(&args) else {
+            return Err(ToolError::coded(
+                "ToolArgsError",
+                crate::error::codes::INVALID_ARGS,
+                "invalid arguments: MCP tool arguments must be an object",
+            ));
+        };
+        drop(args);
+        let request = CallToolRequestParams::new(self.name).with_arguments(arguments);
+        let result = tokio::select! {
+            result = tokio::time::timeout(self.timeout, self.peer.call_tool(request)) => result,
+            () = run.signal().cancelled() => return Err(ToolError::aborted()),
+        };
+        let Ok(result) = result else {
+            return Err(ToolError::coded(
+                "McpError",
+                "MCP_TIMEOUT",
+                format!(
+                    "the MCP server did not answer tools/call within {:?} (Limits::call_timeout)",
+                    self.timeout
+                ),
+            ));
+        };
+        match result {
+            Ok(result) if result.is_error == Some(true) => Err(map::remote_error(&result)),
+            Ok(result) => Ok(map::remote_value(result)),
+            Err(ServiceError::McpError(e)) if e.code.0 == inbound::UNDECODABLE => Err(
+                ToolError::coded("McpError", "MCP_TRANSPORT_ERROR", e.message.to_string()),
+            ),
+            Err(ServiceError::McpError(e)) => Err(ToolError::coded(
+                "McpError",
+                "MCP_PROTOCOL_ERROR",
+                format!("{}: {}", e.code.0, e.message),
+            )),
+            Err(e) => Err(ToolError::coded(
+                "McpError",
+                "MCP_TRANSPORT_ERROR",
+                e.to_string(),
+            )),
+        }
+    }
+}
