@@ -8,7 +8,7 @@
 //! 2; a failing output is status 2 unless the run printed nothing.
 #![no_main]
 
-#[path = "../../dsh-tools/src/bin/dsh-tools.rs"]
+#[path = "../../dsh-tools/src/bin/dsh-tools/main.rs"]
 #[allow(dead_code, unreachable_pub, missing_docs)]
 mod cli;
 
