@@ -85,6 +85,7 @@ use crate::definition::{
 };
 use crate::error::ToolError;
 pub use crate::json::MAX_DECODE_DEPTH;
+
 use crate::present::{CallPresenter, ResultPresenter, ToolCallView, ToolResultView};
 use crate::schema::bridge::BridgeError;
 use crate::schema::fast::Generated;
@@ -583,7 +584,7 @@ impl<T: Tool> std::fmt::Debug for Carded<T> {
 }
 
 impl<T: Tool> Carded<T> {
-    fn new(tool: T) -> Self {
+    pub(super) fn new(tool: T) -> Self {
         Self {
             tool,
             call: None,

@@ -4,6 +4,10 @@
 use std::fmt;
 use std::str::FromStr;
 
+/// The deepest schema the transform walks (no provider accepts anything near it; OpenAI strict
+/// stops at 10 levels of objects).
+pub const MAX_EXPORT_DEPTH: usize = 128;
+
 /// The model API a set of tools is exported to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]

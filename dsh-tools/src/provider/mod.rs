@@ -73,10 +73,10 @@ mod results;
 mod transform;
 
 pub use calls::{ParseError, ParsedCall};
-pub use dialect::{Dialect, Provider, UnknownDialect};
+pub use dialect::{Dialect, MAX_EXPORT_DEPTH, Provider, UnknownDialect};
 pub use export::{
     ExportError, ExportedTool, ProviderTools, export_parameters, export_tool, lint,
     restore_arguments,
 };
 pub use results::format_results;
-pub use transform::{Change, ChangeKind, MAX_EXPORT_DEPTH, Problem};
+pub use transform::{Change, ChangeKind, Problem};

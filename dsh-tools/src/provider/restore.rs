@@ -2,7 +2,7 @@
 //! transform leaves, and how a union's branch is picked (from the value's first level, with a
 //! bounded number of trials when the branches cannot be told apart).
 
-use super::transform::MAX_EXPORT_DEPTH;
+use super::dialect::MAX_EXPORT_DEPTH;
 use crate::json::clone_deep;
 use crate::schema::CompiledSchema;
 use serde_json::{Value, json};

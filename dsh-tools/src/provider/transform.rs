@@ -1,15 +1,11 @@
 //! The schema transform: a subset schema into a dialect's, every change reported, plus the plan
 //! that maps arguments produced under the exported schema back to ours.
 
-use super::dialect::{Dialect, Nullable, Rules};
+use super::dialect::{Dialect, MAX_EXPORT_DEPTH, Nullable, Rules};
 use super::restore::{Branch, Plan, PropPlan};
 use crate::json::{clone_deep, to_compact_string};
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet};
-
-/// The deepest schema the transform walks (no provider accepts anything near it; OpenAI strict
-/// stops at 10 levels of objects).
-pub const MAX_EXPORT_DEPTH: usize = 128;
 
 /// What happened to one part of a schema on its way to a dialect.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]

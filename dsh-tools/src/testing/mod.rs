@@ -5,6 +5,8 @@
 #[cfg(feature = "proptest")]
 mod fuzz;
 #[cfg(feature = "proptest")]
+mod generate;
+#[cfg(feature = "proptest")]
 pub use fuzz::{
     FuzzConfig, FuzzFailure, FuzzReport, MAX_FUZZ_SCHEMA_DEPTH, MAX_FUZZ_VALUES, fuzz_tool,
 };
