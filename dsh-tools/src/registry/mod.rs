@@ -11,6 +11,7 @@ mod context;
 mod core;
 mod errors;
 mod event;
+mod hooks;
 mod present;
 mod scope;
 mod state;
