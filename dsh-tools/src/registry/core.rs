@@ -1,10 +1,7 @@
-//! The registry handle and its registrations: registering, disposing, replacing, and the
-//! hooks and guards a registry or scope holds.
+//! The registry handle and its registrations: registering, disposing and replacing tools,
+//! and the plumbing every hook, guard and listener registration goes through.
 
-use crate::call::{
-    AgentId, ApprovalService, ExecuteWrapper, Guard, PostExecuteHook, PreExecuteHook,
-    ResultObserver,
-};
+use crate::call::{AgentId, ApprovalService};
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
 use crate::schema::OutputSchema;
