@@ -18,7 +18,7 @@ const LAYERS: &[&[&str]] = &[
     &["json"],
     &["schema"],
     &["error", "content"],
-    &["call", "typed", "present"],
+    &["call", "typed", "present", "code"],
     &["definition"],
     &["registry"],
     &["pipeline"],

@@ -83,6 +83,7 @@
 #[cfg(feature = "acp")]
 pub mod acp;
 mod call;
+pub mod code;
 pub mod content;
 pub mod definition;
 pub mod error;

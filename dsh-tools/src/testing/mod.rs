@@ -1,11 +1,13 @@
 //! Helpers for tool authors' own tests: [`call`] a tool without a registry, check a type's
 //! schema is portable ([`assert_portable`]) and, with feature `proptest`, fuzz a tool from its own
-//! schema (`fuzz_tool`).
+//! schema (`fuzz_tool`); a code runtime without an engine ([`FakeRuntime`]).
 
+mod code;
 #[cfg(feature = "proptest")]
 mod fuzz;
 #[cfg(feature = "proptest")]
 mod generate;
+pub use code::{FAKE_BACKEND, FakeOutcome, FakeRun, FakeRuntime};
 #[cfg(feature = "proptest")]
 pub use fuzz::{
     FuzzConfig, FuzzFailure, FuzzReport, MAX_FUZZ_SCHEMA_DEPTH, MAX_FUZZ_VALUES, fuzz_tool,

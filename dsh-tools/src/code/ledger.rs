@@ -1,0 +1,246 @@
+//! The output ledger (Code Mode spec §3.7): one per run, bounding the outer output (the JSON of
+//! the logs plus the completion or the failure message) in bytes, with the exact accounting and
+//! the `output-limit` result every backend must produce.
+
+use super::runtime::{CodeFailure, CodeResult, FailureKind};
+use serde_json::{Number, Value};
+
+/// ECMAScript Number-to-String (radix 10) of `x` (spec §5.8.2): shortest round-trip digits, no
+/// `.0`, plain decimals for 1e-6 ≤ |x| < 1e21, otherwise `1e+21` / `1.5e-7` forms.
+///
+/// ```
+/// use dsh_tools::code::js_number;
+/// assert_eq!(js_number(1.0), "1");
+/// assert_eq!(js_number(1e21), "1e+21");
+/// assert_eq!(js_number(1e-7), "1e-7");
+/// assert_eq!(js_number(0.000001), "0.000001");
+/// assert_eq!(js_number(123456789012345680000.0), "123456789012345680000");
+/// assert_eq!(js_number(-2.5e-8), "-2.5e-8");
+/// ```
+pub fn js_number(x: f64) -> String {
+    if x == 0.0 {
+        return "0".to_owned();
+    }
+    if x.is_nan() {
+        return "NaN".to_owned();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "Infinity" } else { "-Infinity" }.to_owned();
+    }
+    let sign = if x < 0.0 { "-" } else { "" };
+    // Rust's `{:e}` gives the shortest round-trip digits: `d.ddde<n>`.
+    let sci = format!("{:e}", x.abs());
+    let (mantissa, exponent) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let k = digits.len() as i32;
+    let n = exponent + 1; // the decimal point sits after `n` digits
+    let body = if k <= n && n <= 21 {
+        format!("{digits}{}", "0".repeat((n - k) as usize))
+    } else if 0 < n && n <= 21 {
+        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
+    } else if -6 < n && n <= 0 {
+        format!("0.{}{digits}", "0".repeat((-n) as usize))
+    } else {
+        let e = n - 1;
+        let e = if e >= 0 {
+            format!("+{e}")
+        } else {
+            e.to_string()
+        };
+        if k == 1 {
+            format!("{digits}e{e}")
+        } else {
+            format!("{}.{}e{e}", &digits[..1], &digits[1..])
+        }
+    };
+    format!("{sign}{body}")
+}
+
+fn number_cost(n: &Number) -> usize {
+    if let Some(i) = n.as_i64() {
+        return i.to_string().len();
+    }
+    if let Some(u) = n.as_u64() {
+        return u.to_string().len();
+    }
+    js_number(n.as_f64().unwrap_or(0.0)).len()
+}
+
+/// The bytes of `s` as a JSON string literal (spec §3.7.2).
+pub fn string_cost(s: &str) -> usize {
+    2 + s
+        .chars()
+        .map(|c| match c {
+            '"' | '\\' | '\u{8}' | '\t' | '\n' | '\u{c}' | '\r' => 2,
+            c if (c as u32) < 0x20 => 6,
+            c => c.len_utf8(),
+        })
+        .sum::<usize>()
+}
+
+/// The bytes of `value` as compact JSON (spec §3.7.3), walked without recursion.
+pub fn value_cost(value: &Value) -> usize {
+    let mut total = 0;
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        total += match v {
+            Value::Null | Value::Bool(true) => 4,
+            Value::Bool(false) => 5,
+            Value::Number(n) => number_cost(n),
+            Value::String(s) => string_cost(s),
+            Value::Array(items) => {
+                stack.extend(items);
+                2 + items.len().saturating_sub(1)
+            }
+            Value::Object(map) => {
+                stack.extend(map.values());
+                2 + map.len().saturating_sub(1)
+                    + map.keys().map(|k| string_cost(k) + 1).sum::<usize>()
+            }
+        };
+    }
+    total
+}
+
+/// One run's output ledger.
+///
+/// ```
+/// use dsh_tools::code::{FailureKind, OutputLedger};
+/// use serde_json::json;
+///
+/// let mut ledger = OutputLedger::new(11);
+/// assert!(ledger.log("abc".into()));                  // ["abc"]: 7 bytes
+/// let result = ledger.complete(Some(json!("xy")));    // "xy": 4 more, 11 in all
+/// assert_eq!(result.value, Some(json!("xy")));
+///
+/// let mut tight = OutputLedger::new(10);
+/// tight.log("abc".into());
+/// let over = tight.complete(Some(json!("xy")));
+/// assert_eq!(over.error.unwrap().kind, FailureKind::OutputLimit);
+/// ```
+#[derive(Clone, Debug)]
+pub struct OutputLedger {
+    cap: usize,
+    total: usize,
+    logs: Vec<String>,
+    /// The entry that did not fit, once one did not.
+    overflow: Option<String>,
+}
+
+impl OutputLedger {
+    /// A ledger capped at `cap` bytes (at least 4 in a valid configuration).
+    pub fn new(cap: usize) -> Self {
+        Self {
+            cap,
+            total: 2,
+            logs: Vec::new(),
+            overflow: None,
+        }
+    }
+
+    /// Admits one log entry; `false` once the cap is passed (the run then ends as
+    /// `output-limit`, and nothing more is admitted).
+    pub fn log(&mut self, entry: String) -> bool {
+        if self.overflow.is_some() {
+            return false;
+        }
+        let cost = string_cost(&entry) + usize::from(!self.logs.is_empty());
+        if self.total + cost <= self.cap {
+            self.total += cost;
+            self.logs.push(entry);
+            true
+        } else {
+            self.overflow = Some(entry);
+            false
+        }
+    }
+
+    /// Whether a log entry has overflowed the cap.
+    pub fn overflowed(&self) -> bool {
+        self.overflow.is_some()
+    }
+
+    /// The result of a completion: `Some(value)` for a value (already checked lossless),
+    /// `None` for `undefined` (the logs alone).
+    pub fn complete(self, value: Option<Value>) -> CodeResult {
+        if self.overflow.is_some() {
+            return self.limit();
+        }
+        match value {
+            Some(value) if self.total + value_cost(&value) > self.cap => {
+                crate::json::free(value);
+                self.limit()
+            }
+            value => CodeResult {
+                logs: self.logs,
+                value,
+                error: None,
+            },
+        }
+    }
+
+    /// The result of a failure of any kind, through the failure check (an oversized message
+    /// becomes `output-limit`).
+    pub fn fail(self, kind: FailureKind, message: String) -> CodeResult {
+        if self.overflow.is_some() || self.total + string_cost(&message) > self.cap {
+            return self.limit();
+        }
+        CodeResult {
+            logs: self.logs,
+            value: None,
+            error: Some(CodeFailure { kind, message }),
+        }
+    }
+
+    /// The `output-limit` result of spec §3.7.6.
+    fn limit(self) -> CodeResult {
+        let cap = self.cap;
+        let full = format!("outer output exceeded {cap} bytes");
+        let room = cap.saturating_sub(full.len() + 2);
+        let mut kept: Vec<String> = Vec::new();
+        let mut used = 2;
+        for entry in self.logs.into_iter().chain(self.overflow) {
+            let separator = usize::from(!kept.is_empty());
+            let cost = string_cost(&entry) + separator;
+            if used + cost <= room {
+                used += cost;
+                kept.push(entry);
+                continue;
+            }
+            // The longest prefix (whole characters) that fits, kept when not empty.
+            let mut prefix = String::new();
+            let mut prefix_cost = 2 + separator;
+            for c in entry.chars() {
+                let c_cost = string_cost(c.encode_utf8(&mut [0; 4])) - 2;
+                if used + prefix_cost + c_cost > room {
+                    break;
+                }
+                prefix_cost += c_cost;
+                prefix.push(c);
+            }
+            if !prefix.is_empty() {
+                used += prefix_cost;
+                kept.push(prefix);
+            }
+            break;
+        }
+        let mut message = String::new();
+        let mut cost = 2;
+        for c in full.chars() {
+            if used + cost + c.len_utf8() > cap {
+                break;
+            }
+            cost += c.len_utf8();
+            message.push(c);
+        }
+        CodeResult {
+            logs: kept,
+            value: None,
+            error: Some(CodeFailure {
+                kind: FailureKind::OutputLimit,
+                message,
+            }),
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! Code Mode's runtime seam (spec `code-mode.md` §3): the [`CodeRuntime`] trait a backend
+//! implements, the request and result of one run, the six failure kinds, binding namespaces and
+//! their validation, the runtime configuration and the output ledger every backend shares.
+//!
+//! The `run_code` tool, the bridge that turns a registry into namespaces, and an engine are
+//! built on this seam; a test double driven by closures is
+//! [`testing::FakeRuntime`](crate::testing::FakeRuntime).
+
+mod ledger;
+mod runtime;
+
+pub use ledger::{OutputLedger, js_number, string_cost, value_cost};
+pub use runtime::{
+    CodeFailure, CodeRequest, CodeResult, CodeRuntime, CodeRuntimeConfig, ErrorClass, FailureKind,
+    HostFn, Namespace, SeamError, validate_bindings,
+};
