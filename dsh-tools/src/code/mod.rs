@@ -1,15 +1,21 @@
 //! Code Mode's runtime seam (spec `code-mode.md` §3): the [`CodeRuntime`] trait a backend
 //! implements, the request and result of one run, the six failure kinds, binding namespaces and
-//! their validation, the runtime configuration and the output ledger every backend shares.
+//! their validation, the runtime configuration and the output ledger every backend shares; and
+//! the `run_code` tool's exact strings and how its outcome reads (`render`).
 //!
 //! The `run_code` tool, the bridge that turns a registry into namespaces, and an engine are
 //! built on this seam; a test double driven by closures is
 //! [`testing::FakeRuntime`](crate::testing::FakeRuntime).
 
 mod ledger;
+mod render;
 mod runtime;
 
 pub use ledger::{OutputLedger, js_number, string_cost, value_cost};
+pub use render::{
+    CODE_RUN_FAILED, NO_OUTPUT, RUN_CODE_DESCRIPTION, canonical_value, failure_message, pretty,
+    render_success, run_code_call_card, run_code_output_schema, run_code_parameters,
+};
 pub use runtime::{
     CodeFailure, CodeRequest, CodeResult, CodeRuntime, CodeRuntimeConfig, ErrorClass, FailureKind,
     HostFn, Namespace, SeamError, validate_bindings,
