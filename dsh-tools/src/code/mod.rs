@@ -10,6 +10,7 @@
 mod ledger;
 mod render;
 mod runtime;
+mod sdk;
 
 pub use ledger::{OutputLedger, js_number, string_cost, value_cost};
 pub use render::{
@@ -20,3 +21,4 @@ pub use runtime::{
     CodeFailure, CodeRequest, CodeResult, CodeRuntime, CodeRuntimeConfig, ErrorClass, FailureKind,
     HostFn, Namespace, SeamError, validate_bindings,
 };
+pub use sdk::{CODE_ONLY_INSTRUCTION, SDK_INSTRUCTIONS, SdkTool, render_sdk, schema_to_ts};

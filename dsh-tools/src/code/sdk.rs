@@ -1,0 +1,373 @@
+//! The SDK text a Code Mode prompt carries (spec §5): each tool's parameters and output as
+//! TypeScript, in the layout and with the exact instructions upstream uses, plus our extension
+//! keywords as JSDoc tags (§7). Pure and iterative: a 5,000-deep union renders on a small stack.
+
+use super::ledger::js_number;
+use serde_json::{Map, Value};
+
+/// The instructions opening the SDK section (exact).
+pub const SDK_INSTRUCTIONS: &str = "## Writing code for run_code
+
+`run_code` takes two required arguments: `code` — the body of an async TypeScript function (erasable syntax only — no `enum` or namespaces; type annotations are advisory, the code runs type-stripped) — and `description`, a short summary of what the program does. Inside the program:
+
+- Call tools as `await tools.name(args)` — quoted access for exotic names: `tools[\"my-tool\"](args)`. Every call resolves to the tool's typed canonical JSON value. Tool arguments must be lossless JSON.
+- A FAILED tool call rejects with `ToolCallError`, whose `toolName` identifies the failed tool and whose `message` is human-readable — `try/catch` it to handle and continue.
+- Independent read-only calls MAY overlap under `Promise.all` (safe calls run concurrently; mutating calls run alone, in submission order). Sequence dependent work with `await`.
+- Emit results with `return` and/or `console.log(...)`. Only what you print or return is program output. A successful tool result containing an image is attached after the run so you can inspect it on the next step; every other intermediate result stays out of the conversation, so extract just what you need.
+
+The available tools:";
+
+/// The text of the `tools:code-only` section under mode `code` (exact).
+pub const CODE_ONLY_INSTRUCTION: &str = "`run_code` is the only tool you can call directly — a tool call naming any other tool fails. Reach every tool the SDK declares below from inside the program.";
+
+const JSON_VALUE: &str = "type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }";
+
+/// One tool as the SDK declares it.
+#[derive(Clone, Copy, Debug)]
+pub struct SdkTool<'a> {
+    /// The tool's name.
+    pub name: &'a str,
+    /// Its description (the doc line).
+    pub description: &'a str,
+    /// The projected parameters schema.
+    pub parameters: &'a Value,
+    /// The declared output schema (`{}` renders `JsonValue`).
+    pub output: &'a Value,
+}
+
+/// The complete `tools:sdk` section for `tools` (spec §5.2): instructions, `JsonValue`, the two
+/// maps in UTF-16 name order, `ToolName`, `ToolCallError` and `tools`.
+pub fn render_sdk(tools: &[SdkTool<'_>]) -> String {
+    let mut sorted: Vec<&SdkTool<'_>> = tools.iter().collect();
+    sorted.sort_by(|a, b| a.name.encode_utf16().cmp(b.name.encode_utf16()));
+    let mut args = Vec::new();
+    let mut outputs = Vec::new();
+    for tool in &sorted {
+        if let Some(doc) = doc_line(Some(tool.description), &[], 1) {
+            args.push(doc);
+        }
+        args.push(format!(
+            "  {}: {};",
+            key(tool.name),
+            schema_to_ts(tool.parameters, 1)
+        ));
+        outputs.push(format!(
+            "  {}: {};",
+            key(tool.name),
+            schema_to_ts(tool.output, 1)
+        ));
+    }
+    let map = |name: &str, lines: Vec<String>| {
+        if lines.is_empty() {
+            format!("interface {name} {{}}")
+        } else {
+            format!("interface {name} {{\n{}\n}}", lines.join("\n"))
+        }
+    };
+    let declarations = [
+        map("ToolArgsMap", args),
+        map("ToolOutputMap", outputs),
+        "type ToolName = keyof ToolOutputMap".to_owned(),
+        "declare class ToolCallError extends Error {\n  readonly name: \"ToolCallError\";\n  readonly toolName: ToolName;\n}".to_owned(),
+        "declare const tools: {\n  [K in ToolName]: (args: ToolArgsMap[K]) => Promise<ToolOutputMap[K]>;\n}".to_owned(),
+    ]
+    .join("\n\n");
+    format!("{SDK_INSTRUCTIONS}\n\n```ts\n{JSON_VALUE}\n\n{declarations}\n```")
+}
+
+/// A name as a TypeScript key: bare when `^[A-Za-z_$][A-Za-z0-9_$]*$`, else a JSON string.
+fn key(name: &str) -> String {
+    let mut chars = name.chars();
+    let bare = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
+    if bare {
+        name.to_owned()
+    } else {
+        let mut out = String::new();
+        crate::json::push_json_string(&mut out, name);
+        out
+    }
+}
+
+/// JavaScript's `\s`.
+fn js_space(c: char) -> bool {
+    matches!(c, '\u{9}'..='\u{d}' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}'
+        | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}')
+}
+
+/// `<pad>/** <text> */` from a description and extension tags (spec §5.5, §7.4).
+fn doc_line(description: Option<&str>, tags: &[String], indent: usize) -> Option<String> {
+    let description = description.filter(|d| !d.is_empty());
+    if description.is_none() && tags.is_empty() {
+        return None;
+    }
+    let collapsed = description
+        .map(|d| {
+            d.split(js_space)
+                .filter(|w| !w.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default();
+    let mut parts: Vec<&str> = Vec::new();
+    if !collapsed.is_empty() {
+        parts.push(&collapsed);
+    }
+    parts.extend(tags.iter().map(String::as_str));
+    let content = parts.join(" ").replace("*/", "*\\/");
+    Some(format!("{}/** {content} */", "  ".repeat(indent)))
+}
+
+/// A number as JavaScript prints it (exact integers kept).
+fn number_text(n: &serde_json::Number) -> String {
+    match (n.as_i64(), n.as_u64()) {
+        (Some(i), _) => i.to_string(),
+        (_, Some(u)) => u.to_string(),
+        _ => js_number(n.as_f64().unwrap_or(0.0)),
+    }
+}
+
+fn literal(value: &Value) -> String {
+    match value {
+        Value::String(s) => {
+            let mut out = String::new();
+            crate::json::push_json_string(&mut out, s);
+            out
+        }
+        Value::Number(n) => number_text(n),
+        other => crate::json::to_compact_string(other),
+    }
+}
+
+/// The extension keywords of a property node as JSDoc tags (spec §7.2, §7.3).
+fn tags(schema: &Value) -> Vec<String> {
+    const KEYWORDS: [&str; 10] = [
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+    ];
+    let nodes: Vec<&Value> = match schema.get("oneOf").and_then(Value::as_array) {
+        Some(branches) => branches.iter().collect(),
+        None => vec![schema],
+    };
+    let mut out: Vec<String> = Vec::new();
+    for keyword in KEYWORDS {
+        for node in &nodes {
+            let tag = match (keyword, node.get(keyword)) {
+                (_, None) => continue,
+                ("uniqueItems", Some(Value::Bool(true))) => "@uniqueItems".to_owned(),
+                ("uniqueItems", _) => continue,
+                ("pattern", Some(p)) => format!("@pattern {}", literal(p)),
+                (k, Some(Value::Number(n))) => format!("@{k} {}", number_text(n)),
+                (k, Some(v)) => format!("@{k} {}", literal(v)),
+            };
+            if !out.contains(&tag) {
+                out.push(tag);
+            }
+        }
+    }
+    out
+}
+
+/// How a finished node's pieces combine.
+enum Finish<'a> {
+    /// Join the last `n` texts with ` | `.
+    Union(usize),
+    /// `T[]` or `(T)[]` around the last text.
+    Array,
+    /// `Record<string, S>` around the last text.
+    RecordOf,
+    /// An object block over the last `props.len()` texts (and one more for a schema-valued
+    /// `additionalProperties`).
+    Object {
+        props: &'a Map<String, Value>,
+        required: Vec<&'a str>,
+        indent: usize,
+        extra: Extra,
+    },
+}
+
+enum Extra {
+    Closed,
+    Open,
+    Schema,
+}
+
+enum Task<'a> {
+    Render(&'a Value, usize),
+    Finish(Finish<'a>),
+}
+
+/// A schema as TypeScript at indentation level `indent` (spec §5.6, §5.7, §7): `unknown` when the
+/// schema is outside the supported subset anywhere.
+///
+/// ```
+/// use dsh_tools::code::schema_to_ts;
+/// use serde_json::json;
+///
+/// let schema = json!({"type": "object", "properties": {"path": {"type": "string", "description": "File path"}},
+///                     "required": ["path"], "additionalProperties": false});
+/// assert_eq!(schema_to_ts(&schema, 0), "{\n  /** File path */\n  path: string;\n}");
+/// let items = json!({"type": "array", "items": {"type": "string", "enum": ["a", "b"]}});
+/// assert_eq!(schema_to_ts(&items, 0), "(\"a\" | \"b\")[]");
+/// ```
+pub fn schema_to_ts(schema: &Value, indent: usize) -> String {
+    if crate::schema::assert_supported(schema).is_err() {
+        return "unknown".to_owned();
+    }
+    let mut out: Vec<String> = Vec::new();
+    let mut tasks = vec![Task::Render(schema, indent)];
+    while let Some(task) = tasks.pop() {
+        match task {
+            Task::Render(node, i) => render_node(node, i, &mut tasks, &mut out),
+            Task::Finish(finish) => {
+                let text = match finish {
+                    Finish::Union(n) => {
+                        let parts = out.split_off(out.len() - n);
+                        parts.join(" | ")
+                    }
+                    Finish::Array => {
+                        let item = out.pop().unwrap_or_default();
+                        if item.contains('|') || item.contains('&') {
+                            format!("({item})[]")
+                        } else {
+                            format!("{item}[]")
+                        }
+                    }
+                    Finish::RecordOf => {
+                        format!("Record<string, {}>", out.pop().unwrap_or_default())
+                    }
+                    Finish::Object {
+                        props,
+                        required,
+                        indent,
+                        extra,
+                    } => {
+                        let extra_text =
+                            matches!(extra, Extra::Schema).then(|| out.pop().unwrap_or_default());
+                        let types = out.split_off(out.len() - props.len());
+                        let pad = "  ".repeat(indent + 1);
+                        let mut block = String::from("{\n");
+                        for ((name, prop), ty) in props.iter().zip(types) {
+                            let description = prop.get("description").and_then(Value::as_str);
+                            if let Some(doc) = doc_line(description, &tags(prop), indent + 1) {
+                                block.push_str(&doc);
+                                block.push('\n');
+                            }
+                            let optional = if required.contains(&name.as_str()) {
+                                ""
+                            } else {
+                                "?"
+                            };
+                            block.push_str(&format!("{pad}{}{optional}: {ty};\n", key(name)));
+                        }
+                        block.push_str(&"  ".repeat(indent));
+                        block.push('}');
+                        match (extra, extra_text) {
+                            (Extra::Closed, _) => block,
+                            (Extra::Open, _) => format!("{block} & Record<string, JsonValue>"),
+                            (Extra::Schema, Some(s)) => format!("{block} & Record<string, {s}>"),
+                            (Extra::Schema, None) => block,
+                        }
+                    }
+                };
+                out.push(text);
+            }
+        }
+    }
+    out.pop().unwrap_or_else(|| "unknown".to_owned())
+}
+
+fn render_node<'a>(node: &'a Value, i: usize, tasks: &mut Vec<Task<'a>>, out: &mut Vec<String>) {
+    let Some(map) = node.as_object() else {
+        // A boolean schema: `true` admits anything.
+        out.push(
+            if node == &Value::Bool(false) {
+                "never"
+            } else {
+                "JsonValue"
+            }
+            .to_owned(),
+        );
+        return;
+    };
+    if let Some(Value::Array(branches)) = map.get("oneOf") {
+        tasks.push(Task::Finish(Finish::Union(branches.len())));
+        for branch in branches.iter().rev() {
+            tasks.push(Task::Render(branch, i));
+        }
+        return;
+    }
+    let ty = map.get("type").and_then(Value::as_str);
+    if let Some(c) = map.get("const") {
+        out.push(literal(c));
+        return;
+    }
+    if let Some(Value::Array(members)) = map.get("enum") {
+        out.push(members.iter().map(literal).collect::<Vec<_>>().join(" | "));
+        return;
+    }
+    match ty {
+        None => out.push("JsonValue".to_owned()),
+        Some("string") => out.push("string".to_owned()),
+        Some("number" | "integer") => out.push("number".to_owned()),
+        Some("boolean") => out.push("boolean".to_owned()),
+        Some("null") => out.push("null".to_owned()),
+        Some("array") => match map.get("items") {
+            None => out.push("JsonValue[]".to_owned()),
+            Some(items) => {
+                tasks.push(Task::Finish(Finish::Array));
+                tasks.push(Task::Render(items, i));
+            }
+        },
+        Some("object") => {
+            let extra = match map.get("additionalProperties") {
+                Some(Value::Bool(false)) => Extra::Closed,
+                Some(Value::Object(s)) if !s.is_empty() => Extra::Schema,
+                _ => Extra::Open,
+            };
+            let props = map
+                .get("properties")
+                .and_then(Value::as_object)
+                .filter(|p| !p.is_empty());
+            match (props, extra) {
+                (None, Extra::Closed) => out.push("Record<string, never>".to_owned()),
+                (None, Extra::Open) => out.push("Record<string, JsonValue>".to_owned()),
+                (None, Extra::Schema) => {
+                    tasks.push(Task::Finish(Finish::RecordOf));
+                    tasks.push(Task::Render(&map["additionalProperties"], i));
+                }
+                (Some(props), extra) => {
+                    let required = map
+                        .get("required")
+                        .and_then(Value::as_array)
+                        .map(|r| r.iter().filter_map(Value::as_str).collect())
+                        .unwrap_or_default();
+                    let schema_extra = matches!(extra, Extra::Schema);
+                    tasks.push(Task::Finish(Finish::Object {
+                        props,
+                        required,
+                        indent: i,
+                        extra,
+                    }));
+                    if schema_extra {
+                        tasks.push(Task::Render(&map["additionalProperties"], i));
+                    }
+                    for prop in props.values().rev() {
+                        tasks.push(Task::Render(prop, i + 1));
+                    }
+                }
+            }
+        }
+        Some(_) => out.push("unknown".to_owned()),
+    }
+}
