@@ -19,7 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["schema"],
     &["error", "content"],
     &["call", "typed", "present", "code"],
-    &["definition"],
+    &["definition", "run_code"],
     &["registry"],
     &["pipeline"],
     &["tool"],

@@ -7,6 +7,10 @@
 //! built on this seam; a test double driven by closures is
 //! [`testing::FakeRuntime`](crate::testing::FakeRuntime).
 
+/// The name reserved for the Code Mode transport: it cannot be registered, shadowed or
+/// restricted (also at `registry::RUN_CODE`).
+pub const RUN_CODE: &str = "run_code";
+
 mod ledger;
 mod render;
 mod runtime;

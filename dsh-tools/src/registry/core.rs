@@ -477,7 +477,15 @@ impl Registry {
     ///
     /// Fails when a definition's parameters are not lossless JSON.
     pub fn schemas(&self, agent: Option<&AgentId>) -> Result<Vec<ToolSchema>, RegistrationError> {
-        let tools = self.read().view(agent);
+        let state = self.read();
+        let mode = state.effective_mode(agent);
+        if mode != PresentationMode::Native && state.code_runtime.is_none() {
+            return Err(RegistrationError::NoCodeRuntime {
+                mode: mode.as_str(),
+            });
+        }
+        let tools = state.view(agent);
+        drop(state);
         tools
             .into_iter()
             .map(|t| {

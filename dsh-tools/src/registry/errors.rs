@@ -30,6 +30,12 @@ pub enum RegistrationError {
     },
     /// A `tools/change` listener failed; the registration was rolled back.
     ChangeListener(ToolError),
+    /// `schemas()` of a scope presenting `code` or `both` with no code runtime set (Code Mode
+    /// spec §5.1.4): the projection fails rather than present a `run_code` that cannot run.
+    NoCodeRuntime {
+        /// The scope's effective mode.
+        mode: &'static str,
+    },
     /// A typed tool's argument or output type has a schema the bridge cannot turn into the
     /// subset (see [`Tool::definition`](crate::Tool::definition)).
     Schema {
@@ -57,6 +63,7 @@ impl fmt::Display for RegistrationError {
                 write!(f, "tool \"{name}\" parameters must be lossless JSON before schema projection")
             }
             Self::ChangeListener(e) => e.fmt(f),
+            Self::NoCodeRuntime { mode } => f.write_str(&crate::run_code::missing_runtime(mode)),
             Self::Schema { name, error } => write!(f, "tool \"{name}\": {error}"),
         }
     }

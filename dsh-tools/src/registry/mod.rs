@@ -7,6 +7,7 @@
 //! it into a guard that undoes the registration when dropped.
 
 mod change;
+mod code;
 mod context;
 mod core;
 mod errors;

@@ -191,6 +191,10 @@ pub(crate) struct State {
     /// The global layer's guards, shared by every call (rebuilt when they change).
     global_guards: Arc<[Arc<dyn Guard>]>,
     pub(crate) change_listeners: Vec<(u64, super::ChangeListener)>,
+    /// The runtime `run_code` programs run on.
+    pub(crate) code_runtime: Option<Arc<dyn crate::code::CodeRuntime>>,
+    /// The one `run_code` definition every code or both scope presents.
+    pub(crate) run_code: Option<Arc<RegisteredTool>>,
 }
 
 impl Default for State {
@@ -205,6 +209,8 @@ impl Default for State {
             unscoped: Arc::default(),
             global_guards: Arc::from(Vec::new()),
             change_listeners: Vec::new(),
+            code_runtime: None,
+            run_code: run_code_tool(),
         }
     }
 }
@@ -258,12 +264,18 @@ impl State {
         chain
     }
 
-    /// The tool `name` resolves to for `agent` (spec §5.2 / §5.4).
+    /// The tool `name` resolves to for `agent` (spec §5.2 / §5.4); `run_code` in a scope whose
+    /// effective mode is `code` or `both`.
     pub(crate) fn resolve(
         &self,
         name: &str,
         agent: Option<&AgentId>,
     ) -> Option<&Arc<RegisteredTool>> {
+        if name == crate::code::RUN_CODE {
+            return (self.effective_mode(agent) != PresentationMode::Native)
+                .then_some(self.run_code.as_ref())
+                .flatten();
+        }
         let Some(agent) = agent else {
             return self.global.tools.get(name).map(|e| &e.tool);
         };
@@ -282,8 +294,20 @@ impl State {
             .then_some(&inherited.tool)
     }
 
-    /// The visible tools in view order (spec §5.2).
+    /// The visible tools in view order (spec §5.2), `run_code` last where the effective mode is
+    /// `code` or `both`.
     pub(crate) fn view(&self, agent: Option<&AgentId>) -> Vec<Arc<RegisteredTool>> {
+        let mut view = self.native_view(agent);
+        if self.effective_mode(agent) != PresentationMode::Native
+            && let Some(run_code) = &self.run_code
+        {
+            view.push(Arc::clone(run_code));
+        }
+        view
+    }
+
+    /// The registered tools visible to `agent`, in view order.
+    fn native_view(&self, agent: Option<&AgentId>) -> Vec<Arc<RegisteredTool>> {
         let Some(agent) = agent else {
             return self
                 .global
@@ -393,4 +417,15 @@ impl Layer {
     pub(crate) fn admits(&self, name: &str) -> bool {
         self.restrictions.iter().all(|r| r.admits(name))
     }
+}
+
+/// The shared `run_code` tool (its output schema compiles: it is a fixed schema).
+fn run_code_tool() -> Option<Arc<RegisteredTool>> {
+    let definition = crate::run_code::definition();
+    let output = crate::schema::OutputSchema::new(&definition.output.schema).ok()?;
+    Some(Arc::new(RegisteredTool {
+        definition,
+        output,
+        memo: super::tools::Memo::default(),
+    }))
 }

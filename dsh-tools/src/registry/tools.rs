@@ -9,9 +9,7 @@ use serde_json::Value;
 use std::fmt;
 use std::sync::Arc;
 
-/// The name reserved for the Code Mode transport: it cannot be registered, shadowed or
-/// restricted.
-pub const RUN_CODE: &str = "run_code";
+pub use crate::code::RUN_CODE;
 
 /// How tools are presented to the model (spec §5.7).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -26,7 +24,8 @@ pub enum PresentationMode {
 }
 
 impl PresentationMode {
-    pub(super) fn as_str(self) -> &'static str {
+    /// The mode's name (`native`, `code`, `both`).
+    pub fn as_str(self) -> &'static str {
         match self {
             Self::Native => "native",
             Self::Code => "code",
