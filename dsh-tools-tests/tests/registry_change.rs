@@ -107,3 +107,30 @@ fn a_failing_listener_rolls_the_addition_back() {
     assert!(registry.get("x", None).is_some());
     drop(listener);
 }
+
+/// `dispose_all` given two handles of one name in one scope (a scope disposed and the name
+/// registered again) removes the live registration, whatever the order of the handles.
+#[test]
+fn dispose_all_removes_a_name_registered_twice() {
+    let registry = dsh_tools::Registry::new();
+    let tool = || {
+        dsh_tools::ToolDefinition::new(
+            "t",
+            "d",
+            serde_json::json!({}),
+            dsh_tools::OutputDecl::text(),
+            |_, _| async { Ok(serde_json::json!("")) },
+        )
+    };
+    let scope = registry.scope("A");
+    let stale = scope.register(tool()).unwrap();
+    registry.dispose_scope(&dsh_tools::AgentId::new("A"));
+    let live = registry.scope("A").register(tool()).unwrap();
+    let agent = dsh_tools::AgentId::new("A");
+    assert!(registry.get("t", Some(&agent)).is_some());
+    registry.dispose_all([live, stale]);
+    assert!(
+        registry.get("t", Some(&agent)).is_none(),
+        "the live registration is gone"
+    );
+}

@@ -99,11 +99,32 @@ fn error_line(id: Option<&str>, code: i32, message: &str) -> String {
     out
 }
 
+/// A request id as rmcp keys it (an integer or a string), whatever its JSON spelling.
+fn id_key(id: &Value) -> Option<String> {
+    match id {
+        Value::String(_) => Some(id.to_string()),
+        Value::Number(n) => n
+            .as_i64()
+            .map(|i| i.to_string())
+            .or_else(|| n.as_u64().map(|u| u.to_string()))
+            .or_else(|| {
+                n.as_f64()
+                    .filter(|f| f.fract() == 0.0 && f.abs() < 9.2e18)
+                    .map(|f| (f as i64).to_string())
+            }),
+        _ => None,
+    }
+}
+
 fn check(text: &[u8]) -> Verdict {
     let pass = Verdict::Pass {
         request: None,
         cancels: None,
     };
+    // rmcp accepts a line that starts with a UTF-8 byte-order mark.
+    let text = text
+        .strip_prefix(b"\xef\xbb\xbf".as_slice())
+        .unwrap_or(text);
     if nesting(text) > MAX_DEPTH {
         let id = request_id(text);
         let message = format!("Invalid Request: the message nests deeper than {MAX_DEPTH} levels");
@@ -151,7 +172,7 @@ fn check(text: &[u8]) -> Verdict {
             cancels: message
                 .get("params")
                 .and_then(|p| p.get("requestId"))
-                .map(Value::to_string),
+                .and_then(id_key),
         },
         _ => pass,
     }
@@ -201,7 +222,8 @@ async fn read_line<R: AsyncRead + Unpin>(
             None => (buf, false),
         };
         let used = chunk.len() + usize::from(complete);
-        if oversized || line.len() + chunk.len() > MAX_LINE {
+        // rmcp counts the newline too.
+        if oversized || line.len() + chunk.len() + usize::from(complete) > MAX_LINE {
             if !oversized {
                 line.truncate(PREFIX);
                 oversized = true;
@@ -253,8 +275,26 @@ async fn read_input<R>(
                     flight.release(&id);
                 }
                 if let Some(id) = request {
+                    // The id of a request still in flight: rmcp would answer only one of the
+                    // two, so the other is refused here.
+                    let busy = flight
+                        .held
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .contains_key(&id);
+                    if busy {
+                        let why = "Invalid Request: a request with this id is still in flight";
+                        if answers
+                            .send(error_line(Some(&id), -32600, why))
+                            .await
+                            .is_err()
+                        {
+                            break;
+                        }
+                        continue;
+                    }
                     // Waits while MAX_IN_FLIGHT answers are unwritten: the client is not
-                    // reading, so neither do we.
+                    // reading, so neither do we. Closed when the output side stops.
                     let Ok(permit) = Arc::clone(&flight.permits).acquire_owned().await else {
                         break;
                     };
@@ -293,6 +333,13 @@ async fn write_output<W>(
             // Cancel-safe: a partial line stays in `line` for the next turn.
             read = from_rmcp.read_until(b'\n', &mut line) => {
                 if !matches!(read, Ok(n) if n > 0) {
+                    // rmcp is done: our own answers still go out, until the input side ends.
+                    while let Some(answer) = answers.recv().await {
+                        if writer.write_all(answer.as_bytes()).await.is_err() {
+                            break;
+                        }
+                    }
+                    let _ = writer.flush().await;
                     break;
                 }
                 let answered = top_level_id(&line);
@@ -319,6 +366,8 @@ async fn write_output<W>(
             }
         }
     }
+    // The input side may be waiting for a permit: nothing will release one any more.
+    flight.permits.close();
     let _ = writer.shutdown().await;
 }
 
@@ -352,6 +401,33 @@ mod tests {
         );
         assert_eq!(answer(&deep)["id"], 3);
         assert_eq!(answer("[1,2]")["error"]["code"], -32600);
+    }
+
+    #[test]
+    fn ids_are_keyed_as_rmcp_reads_them() {
+        assert_eq!(id_key(&serde_json::json!(1.0)).as_deref(), Some("1"));
+        assert_eq!(id_key(&serde_json::json!(7)).as_deref(), Some("7"));
+        assert_eq!(
+            id_key(&serde_json::json!("a\"b")).as_deref(),
+            Some(r#""a\"b""#)
+        );
+        assert_eq!(id_key(&serde_json::json!(1.5)), None);
+        // A cancellation spelled `1.0` releases request 1.
+        let Verdict::Pass { cancels, .. } = check(
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1.0}}"#,
+        ) else {
+            panic!("a cancellation passes");
+        };
+        assert_eq!(cancels.as_deref(), Some("1"));
+        // A byte-order mark is not a parse error.
+        let bom = b"\xef\xbb\xbf{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}";
+        assert!(matches!(
+            check(bom),
+            Verdict::Pass {
+                request: Some(_),
+                ..
+            }
+        ));
     }
 
     #[test]

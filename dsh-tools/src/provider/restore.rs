@@ -235,6 +235,9 @@ fn restore_within(value: &mut Value, plan: &Plan, depth: usize, tries: &mut usiz
                     return;
                 }
             }
+            // No candidate validated (or the tries ran out): the first candidate's plan, so
+            // its nulls still read as absent; the validator reports what is wrong.
+            restore_within(value, &first.plan, depth + 1, tries);
         }
     }
 }

@@ -331,29 +331,36 @@ impl Registry {
         definition: ToolDefinition,
     ) -> Result<Registration, RegistrationError> {
         let mut old = old;
-        let target = std::mem::replace(&mut old.target, Target::Nothing);
         let same_registry = old.registry.ptr_eq(&Arc::downgrade(&self.inner));
-        let Target::Tool { scope, name, id } = target else {
-            old.target = target;
-            old.dispose();
-            return self.register_in(None, definition);
+        let (scope, name, id) = match &old.target {
+            Target::Tool { scope, name, id } if same_registry && *name == definition.name => {
+                (scope.clone(), name.clone(), *id)
+            }
+            _ => {
+                let scope = match &old.target {
+                    Target::Tool { scope, .. } => scope.clone(),
+                    _ => None,
+                };
+                old.dispose();
+                return self.register_in(scope, definition);
+            }
         };
-        if !same_registry || name != definition.name {
-            old.target = Target::Tool {
-                scope: scope.clone(),
-                name,
-                id,
-            };
-            old.dispose();
-            return self.register_in(scope, definition);
-        }
-        let tool = Self::checked(definition)?;
+        // Checked before anything changes: a definition that does not register leaves the
+        // old one undone (its handle would otherwise be lost with it).
+        let tool = match Self::checked(definition) {
+            Ok(tool) => tool,
+            Err(e) => {
+                old.dispose();
+                return Err(e);
+            }
+        };
+        old.target = Target::Nothing;
         let new_id = self.id();
         let mut state = self.write();
         let layer = state.layer_or_create(scope.as_ref());
         let entry = state::Entry { id: new_id, tool };
-        match layer.tools.get_mut(&name) {
-            Some(current) if current.id == id => *current = entry,
+        let previous = match layer.tools.get_mut(&name) {
+            Some(current) if current.id == id => Some(std::mem::replace(current, entry)),
             Some(_) => {
                 return Err(RegistrationError::Duplicate {
                     name,
@@ -362,19 +369,35 @@ impl Registry {
             }
             None => {
                 layer.tools.insert(name.clone(), entry);
+                None
             }
-        }
+        };
         drop(state);
-        let registration = self.registration(Target::Tool {
-            scope: scope.clone(),
+        let event = ChangeEvent::ToolRegistered {
             name: name.clone(),
+            agent: scope.clone(),
+        };
+        if let Err(e) = self.notify(&event) {
+            // A listener refused the new version: the old one comes back where it stood.
+            let mut state = self.write();
+            if let Some(layer) = state.layer_mut(scope.as_ref()) {
+                match (layer.tools.get_mut(&name), previous) {
+                    (Some(current), Some(previous)) if current.id == new_id => {
+                        *current = previous;
+                    }
+                    (Some(current), None) if current.id == new_id => {
+                        layer.tools.shift_remove(&name);
+                    }
+                    _ => {}
+                }
+            }
+            return Err(RegistrationError::ChangeListener(e));
+        }
+        Ok(self.registration(Target::Tool {
+            scope,
+            name,
             id: new_id,
-        });
-        self.announce(
-            registration,
-            ChangeEvent::ToolRegistered { name, agent: scope },
-        )
-        .map_err(RegistrationError::ChangeListener)
+        }))
     }
 
     /// Disposes many registrations at once: removing `n` tools from a layer costs one pass over
@@ -399,19 +422,26 @@ impl Registry {
     /// ```
     pub fn dispose_all(&self, registrations: impl IntoIterator<Item = Registration>) {
         let this = Arc::downgrade(&self.inner);
-        let mut tools: HashMap<Option<AgentId>, rustc_hash::FxHashMap<String, u64>> =
+        // Per layer, per name, every id to remove (a name may have been registered twice).
+        let mut tools: HashMap<Option<AgentId>, rustc_hash::FxHashMap<String, Vec<u64>>> =
             HashMap::new();
         let mut events = Vec::new();
+        let mut foreign = Vec::new();
         {
             let mut state = self.write();
             for mut registration in registrations {
                 if !registration.registry.ptr_eq(&this) {
-                    registration.dispose();
+                    foreign.push(registration);
                     continue;
                 }
                 match std::mem::replace(&mut registration.target, Target::Nothing) {
                     Target::Tool { scope, name, id } => {
-                        tools.entry(scope).or_default().insert(name, id);
+                        tools
+                            .entry(scope)
+                            .or_default()
+                            .entry(name)
+                            .or_default()
+                            .push(id);
                     }
                     other => events.extend(remove(&mut state, other)),
                 }
@@ -421,7 +451,7 @@ impl Registry {
                     continue;
                 };
                 layer.tools.retain(|name, entry| {
-                    let gone = names.get(name) == Some(&entry.id);
+                    let gone = names.get(name).is_some_and(|ids| ids.contains(&entry.id));
                     if gone {
                         events.push(ChangeEvent::ToolRemoved {
                             name: name.clone(),
@@ -431,6 +461,10 @@ impl Registry {
                     !gone
                 });
             }
+        }
+        // Another registry's handles, outside our lock (their listeners may read this one).
+        for registration in foreign {
+            registration.dispose();
         }
         for event in events {
             if let Err(e) = self.notify(&event) {
