@@ -232,3 +232,36 @@ async fn outcomes_read_as_the_spec_says() {
         }),
     };
 }
+
+#[tokio::test]
+async fn the_wire_lists_only_run_code_under_code() {
+    use dsh_tools::provider::{Dialect, Provider};
+    let registry = registry();
+    registry.set_code_runtime(adder());
+    let names = |r: &Registry| -> Vec<String> {
+        r.provider_tools(None, Dialect::new(Provider::Anthropic))
+            .unwrap()
+            .tools()
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect()
+    };
+    registry.set_presentation_mode(PresentationMode::Both);
+    assert_eq!(names(&registry), ["add", "write", "run_code"]);
+    registry.set_presentation_mode(PresentationMode::Code);
+    assert_eq!(names(&registry), ["run_code"]);
+    // The bridge still binds every visible tool (schemas and tools list them all).
+    let listed: Vec<String> = registry
+        .schemas(None)
+        .unwrap()
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(listed, ["add", "write", "run_code"]);
+    let wire: Vec<String> = registry
+        .wire_tools(None)
+        .iter()
+        .map(|t| t.name().to_owned())
+        .collect();
+    assert_eq!(wire, ["run_code"]);
+}

@@ -179,7 +179,7 @@ impl McpServer {
         }
         let tools: Vec<Tool> = self
             .registry
-            .tools(self.agent.as_ref())
+            .wire_tools(self.agent.as_ref())
             .iter()
             .filter_map(|t| match map::tool(t) {
                 Ok(tool) => {

@@ -304,7 +304,7 @@ impl Registry {
         given: &HashMap<String, String>,
     ) -> Result<ProviderTools, ExportError> {
         type Memoized = Result<Arc<Exported>, Vec<Problem>>;
-        let tools = self.tools(agent);
+        let tools = self.wire_tools(agent);
         let mut kept = Vec::with_capacity(tools.len());
         let mut problems = Vec::new();
         let mut skipped = Vec::new();

@@ -52,4 +52,16 @@ impl Registry {
     pub fn presentation_mode(&self, agent: Option<&AgentId>) -> PresentationMode {
         self.read().effective_mode(agent)
     }
+
+    /// The tools sent to a model or an MCP client for `agent` (Code Mode spec §2.1.2): under
+    /// `code` only `run_code`, under `both` the visible tools and `run_code`, under `native` the
+    /// visible tools. [`tools`](Self::tools) lists every visible tool plus `run_code` in every
+    /// non-native mode (what the SDK declares and the bridge binds).
+    pub fn wire_tools(&self, agent: Option<&AgentId>) -> Vec<Arc<super::RegisteredTool>> {
+        let mut tools = self.tools(agent);
+        if self.presentation_mode(agent) == PresentationMode::Code {
+            tools.retain(|t| t.name() == crate::code::RUN_CODE);
+        }
+        tools
+    }
 }
