@@ -265,3 +265,37 @@ async fn the_wire_lists_only_run_code_under_code() {
         .collect();
     assert_eq!(wire, ["run_code"]);
 }
+
+#[tokio::test]
+async fn a_binding_called_after_the_run_settled_is_not_dispatched() {
+    let registry = registry();
+    registry.set_presentation_mode(PresentationMode::Code);
+    let late: Arc<Mutex<Option<Result<Value, String>>>> = Arc::default();
+    let slot = Arc::clone(&late);
+    registry.set_code_runtime(FakeRuntime::new(move |_, run| {
+        let slot = Arc::clone(&slot);
+        async move {
+            // A call left running when the program returns (a forgotten promise).
+            tokio::spawn(async move {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                let outcome = run.call("tools", "add", json!({"a": 1, "b": 1})).await;
+                *slot.lock().unwrap() = Some(outcome);
+            });
+            FakeOutcome::Return(None)
+        }
+    }));
+    let result = run_code(&registry, program()).await;
+    assert!(!result.is_error(), "{}", result.text());
+    for _ in 0..100 {
+        if late.lock().unwrap().is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        late.lock().unwrap().clone(),
+        Some(Err(
+            "run_code run is over (run_code settled); add not dispatched".to_owned()
+        ))
+    );
+}

@@ -99,8 +99,10 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
         let mode = registry.presentation_mode(agent.as_ref());
         return Err(ToolError::new(missing_runtime(mode.as_str())));
     };
-    // The run-scoped signal: the outer call's, and cancelled once the run settles.
+    // The run-scoped signal: the outer call's, and cancelled once the run settles. Its reason
+    // (spec §4.2, §6.4): the outer cancellation's text when the outer call was cancelled.
     let run_signal = ctx.signal().child_token();
+    let outer_signal = ctx.signal().token().clone();
     let counter = Arc::new(AtomicUsize::new(0));
     let outer_id = exec.call_id().to_owned();
     let root_id = exec.root_call_id().to_owned();
@@ -114,15 +116,24 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
             let (registry, counter, signal) =
                 (registry.clone(), Arc::clone(&counter), run_signal.clone());
             let (outer_id, root_id, agent) = (outer_id.clone(), root_id.clone(), agent.clone());
+            let outer_signal = outer_signal.clone();
             let tool_name = name.clone();
             let host: HostFn = Arc::new(move |arg: Value| {
                 let (registry, counter, signal) =
                     (registry.clone(), Arc::clone(&counter), signal.clone());
                 let (outer_id, root_id, agent, name) =
                     (outer_id.clone(), root_id.clone(), agent.clone(), tool_name.clone());
+                let outer_signal = outer_signal.clone();
+                let reason = move || {
+                    if outer_signal.is_cancelled() {
+                        "AbortError: This operation was aborted"
+                    } else {
+                        "run_code settled"
+                    }
+                };
                 Box::pin(async move {
                     if signal.is_cancelled() {
-                        return Err(format!("run_code run is over (run_code settled); {name} not dispatched"));
+                        return Err(format!("run_code run is over ({}); {name} not dispatched", reason()));
                     }
                     if !crate::json::is_lossless(&arg) {
                         return Err("tool arguments must be lossless JSON (call the tool with an arguments object, e.g. `{}`)".to_owned());
@@ -137,7 +148,7 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
                     }
                     let result = registry.execute(input).await;
                     if signal.is_cancelled() {
-                        return Err(format!("run_code run is over (run_code settled); {name} result discarded"));
+                        return Err(format!("run_code run is over ({}); {name} result discarded", reason()));
                     }
                     match (result.value(), result.error()) {
                         (Some(value), _) => Ok(crate::json::clone_deep(value)),
