@@ -2,7 +2,7 @@
 //! program's binding calls going through the whole pipeline (ids, parent, policy), and the
 //! outcomes the model reads. The engine is `testing::FakeRuntime`: the "program" is a closure.
 
-use dsh_tools::code::{CodeFailure, CodeResult, FailureKind};
+use dsh_tools::code::FailureKind;
 use dsh_tools::registry::PresentationMode;
 use dsh_tools::testing::{FakeOutcome, FakeRuntime};
 use dsh_tools::{
@@ -222,15 +222,6 @@ async fn outcomes_read_as_the_spec_says() {
         serde_json::to_value(&card).unwrap(),
         json!({"card": "generic", "title": "One", "kind": "execute", "rawInput": "return 1"})
     );
-    // Unused: keeps the seam types in view for readers of this test.
-    let _ = CodeResult {
-        logs: vec![],
-        value: None,
-        error: Some(CodeFailure {
-            kind: FailureKind::Abort,
-            message: String::new(),
-        }),
-    };
 }
 
 #[tokio::test]

@@ -10,12 +10,12 @@
 use crate::call::{ToolExecutionInput, ToolRunContext};
 use crate::code::{
     CODE_RUN_FAILED, CodeRequest, ErrorClass, HostFn, Namespace, RUN_CODE, RUN_CODE_DESCRIPTION,
-    canonical_value, failure_message, render_success, run_code_output_schema, run_code_parameters,
+    canonical_value, failure_message, render_success, run_code_call_card, run_code_output_schema,
+    run_code_parameters,
 };
 use crate::content::ContentBlock;
 use crate::definition::{OutputDecl, ToolDefinition};
 use crate::error::ToolError;
-use crate::present::{ToolCallKind, ToolCallView};
 use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -28,12 +28,6 @@ pub(crate) fn missing_runtime(mode: &str) -> String {
          Registry::set_code_runtime (a dsh_tools::code::CodeRuntime) or set the presentation \
          mode to \"native\""
     )
-}
-
-/// JavaScript's `\s`, for the description check (spec §2.3.2).
-fn js_space(c: char) -> bool {
-    matches!(c, '\u{9}'..='\u{d}' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}'
-        | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}')
 }
 
 /// The `run_code` definition.
@@ -49,15 +43,7 @@ pub(crate) fn definition() -> ToolDefinition {
         |args: Arc<Value>, ctx: ToolRunContext| run(args, ctx),
     )
     .present_call(Arc::new(|args: &Value| {
-        let title = args.get("description")?.as_str()?.to_owned();
-        let code = args.get("code")?.as_str()?.to_owned();
-        Some(ToolCallView::Generic {
-            title,
-            kind: Some(ToolCallKind::Execute),
-            raw_input: Some(Value::String(code)),
-            content: None,
-            locations: None,
-        })
+        serde_json::from_value(run_code_call_card(args)?).ok()
     }))
 }
 
@@ -81,7 +67,7 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
         .get("description")
         .and_then(Value::as_str)
         .unwrap_or("");
-    if description.trim_matches(js_space).is_empty() {
+    if description.trim_matches(crate::code::js_space).is_empty() {
         return Err(ToolError::new(
             "invalid description: expected a non-empty string",
         ));

@@ -15,6 +15,7 @@ mod ledger;
 mod render;
 mod runtime;
 mod sdk;
+pub(crate) use sdk::js_space;
 
 pub use ledger::{OutputLedger, js_number, string_cost, value_cost};
 pub use render::{

@@ -91,8 +91,8 @@ fn key(name: &str) -> String {
     }
 }
 
-/// JavaScript's `\s`.
-fn js_space(c: char) -> bool {
+/// JavaScript's `\s` (the trim and whitespace collapse of spec §2.3.2 and §5.5.2).
+pub(crate) fn js_space(c: char) -> bool {
     matches!(c, '\u{9}'..='\u{d}' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}'
         | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}')
 }

@@ -15,7 +15,7 @@ pub(crate) const MAX_DEPTH: usize = 126;
 /// The code of the answers the filter writes; `call_remote` maps it to `MCP_TRANSPORT_ERROR`.
 pub(crate) const UNDECODABLE: i32 = -32099;
 /// How much of an oversized line is kept to look for its id.
-const PREFIX: usize = 4096;
+pub(crate) const PREFIX: usize = 4096;
 
 /// Copies `input` to `output` line by line, replacing lines rmcp could not decode.
 pub(crate) async fn filter<R, W>(input: R, mut output: W, max_line: usize)
@@ -25,24 +25,65 @@ where
 {
     let mut input = BufReader::with_capacity(64 * 1024, input);
     let mut line: Vec<u8> = Vec::new();
+    while let Some(oversized) = read_line(&mut input, &mut line, max_line).await {
+        let why = if oversized {
+            Some(format!("the message is longer than {max_line} bytes"))
+        } else if nesting(&line) > MAX_DEPTH {
+            Some(format!("the message nests deeper than {MAX_DEPTH} levels"))
+        } else {
+            None
+        };
+        let written = match why {
+            None => {
+                line.push(b'\n');
+                output.write_all(&line).await
+            }
+            Some(why) => match top_level_id(&line) {
+                Some(id) => {
+                    tracing::warn!("MCP import: the server's answer to {id} is dropped: {why}");
+                    let message = format!("the server's answer could not be decoded: {why}");
+                    let answer = error_line(Some(&id), UNDECODABLE, &message);
+                    output.write_all(answer.as_bytes()).await
+                }
+                None => {
+                    tracing::warn!("MCP import: a message from the server is dropped: {why}");
+                    Ok(())
+                }
+            },
+        };
+        if line.capacity() > 1024 * 1024 {
+            line.shrink_to(64 * 1024);
+        }
+        if written.is_err() || output.flush().await.is_err() {
+            break; // rmcp is gone
+        }
+    }
+    let _ = output.shutdown().await;
+}
+
+/// Reads one line into `line` (without its newline or a trailing `\r`), keeping at most
+/// [`PREFIX`] bytes of a line longer than `max` (counting the newline, as rmcp does). `None` at
+/// the end of input or on a read error; `Some(true)` for an oversized line. Shared by both
+/// directions: the importer's filter and `serve_io`.
+pub(crate) async fn read_line<R: AsyncRead + Unpin>(
+    reader: &mut BufReader<R>,
+    line: &mut Vec<u8>,
+    max: usize,
+) -> Option<bool> {
+    line.clear();
     let mut oversized = false;
     loop {
-        let buf = match input.fill_buf().await {
-            Ok(buf) => buf,
-            Err(e) => {
-                tracing::warn!("MCP import: reading the server's output: {e}");
-                break;
-            }
-        };
+        let buf = reader.fill_buf().await.ok()?;
         if buf.is_empty() {
-            break; // EOF: an unterminated last line is dropped, as rmcp would
+            return None; // an unterminated last line is dropped, as rmcp would
         }
-        let (chunk, complete) = match memchr_newline(buf) {
-            Some(i) => (&buf[..=i], true),
+        let (chunk, complete) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..i], true),
             None => (buf, false),
         };
-        let used = chunk.len();
-        if oversized || line.len() + chunk.len() > max_line {
+        let used = chunk.len() + usize::from(complete);
+        // rmcp counts the newline too.
+        if oversized || line.len() + chunk.len() + usize::from(complete) > max {
             if !oversized {
                 line.truncate(PREFIX);
                 oversized = true;
@@ -52,56 +93,25 @@ where
         } else {
             line.extend_from_slice(chunk);
         }
-        input.consume(used);
-        if !complete {
-            continue;
-        }
-        let why = if oversized {
-            Some(format!("the message is longer than {max_line} bytes"))
-        } else if nesting(&line) > MAX_DEPTH {
-            Some(format!("the message nests deeper than {MAX_DEPTH} levels"))
-        } else {
-            None
-        };
-        let written = match why {
-            None => output.write_all(&line).await,
-            Some(why) => match top_level_id(&line) {
-                Some(id) => {
-                    tracing::warn!("MCP import: the server's answer to {id} is dropped: {why}");
-                    output.write_all(error_line(&id, &why).as_bytes()).await
-                }
-                None => {
-                    tracing::warn!("MCP import: a message from the server is dropped: {why}");
-                    Ok(())
-                }
-            },
-        };
-        line.clear();
-        if line.capacity() > 1024 * 1024 {
-            line.shrink_to(64 * 1024);
-        }
-        oversized = false;
-        if written.is_err() || output.flush().await.is_err() {
-            break; // rmcp is gone
+        reader.consume(used);
+        if complete {
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            return Some(oversized);
         }
     }
-    let _ = output.shutdown().await;
 }
 
-fn memchr_newline(buf: &[u8]) -> Option<usize> {
-    buf.iter().position(|&b| b == b'\n')
-}
-
-/// The error answer to request `id` (its raw JSON text).
-fn error_line(id: &str, why: &str) -> String {
-    let message = format!("the server's answer could not be decoded: {why}");
-    let mut out = String::with_capacity(96 + message.len());
+/// A JSON-RPC error answer line to `id` (raw JSON text; `None`: `null`).
+pub(crate) fn error_line(id: Option<&str>, code: i32, message: &str) -> String {
+    let mut out = String::with_capacity(64 + message.len());
     out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
-    out.push_str(id);
+    out.push_str(id.unwrap_or("null"));
     out.push_str(",\"error\":{\"code\":");
-    out.push_str(&UNDECODABLE.to_string());
+    out.push_str(&code.to_string());
     out.push_str(",\"message\":");
-    crate::json::push_json_string(&mut out, &message);
+    crate::json::push_json_string(&mut out, message);
     out.push_str("}}\n");
     out
 }

@@ -13,7 +13,9 @@
 //! Two small tasks sit between the streams and rmcp, one per direction; rmcp sees the same
 //! lines it would have read.
 
-use super::inbound::{nesting, request_id, top_level_id};
+use super::inbound::{
+    MAX_DEPTH, MAX_LINE, error_line, nesting, read_line, request_id, top_level_id,
+};
 use super::{McpServer, ServeError};
 use rmcp::RoleServer;
 use rmcp::service::ServiceExt;
@@ -25,12 +27,6 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 
 /// Requests read and not yet answered, per connection, before the server stops reading.
 pub const MAX_IN_FLIGHT: usize = 64;
-/// The longest line read (rmcp's own limit).
-const MAX_LINE: usize = 16 * 1024 * 1024;
-/// The deepest line passed on: serde_json stops at 128 levels.
-const MAX_DEPTH: usize = 126;
-/// How much of an oversized line is kept to read its id.
-const PREFIX: usize = 4096;
 
 /// Requests in flight: one permit each, released when the answer is written or the client
 /// cancels the request.
@@ -85,18 +81,6 @@ enum Verdict {
     },
     /// Drop it and write this answer instead.
     Answer(String),
-}
-
-fn error_line(id: Option<&str>, code: i32, message: &str) -> String {
-    let mut out = String::with_capacity(64 + message.len());
-    out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
-    out.push_str(id.unwrap_or("null"));
-    out.push_str(",\"error\":{\"code\":");
-    out.push_str(&code.to_string());
-    out.push_str(",\"message\":");
-    crate::json::push_json_string(&mut out, message);
-    out.push_str("}}\n");
-    out
 }
 
 /// A request id as rmcp keys it (an integer or a string), whatever its JSON spelling.
@@ -204,45 +188,6 @@ fn params_fault(method: &str, params: Option<&Value>) -> Option<String> {
     }
 }
 
-/// Reads one line into `line` (without its newline), keeping at most [`PREFIX`] bytes of a
-/// line longer than [`MAX_LINE`]. `None` at the end of input; `Some(true)` for an oversized line.
-async fn read_line<R: AsyncRead + Unpin>(
-    reader: &mut BufReader<R>,
-    line: &mut Vec<u8>,
-) -> Option<bool> {
-    line.clear();
-    let mut oversized = false;
-    loop {
-        let buf = reader.fill_buf().await.ok()?;
-        if buf.is_empty() {
-            return None; // an unterminated last line is dropped, as rmcp would
-        }
-        let (chunk, complete) = match buf.iter().position(|&b| b == b'\n') {
-            Some(i) => (&buf[..i], true),
-            None => (buf, false),
-        };
-        let used = chunk.len() + usize::from(complete);
-        // rmcp counts the newline too.
-        if oversized || line.len() + chunk.len() + usize::from(complete) > MAX_LINE {
-            if !oversized {
-                line.truncate(PREFIX);
-                oversized = true;
-            }
-            let room = PREFIX.saturating_sub(line.len());
-            line.extend_from_slice(&chunk[..room.min(chunk.len())]);
-        } else {
-            line.extend_from_slice(chunk);
-        }
-        reader.consume(used);
-        if complete {
-            if line.last() == Some(&b'\r') {
-                line.pop();
-            }
-            return Some(oversized);
-        }
-    }
-}
-
 async fn read_input<R>(
     reader: R,
     mut to_rmcp: tokio::io::DuplexStream,
@@ -253,7 +198,7 @@ async fn read_input<R>(
 {
     let mut reader = BufReader::with_capacity(64 * 1024, reader);
     let mut line = Vec::new();
-    while let Some(oversized) = read_line(&mut reader, &mut line).await {
+    while let Some(oversized) = read_line(&mut reader, &mut line, MAX_LINE).await {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
