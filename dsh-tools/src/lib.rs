@@ -94,7 +94,7 @@ pub mod pipeline;
 pub mod present;
 pub mod provider;
 pub mod registry;
-mod run_code;
+pub(crate) mod run_code;
 pub mod schedule;
 pub mod schema;
 pub mod testing;

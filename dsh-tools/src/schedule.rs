@@ -77,6 +77,48 @@ impl Registry {
     }
 }
 
+/// The bridge of a `run_code` run schedules its sub-calls on the registry's stages (Code Mode
+/// spec §4.4).
+impl crate::run_code::lane::Stages for Registry {
+    type Started = Stage;
+
+    fn parallel(&self, input: &ToolExecutionInput) -> bool {
+        self.mode_of(input) == ExecutionMode::Parallel
+    }
+
+    fn start(&self, input: ToolExecutionInput) -> crate::call::BoxFuture<Stage> {
+        let registry = self.clone();
+        Box::pin(async move { registry.prepare(input).await })
+    }
+
+    fn dispatches(started: &Stage) -> bool {
+        matches!(started, Stage::Dispatch(_))
+    }
+
+    fn dispatch(&self, started: Stage) -> crate::call::BoxFuture<Stage> {
+        let registry = self.clone();
+        Box::pin(async move {
+            match started {
+                Stage::Dispatch(call) => registry.dispatch(call).await,
+                settled => settled,
+            }
+        })
+    }
+
+    fn commit(&self, started: Stage) -> crate::call::BoxFuture<ToolExecutionResult> {
+        let registry = self.clone();
+        Box::pin(async move { registry.complete(started).await })
+    }
+
+    fn record(&self, agent: &AgentId, record: &crate::code::CodeDispatchRecord) {
+        self.record_code_dispatch(agent, record);
+    }
+
+    fn max_parallel(&self) -> usize {
+        self.max_parallel_sub_calls()
+    }
+}
+
 /// A call of a parallel group that finished dispatching.
 enum Done {
     Stage(Stage),

@@ -11,13 +11,19 @@
 /// restricted (also at `registry::RUN_CODE`).
 pub const RUN_CODE: &str = "run_code";
 
+/// The most binding calls one `run_code` run may have waiting to start (queued behind an
+/// exclusive call or a full pool); a call past it is refused with a message, not queued.
+pub const MAX_QUEUED_SUB_CALLS: usize = 10_000;
+
 mod ledger;
+mod record;
 mod render;
 mod runtime;
 mod sdk;
 pub(crate) use sdk::js_space;
 
 pub use ledger::{OutputLedger, js_number, string_cost, value_cost};
+pub use record::{CodeDispatchKind, CodeDispatchRecord};
 pub use render::{
     CODE_RUN_FAILED, NO_OUTPUT, RUN_CODE_DESCRIPTION, canonical_value, failure_message, pretty,
     render_success, run_code_call_card, run_code_output_schema, run_code_parameters,

@@ -1,11 +1,18 @@
 //! Code Mode on a registry: the runtime `run_code` programs run on, and the effective
 //! presentation mode of a scope.
 
-use super::core::Registry;
+use super::core::{Registration, Registry, Target};
+use super::errors::RegistrationError;
 use super::tools::PresentationMode;
 use crate::call::AgentId;
-use crate::code::CodeRuntime;
+use crate::code::{CodeDispatchRecord, CodeRuntime};
 use std::sync::Arc;
+
+/// An observer of `run_code` sub-call records.
+pub(crate) type CodeDispatchObserver = Arc<dyn Fn(&AgentId, &CodeDispatchRecord) + Send + Sync>;
+
+/// How many sub-calls of one `run_code` program may dispatch at once unless set (spec §4.4.5).
+pub const DEFAULT_MAX_PARALLEL_SUB_CALLS: usize = 10;
 
 impl Registry {
     /// Gives the registry the runtime `run_code` programs run on. Every scope whose effective
@@ -63,5 +70,87 @@ impl Registry {
             tools.retain(|t| t.name() == crate::code::RUN_CODE);
         }
         tools
+    }
+
+    /// Sets how many sub-calls of one `run_code` program may dispatch at once (Code Mode spec
+    /// §4.4.5; default [`DEFAULT_MAX_PARALLEL_SUB_CALLS`], `1` runs them one at a time). Calls
+    /// the registry classifies as exclusive always run alone.
+    ///
+    /// ```
+    /// use dsh_tools::Registry;
+    ///
+    /// let registry = Registry::new();
+    /// assert_eq!(registry.max_parallel_sub_calls(), 10);
+    /// registry.set_max_parallel_sub_calls(2)?;
+    /// assert_eq!(registry.max_parallel_sub_calls(), 2);
+    /// let error = registry.set_max_parallel_sub_calls(0).unwrap_err();
+    /// assert_eq!(error.to_string(), "maxParallelSubCalls must be a positive integer");
+    /// # Ok::<(), dsh_tools::registry::RegistrationError>(())
+    /// ```
+    pub fn set_max_parallel_sub_calls(&self, max: usize) -> Result<(), RegistrationError> {
+        if max == 0 {
+            return Err(RegistrationError::MaxParallelSubCalls);
+        }
+        self.write().max_parallel_sub_calls = max;
+        Ok(())
+    }
+
+    /// How many sub-calls of one `run_code` program may dispatch at once.
+    pub fn max_parallel_sub_calls(&self) -> usize {
+        self.read().max_parallel_sub_calls
+    }
+
+    /// Adds an observer of the two records every `run_code` sub-call leaves when the outer call
+    /// has an agent (Code Mode spec §4.8): [`Start`](crate::code::CodeDispatchKind::Start)
+    /// before its pre-execute, [`Settle`](crate::code::CodeDispatchKind::Settle) at its commit,
+    /// with the complete final content. Calls abandoned or refused before dispatch leave none.
+    /// Records are for logs and audits; they never reach the model. An observer that panics is
+    /// contained (a warning is logged).
+    ///
+    /// ```
+    /// use dsh_tools::code::CodeDispatchRecord;
+    /// use dsh_tools::{AgentId, Registry};
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// let registry = Registry::new();
+    /// let log: Arc<Mutex<Vec<String>>> = Arc::default();
+    /// let sink = Arc::clone(&log);
+    /// registry
+    ///     .on_code_dispatch(move |agent: &AgentId, record: &CodeDispatchRecord| {
+    ///         sink.lock().unwrap().push(format!("{agent}: {} {}", record.kind.record_type(), record.sub_call_id));
+    ///     })
+    ///     .keep();
+    /// ```
+    pub fn on_code_dispatch(
+        &self,
+        observer: impl Fn(&AgentId, &CodeDispatchRecord) + Send + Sync + 'static,
+    ) -> Registration {
+        let id = self.id();
+        self.write()
+            .code_dispatch_observers
+            .push((id, Arc::new(observer)));
+        self.registration(Target::CodeDispatchObserver { id })
+    }
+
+    /// Tells every code-dispatch observer, outside the lock.
+    pub(crate) fn record_code_dispatch(&self, agent: &AgentId, record: &CodeDispatchRecord) {
+        let observers: Vec<CodeDispatchObserver> = self
+            .read()
+            .code_dispatch_observers
+            .iter()
+            .map(|o| Arc::clone(&o.1))
+            .collect();
+        for observer in observers {
+            let outcome =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| observer(agent, record)));
+            if let Err(payload) = outcome {
+                let error = crate::error::ToolError::from_panic_payload(payload);
+                tracing::warn!(
+                    "tools: code-dispatch observer failed for {}: {}",
+                    record.name,
+                    error.message()
+                );
+            }
+        }
     }
 }

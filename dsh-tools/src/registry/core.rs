@@ -98,6 +98,9 @@ pub(crate) enum Target {
     ChangeListener {
         id: u64,
     },
+    CodeDispatchObserver {
+        id: u64,
+    },
     Nothing,
 }
 
@@ -215,6 +218,10 @@ pub(super) fn remove(state: &mut State, target: Target) -> Option<ChangeEvent> {
         }
         Target::ChangeListener { id } => {
             state.change_listeners.retain(|l| l.0 != id);
+            None
+        }
+        Target::CodeDispatchObserver { id } => {
+            state.code_dispatch_observers.retain(|l| l.0 != id);
             None
         }
         Target::Nothing => None,

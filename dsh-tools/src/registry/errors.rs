@@ -36,6 +36,9 @@ pub enum RegistrationError {
         /// The scope's effective mode.
         mode: &'static str,
     },
+    /// [`Registry::set_max_parallel_sub_calls`](super::Registry::set_max_parallel_sub_calls)
+    /// with zero (Code Mode spec §4.4.5).
+    MaxParallelSubCalls,
     /// A typed tool's argument or output type has a schema the bridge cannot turn into the
     /// subset (see [`Tool::definition`](crate::Tool::definition)).
     Schema {
@@ -50,6 +53,9 @@ impl fmt::Display for RegistrationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::OutputSchema(e) => e.fmt(f),
+            Self::MaxParallelSubCalls => {
+                f.write_str("maxParallelSubCalls must be a positive integer")
+            }
             Self::Timeout { name } => write!(f, "tool \"{name}\" timeoutMs must be a positive finite number"),
             Self::Reserved => f.write_str(
                 "tool name \"run_code\" is reserved for the Code Mode presentation transport and cannot be registered or shadowed",

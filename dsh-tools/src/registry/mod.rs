@@ -18,6 +18,7 @@ mod scope;
 mod state;
 mod tools;
 
+pub use code::DEFAULT_MAX_PARALLEL_SUB_CALLS;
 pub(crate) use core::{Inner, Target};
 pub use core::{Registration, Registry, ScopedRegistration};
 pub use errors::{RegistrationError, RestrictError};

@@ -195,6 +195,10 @@ pub(crate) struct State {
     pub(crate) code_runtime: Option<Arc<dyn crate::code::CodeRuntime>>,
     /// The one `run_code` definition every code or both scope presents.
     pub(crate) run_code: Option<Arc<RegisteredTool>>,
+    /// How many `run_code` sub-calls may dispatch at once (Code Mode spec §4.4.5).
+    pub(crate) max_parallel_sub_calls: usize,
+    /// Observers of the records of `run_code` sub-calls (spec §4.8).
+    pub(crate) code_dispatch_observers: Vec<(u64, super::code::CodeDispatchObserver)>,
 }
 
 impl Default for State {
@@ -211,6 +215,8 @@ impl Default for State {
             change_listeners: Vec::new(),
             code_runtime: None,
             run_code: run_code_tool(),
+            max_parallel_sub_calls: super::code::DEFAULT_MAX_PARALLEL_SUB_CALLS,
+            code_dispatch_observers: Vec::new(),
         }
     }
 }

@@ -3,11 +3,10 @@
 //! scope's tools bound as `tools.<name>(args)`. Every binding call is a nested call through the
 //! whole pipeline (pre-execute, approvals, guards, wrappers, post-execute), so Code Mode is
 //! never a way around a policy.
-//!
-//! Not yet here: the scheduler of spec §4.4 (binding calls dispatch as the program makes them),
-//! abandonment and draining (§4.5), and the images and contexts handed to the outer result (§4.7).
+//! The calls are scheduled by the run's [`lane`]: starts and commits in submission order,
+//! dispatches overlapping up to the registry's `max_parallel_sub_calls`, exclusive calls alone.
 
-use crate::call::{ToolExecutionInput, ToolRunContext};
+use crate::call::ToolRunContext;
 use crate::code::{
     CODE_RUN_FAILED, CodeRequest, ErrorClass, HostFn, Namespace, RUN_CODE, RUN_CODE_DESCRIPTION,
     canonical_value, failure_message, render_success, run_code_call_card, run_code_output_schema,
@@ -18,7 +17,9 @@ use crate::definition::{OutputDecl, ToolDefinition};
 use crate::error::ToolError;
 use serde_json::Value;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use tokio_util::sync::CancellationToken;
+
+pub(crate) mod lane;
 
 /// The message when a scope presents `code` or `both` and the registry has no runtime (spec
 /// §5.1.4; the remedy names this crate's API, §6.3).
@@ -85,63 +86,25 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
         let mode = registry.presentation_mode(agent.as_ref());
         return Err(ToolError::new(missing_runtime(mode.as_str())));
     };
-    // The run-scoped signal: the outer call's, and cancelled once the run settles. Its reason
-    // (spec §4.2, §6.4): the outer cancellation's text when the outer call was cancelled.
-    let run_signal = ctx.signal().child_token();
-    let outer_signal = ctx.signal().token().clone();
-    let counter = Arc::new(AtomicUsize::new(0));
-    let outer_id = exec.call_id().to_owned();
-    let root_id = exec.root_call_id().to_owned();
-    let parent = exec.token();
+    let (run, inbox) = lane::Run::new(
+        ctx.signal().token().clone(),
+        exec.call_id().to_owned(),
+        exec.root_call_id().to_owned(),
+        agent.clone(),
+        exec.token(),
+    );
+    // The bindings: the calling scope's visible tools in view order, never `run_code` (§4.1).
     let functions: Vec<(String, HostFn)> = registry
         .tools(agent.as_ref())
         .iter()
         .filter(|t| t.name() != RUN_CODE)
         .map(|tool| {
             let name = tool.name().to_owned();
-            let (registry, counter, signal) =
-                (registry.clone(), Arc::clone(&counter), run_signal.clone());
-            let (outer_id, root_id, agent) = (outer_id.clone(), root_id.clone(), agent.clone());
-            let outer_signal = outer_signal.clone();
-            let tool_name = name.clone();
+            let run = Arc::clone(&run);
+            let member = name.clone();
             let host: HostFn = Arc::new(move |arg: Value| {
-                let (registry, counter, signal) =
-                    (registry.clone(), Arc::clone(&counter), signal.clone());
-                let (outer_id, root_id, agent, name) =
-                    (outer_id.clone(), root_id.clone(), agent.clone(), tool_name.clone());
-                let outer_signal = outer_signal.clone();
-                let reason = move || {
-                    if outer_signal.is_cancelled() {
-                        "AbortError: This operation was aborted"
-                    } else {
-                        "run_code settled"
-                    }
-                };
-                Box::pin(async move {
-                    if signal.is_cancelled() {
-                        return Err(format!("run_code run is over ({}); {name} not dispatched", reason()));
-                    }
-                    if !crate::json::is_lossless(&arg) {
-                        return Err("tool arguments must be lossless JSON (call the tool with an arguments object, e.g. `{}`)".to_owned());
-                    }
-                    let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
-                    let mut input =
-                        ToolExecutionInput::new(format!("{outer_id}:code:{n}"), &name, arg, signal.clone())
-                            .parent(parent)
-                            .root_call_id(root_id);
-                    if let Some(agent) = agent {
-                        input = input.agent(agent);
-                    }
-                    let result = registry.execute(input).await;
-                    if signal.is_cancelled() {
-                        return Err(format!("run_code run is over ({}); {name} result discarded", reason()));
-                    }
-                    match (result.value(), result.error()) {
-                        (Some(value), _) => Ok(crate::json::clone_deep(value)),
-                        (None, Some(error)) => Err(error.message().to_owned()),
-                        (None, None) => Err(format!("{name} failed")),
-                    }
-                })
+                let (run, name) = (Arc::clone(&run), member.clone());
+                Box::pin(async move { run.call(name, arg).await })
             });
             (name, host)
         })
@@ -156,10 +119,27 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
                 member_name_property: "toolName".to_owned(),
             }),
         }],
-        signal: Some(run_signal.clone()),
+        signal: Some(run.signal().clone()),
     };
-    let outcome = runtime.run(request).await;
-    run_signal.cancel(); // the run settled: late binding results are discarded
+    let drain = CancellationToken::new();
+    let program = async {
+        let outcome = runtime.run(request).await;
+        // Settled: late binding calls are refused, queued ones abandoned, started ones drained
+        // and committed before the outer result exists (spec §4.5.1).
+        run.settle();
+        drain.cancel();
+        outcome
+    };
+    let (outcome, ()) = tokio::join!(
+        program,
+        lane::lane(
+            registry,
+            Arc::clone(&run),
+            ctx.clone(),
+            inbox,
+            drain.clone()
+        )
+    );
     let result = outcome.map_err(|e| ToolError::new(e.0))?;
     match failure_message(&result) {
         Some(message) => Err(ToolError::coded(

@@ -1,0 +1,426 @@
+//! The bridge of one `run_code` run (Code Mode spec §4.2–§4.8): the binding calls a program
+//! makes, and the lane that schedules them.
+//!
+//! One ordered lane runs every ordered stage of every sub-call, one at a time: the start (the
+//! start record, then pre-execute, approval and guards) in submission order, and the commit
+//! (post-execute, finalizer, observers, the contexts handed to the outer call, the settle record)
+//! in submission order. Only dispatches (wrappers and body) overlap: consecutive parallel calls
+//! up to the registry's `max_parallel_sub_calls`; an exclusive call waits for the pool to drain,
+//! runs alone and holds a barrier until its commit is done. When the run settles, queued calls
+//! are abandoned and every started call is drained and committed before the outer result exists.
+
+use crate::call::ToolRunContext;
+use crate::call::{AgentId, BoxFuture, ExecutionToken, ToolExecutionInput, ToolExecutionResult};
+use crate::code::{CodeDispatchKind, CodeDispatchRecord, MAX_QUEUED_SUB_CALLS};
+use crate::content::UserMessage;
+use crate::error::ToolError;
+use serde_json::{Value, json};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+/// The pipeline's stages as the lane uses them. The registry implements it (with the scheduler,
+/// a layer up), so the bridge names no layer above its own.
+pub(crate) trait Stages: Clone + Send + Sync + 'static {
+    /// A call after its start stage: either still to dispatch, or already settled.
+    type Started: Send + 'static;
+    /// Whether the call may overlap with other parallel calls (unknown or undeclared: no).
+    fn parallel(&self, input: &ToolExecutionInput) -> bool;
+    /// Creation, pre-execute, approval, guards.
+    fn start(&self, input: ToolExecutionInput) -> BoxFuture<Self::Started>;
+    /// Whether the started call still has to dispatch.
+    fn dispatches(started: &Self::Started) -> bool;
+    /// Wrappers and body.
+    fn dispatch(&self, started: Self::Started) -> BoxFuture<Self::Started>;
+    /// Post-execute (for a post-result), finalizer, observers.
+    fn commit(&self, started: Self::Started) -> BoxFuture<ToolExecutionResult>;
+    /// Hands one record to the registry's observers.
+    fn record(&self, agent: &AgentId, record: &CodeDispatchRecord);
+    /// The most dispatches in flight at once (at least 1).
+    fn max_parallel(&self) -> usize;
+}
+
+/// The reason a run is over when the bridge ended it (spec §4.2.1, exact).
+pub(crate) const SETTLED: &str = "run_code settled";
+/// The reason of an outer cancellation (our tokens carry none; spec §6.4).
+pub(crate) const OUTER_ABORT: &str = "AbortError: This operation was aborted";
+
+/// What the lane answers a binding call.
+enum Reply {
+    /// Committed: the value, or the failure's message.
+    Settled(Result<Value, String>),
+    /// Removed from the queue after the run was over; never started.
+    Abandoned,
+}
+
+/// One submitted call.
+struct Entry {
+    n: u64,
+    input: ToolExecutionInput,
+    record_args: Value,
+    reply: oneshot::Sender<Reply>,
+    /// Classified when the lane first looks at it (spec §4.4.2: "classify it now").
+    exclusive: Option<bool>,
+}
+
+/// What the submitter of a run holds: the call counter and the lane's inbox, under one lock so
+/// ids follow submission order.
+struct Submitter {
+    n: u64,
+    inbox: mpsc::UnboundedSender<Entry>,
+}
+
+/// One run's shared state: the run-scoped signal and the facts every sub-call input needs.
+pub(crate) struct Run {
+    signal: CancellationToken,
+    outer: CancellationToken,
+    reason: OnceLock<&'static str>,
+    submitter: Mutex<Submitter>,
+    queued: AtomicUsize,
+    outer_id: String,
+    root_id: String,
+    agent: Option<AgentId>,
+    parent: ExecutionToken,
+}
+
+impl Run {
+    /// A run under `outer` (the body's signal): its run-scoped signal is a child of it, and the
+    /// lane reads calls from the returned receiver.
+    pub(crate) fn new(
+        outer: CancellationToken,
+        outer_id: String,
+        root_id: String,
+        agent: Option<AgentId>,
+        parent: ExecutionToken,
+    ) -> (Arc<Self>, Inbox) {
+        let (inbox, receiver) = mpsc::unbounded_channel();
+        let run = Arc::new(Self {
+            signal: outer.child_token(),
+            outer,
+            reason: OnceLock::new(),
+            submitter: Mutex::new(Submitter { n: 0, inbox }),
+            queued: AtomicUsize::new(0),
+            outer_id,
+            root_id,
+            agent,
+            parent,
+        });
+        (run, Inbox(receiver))
+    }
+
+    /// The run-scoped signal (the runtime's, and every sub-call's).
+    pub(crate) fn signal(&self) -> &CancellationToken {
+        &self.signal
+    }
+
+    /// The signal's reason once it fired: the outer cancellation's, or `run_code settled`.
+    fn reason(&self) -> &'static str {
+        self.reason
+            .get()
+            .copied()
+            .unwrap_or(if self.outer.is_cancelled() {
+                OUTER_ABORT
+            } else {
+                SETTLED
+            })
+    }
+
+    /// The run settled: fire the run-scoped signal with `run_code settled` unless the outer
+    /// cancellation fired it first (spec §4.5.1).
+    pub(crate) fn settle(&self) {
+        let outer = &self.outer;
+        self.reason.get_or_init(|| {
+            if outer.is_cancelled() {
+                OUTER_ABORT
+            } else {
+                SETTLED
+            }
+        });
+        self.signal.cancel();
+    }
+
+    fn over(&self, name: &str, what: &str) -> String {
+        format!("run_code run is over ({}); {name} {what}", self.reason())
+    }
+
+    /// `tools.<name>(arg)` on the host side (spec §4.3.1): refused once the run is over or when
+    /// the argument is not lossless, else queued on the lane and answered with the committed
+    /// value or the failure's message.
+    pub(crate) async fn call(&self, name: String, arg: Value) -> Result<Value, String> {
+        if self.signal.is_cancelled() {
+            crate::json::free(arg);
+            return Err(self.over(&name, "not dispatched"));
+        }
+        if !crate::json::is_lossless(&arg) {
+            crate::json::free(arg);
+            return Err("tool arguments must be lossless JSON (call the tool with an arguments object, e.g. `{}`)".to_owned());
+        }
+        if self.queued.load(Ordering::Acquire) >= MAX_QUEUED_SUB_CALLS {
+            crate::json::free(arg);
+            return Err(format!(
+                "run_code: more than {MAX_QUEUED_SUB_CALLS} tool calls are waiting to start; {name} not dispatched"
+            ));
+        }
+        let record_args = crate::json::clone_deep(&arg);
+        let (reply, answer) = oneshot::channel();
+        {
+            let mut submitter = self.submitter.lock().unwrap_or_else(|e| e.into_inner());
+            submitter.n += 1;
+            let n = submitter.n;
+            let mut input = ToolExecutionInput::new(
+                format!("{}:code:{n}", self.outer_id),
+                name.clone(),
+                arg,
+                self.signal.clone(),
+            )
+            .parent(self.parent)
+            .root_call_id(self.root_id.clone());
+            input.agent = self.agent.clone();
+            let entry = Entry {
+                n,
+                input,
+                record_args,
+                reply,
+                exclusive: None,
+            };
+            self.queued.fetch_add(1, Ordering::AcqRel);
+            if let Err(mpsc::error::SendError(entry)) = submitter.inbox.send(entry) {
+                self.queued.fetch_sub(1, Ordering::AcqRel);
+                drop(submitter);
+                crate::json::free(entry.input.arguments);
+                crate::json::free(entry.record_args);
+                return Err(self.over(&name, "not dispatched"));
+            }
+        }
+        match answer.await {
+            Ok(Reply::Settled(outcome)) if self.signal.is_cancelled() => {
+                if let Ok(value) = outcome {
+                    crate::json::free(value);
+                }
+                Err(self.over(&name, "result discarded"))
+            }
+            Ok(Reply::Settled(outcome)) => outcome,
+            Ok(Reply::Abandoned) | Err(_) => Err(self.over(&name, "tool call abandoned")),
+        }
+    }
+}
+
+/// The lane's end of a run's submissions.
+pub(crate) struct Inbox(mpsc::UnboundedReceiver<Entry>);
+
+/// A started call, in commit order.
+struct Slot<S> {
+    n: u64,
+    exclusive: bool,
+    name: String,
+    sub_call_id: String,
+    record_args: Value,
+    reply: oneshot::Sender<Reply>,
+    /// Set once its dispatch settled (or when its start already produced the result).
+    done: Option<Done<S>>,
+}
+
+enum Done<S> {
+    Stage(S),
+    /// The dispatch task was lost (the runtime is shutting down).
+    Lost(String),
+}
+
+/// Runs the lane of `run` until `drain` fired and nothing is queued, started or uncommitted
+/// (spec §4.4.2, §4.5.1). `ctx` is the outer call's: contexts and the turn conclusion of
+/// committed sub-calls go through it (§4.7).
+pub(crate) async fn lane<S: Stages>(
+    stages: S,
+    run: Arc<Run>,
+    ctx: ToolRunContext,
+    inbox: Inbox,
+    drain: CancellationToken,
+) {
+    let mut inbox = inbox.0;
+    let max = stages.max_parallel().max(1);
+    let mut queue: VecDeque<Entry> = VecDeque::new();
+    let mut order: VecDeque<Slot<S::Started>> = VecDeque::new();
+    let mut pool: JoinSet<(u64, S::Started)> = JoinSet::new();
+    let mut tasks: HashMap<tokio::task::Id, u64> = HashMap::new();
+    let mut barrier = false;
+    let mut open = true;
+    loop {
+        // 1. Commit the oldest started call once its dispatch settled.
+        if order.front().is_some_and(|slot| slot.done.is_some()) {
+            let Some(slot) = order.pop_front() else {
+                continue;
+            };
+            let exclusive = slot.exclusive;
+            commit(&stages, &run, &ctx, slot).await;
+            if exclusive {
+                barrier = false;
+            }
+            continue;
+        }
+        while open {
+            match inbox.try_recv() {
+                Ok(entry) => queue.push_back(entry),
+                Err(mpsc::error::TryRecvError::Empty) => break,
+                Err(mpsc::error::TryRecvError::Disconnected) => open = false,
+            }
+        }
+        // 2. Start the next queued call when it may.
+        if let Some(entry) = queue.front_mut() {
+            if run.signal.is_cancelled() {
+                if let Some(entry) = queue.pop_front() {
+                    abandon(&run, entry);
+                }
+                continue;
+            }
+            let exclusive = *entry
+                .exclusive
+                .get_or_insert_with(|| !stages.parallel(&entry.input));
+            let may = !barrier
+                && if exclusive {
+                    pool.is_empty()
+                } else {
+                    pool.len() < max
+                };
+            if may && let Some(entry) = queue.pop_front() {
+                run.queued.fetch_sub(1, Ordering::AcqRel);
+                barrier = exclusive;
+                let Entry {
+                    n,
+                    input,
+                    record_args,
+                    reply,
+                    ..
+                } = entry;
+                let name = input.name.clone();
+                let sub_call_id = input.call_id.clone();
+                if let Some(agent) = &run.agent {
+                    let record = CodeDispatchRecord {
+                        kind: CodeDispatchKind::Start,
+                        root_call_id: run.root_id.clone(),
+                        parent_call_id: run.outer_id.clone(),
+                        sub_call_id: sub_call_id.clone(),
+                        name: name.clone(),
+                        arguments: crate::json::clone_deep(&record_args),
+                        is_error: None,
+                        content: None,
+                    };
+                    stages.record(agent, &record);
+                    crate::json::free(record.arguments);
+                }
+                let started = stages.start(input).await;
+                let done = if S::dispatches(&started) {
+                    let stages = stages.clone();
+                    let handle = pool.spawn(async move { (n, stages.dispatch(started).await) });
+                    tasks.insert(handle.id(), n);
+                    None
+                } else {
+                    Some(Done::Stage(started))
+                };
+                order.push_back(Slot {
+                    n,
+                    exclusive,
+                    name,
+                    sub_call_id,
+                    record_args,
+                    reply,
+                    done,
+                });
+                continue;
+            }
+        }
+        // 3. Idle and drained: done. Else wait for a dispatch, a submission or the drain.
+        if queue.is_empty() && order.is_empty() && pool.is_empty() && drain.is_cancelled() {
+            return;
+        }
+        tokio::select! {
+            biased;
+            joined = pool.join_next_with_id(), if !pool.is_empty() => {
+                let (n, done) = match joined {
+                    Some(Ok((id, (n, started)))) => {
+                        tasks.remove(&id);
+                        (Some(n), Done::Stage(started))
+                    }
+                    Some(Err(e)) => (
+                        tasks.remove(&e.id()),
+                        Done::Lost(format!("tool dispatch task failed: {e}")),
+                    ),
+                    None => continue,
+                };
+                if let Some(slot) = order.iter_mut().find(|slot| Some(slot.n) == n) {
+                    slot.done = Some(done);
+                }
+            }
+            entry = inbox.recv(), if open => match entry {
+                Some(entry) => queue.push_back(entry),
+                None => open = false,
+            },
+            () = drain.cancelled(), if !drain.is_cancelled() => {}
+            else => {
+                // Nothing can change any more: abandon what waits and stop.
+                for entry in queue.drain(..) {
+                    abandon(&run, entry);
+                }
+                return;
+            }
+        }
+    }
+}
+
+fn abandon(run: &Run, entry: Entry) {
+    run.queued.fetch_sub(1, Ordering::AcqRel);
+    let _ = entry.reply.send(Reply::Abandoned);
+    crate::json::free(entry.input.arguments);
+    crate::json::free(entry.record_args);
+}
+
+/// The commit of one started call (spec §4.4.4).
+async fn commit<S: Stages>(stages: &S, run: &Run, ctx: &ToolRunContext, slot: Slot<S::Started>) {
+    let result = match slot.done {
+        Some(Done::Stage(started)) => stages.commit(started).await,
+        Some(Done::Lost(message)) => ToolExecutionResult::failure(ToolError::new(message)),
+        None => ToolExecutionResult::failure(ToolError::new(
+            "internal error: a sub-call was committed before it settled",
+        )),
+    };
+    if !result.is_error() && result.content().iter().any(|block| block.kind() == "image") {
+        ctx.defer_context(UserMessage::new(
+            format!("{}:images", slot.sub_call_id),
+            result.content().to_vec(),
+            json!({"kind": "plugin", "plugin": "tools-code-mode"}),
+        ));
+    }
+    for context in result.additional_contexts().unwrap_or_default() {
+        ctx.defer_context(context.clone());
+    }
+    if !result.is_error() && result.concludes_turn() {
+        ctx.conclude_turn();
+    }
+    let outcome = match result.error() {
+        Some(error) if result.is_error() => Err(error.message().to_owned()),
+        _ if result.is_error() => Err(format!("{} failed", slot.name)),
+        _ => Ok(result
+            .value()
+            .map(crate::json::clone_deep)
+            .unwrap_or(Value::Null)),
+    };
+    let _ = slot.reply.send(Reply::Settled(outcome));
+    if let Some(agent) = &run.agent {
+        let record = CodeDispatchRecord {
+            kind: CodeDispatchKind::Settle,
+            root_call_id: run.root_id.clone(),
+            parent_call_id: run.outer_id.clone(),
+            sub_call_id: slot.sub_call_id,
+            name: slot.name,
+            arguments: slot.record_args,
+            is_error: Some(result.is_error()),
+            content: Some(result.content().to_vec()),
+        };
+        stages.record(agent, &record);
+        crate::json::free(record.arguments);
+    } else {
+        crate::json::free(slot.record_args);
+    }
+}
