@@ -5,11 +5,29 @@ use super::core::{Registration, Registry, Target};
 use super::errors::RegistrationError;
 use super::tools::PresentationMode;
 use crate::call::AgentId;
-use crate::code::{CodeDispatchRecord, CodeRuntime};
+use crate::code::{
+    CODE_ONLY_INSTRUCTION, CodeDispatchRecord, CodeRuntime, RUN_CODE, SdkTool, render_sdk,
+};
 use std::sync::Arc;
 
 /// An observer of `run_code` sub-call records.
 pub(crate) type CodeDispatchObserver = Arc<dyn Fn(&AgentId, &CodeDispatchRecord) + Send + Sync>;
+
+/// One section Code Mode adds to an agent's system prompt (Code Mode spec §5.1): `tools:code-only`
+/// (order 99, before per-tool guidance at 100–199) under `code`, and `tools:sdk` (order 150, the
+/// SDK text) under `code` and `both`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PromptSection {
+    /// `tools:code-only` or `tools:sdk`.
+    pub id: &'static str,
+    /// Where it goes among the prompt's sections (lower first).
+    pub order: u32,
+    /// The text.
+    pub text: String,
+}
+
+/// The languages this crate renders an SDK for (spec §6.3).
+const SDK_LANGUAGES: &[&str] = &["typescript"];
 
 /// How many sub-calls of one `run_code` program may dispatch at once unless set (spec §4.4.5).
 pub const DEFAULT_MAX_PARALLEL_SUB_CALLS: usize = 10;
@@ -152,5 +170,90 @@ impl Registry {
                 );
             }
         }
+    }
+
+    /// The sections Code Mode adds to `agent`'s system prompt (Code Mode spec §5.1): none under
+    /// `native`; `tools:code-only` and `tools:sdk` under `code`; `tools:sdk` under `both`. The
+    /// SDK declares the scope's visible tools (restrictions applied, `run_code` never), sorted,
+    /// byte-identical whatever the registration order. Fails, as [`schemas`](Self::schemas)
+    /// does, when the scope is not native and the registry has no runtime, or the runtime's
+    /// language has no SDK renderer. [`code_prompt`](Self::code_prompt) joins them.
+    pub fn code_prompt_sections(
+        &self,
+        agent: Option<&AgentId>,
+    ) -> Result<Vec<PromptSection>, RegistrationError> {
+        let mode = self.presentation_mode(agent);
+        if mode == PresentationMode::Native {
+            return Ok(Vec::new());
+        }
+        let Some(runtime) = self.code_runtime() else {
+            return Err(RegistrationError::NoCodeRuntime {
+                mode: mode.as_str(),
+            });
+        };
+        let language = runtime.language();
+        if !SDK_LANGUAGES.contains(&language) {
+            return Err(RegistrationError::NoSdkRenderer {
+                language: language.to_owned(),
+            });
+        }
+        let tools = self.tools(agent);
+        let sdk: Vec<SdkTool<'_>> = tools
+            .iter()
+            .filter(|t| t.name() != RUN_CODE)
+            .map(|t| SdkTool {
+                name: t.name(),
+                description: t.definition().description(),
+                parameters: t.definition().parameters(),
+                output: t.definition().output().schema(),
+            })
+            .collect();
+        let mut sections = Vec::with_capacity(2);
+        if mode == PresentationMode::Code {
+            sections.push(PromptSection {
+                id: "tools:code-only",
+                order: 99,
+                text: CODE_ONLY_INSTRUCTION.to_owned(),
+            });
+        }
+        sections.push(PromptSection {
+            id: "tools:sdk",
+            order: 150,
+            text: render_sdk(&sdk),
+        });
+        Ok(sections)
+    }
+
+    /// What `agent`'s system prompt needs for Code Mode, in one string: the sections of
+    /// [`code_prompt_sections`](Self::code_prompt_sections) in order, joined by a blank line
+    /// (empty under `native`). Put it in the system prompt you send with
+    /// [`wire_tools`](Self::wire_tools).
+    ///
+    /// ```
+    /// use dsh_tools::registry::PresentationMode;
+    /// use dsh_tools::testing::{FakeOutcome, FakeRuntime};
+    /// use dsh_tools::{OutputDecl, Registry, ToolDefinition};
+    /// use serde_json::json;
+    ///
+    /// let registry = Registry::new();
+    /// registry.register(ToolDefinition::new("echo", "Echo a value.",
+    ///     json!({"type": "object", "properties": {"value": {"type": "string"}}, "required": ["value"]}),
+    ///     OutputDecl::json(json!({"type": "string"})), |args, _| async move { Ok(args["value"].clone()) }))?.keep();
+    /// assert_eq!(registry.code_prompt(None)?, ""); // native: nothing to add
+    /// registry.set_presentation_mode(PresentationMode::Code);
+    /// assert!(registry.code_prompt(None).is_err()); // no runtime yet
+    /// registry.set_code_runtime(FakeRuntime::new(|_, _| async { FakeOutcome::Return(None) }));
+    /// let prompt = registry.code_prompt(None)?;
+    /// assert!(prompt.starts_with("`run_code` is the only tool you can call directly"));
+    /// assert!(prompt.contains("  echo: {\n    value: string;\n  };"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn code_prompt(&self, agent: Option<&AgentId>) -> Result<String, RegistrationError> {
+        let sections = self.code_prompt_sections(agent)?;
+        Ok(sections
+            .into_iter()
+            .map(|s| s.text)
+            .collect::<Vec<_>>()
+            .join("\n\n"))
     }
 }

@@ -36,6 +36,11 @@ pub enum RegistrationError {
         /// The scope's effective mode.
         mode: &'static str,
     },
+    /// The code runtime's language has no SDK renderer (Code Mode spec §5.1.4).
+    NoSdkRenderer {
+        /// The runtime's language.
+        language: String,
+    },
     /// [`Registry::set_max_parallel_sub_calls`](super::Registry::set_max_parallel_sub_calls)
     /// with zero (Code Mode spec §4.4.5).
     MaxParallelSubCalls,
@@ -53,6 +58,11 @@ impl fmt::Display for RegistrationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::OutputSchema(e) => e.fmt(f),
+            Self::NoSdkRenderer { language } => write!(
+                f,
+                "dsh-tools: no SDK renderer registered for runtime language {} (known: \"typescript\")",
+                serde_json::Value::from(language.as_str())
+            ),
             Self::MaxParallelSubCalls => {
                 f.write_str("maxParallelSubCalls must be a positive integer")
             }

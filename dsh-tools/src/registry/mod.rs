@@ -18,7 +18,7 @@ mod scope;
 mod state;
 mod tools;
 
-pub use code::DEFAULT_MAX_PARALLEL_SUB_CALLS;
+pub use code::{DEFAULT_MAX_PARALLEL_SUB_CALLS, PromptSection};
 pub(crate) use core::{Inner, Target};
 pub use core::{Registration, Registry, ScopedRegistration};
 pub use errors::{RegistrationError, RestrictError};
