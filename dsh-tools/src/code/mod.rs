@@ -11,11 +11,17 @@
 /// restricted (also at `registry::RUN_CODE`).
 pub const RUN_CODE: &str = "run_code";
 
+/// The text of a cancellation without a reason (our tokens carry none; Code Mode spec §6.4): the
+/// message of an `abort` failure and the reason in `run_code run is over (…)` messages.
+pub const ABORT_REASON: &str = "AbortError: This operation was aborted";
+
 /// The most binding calls one `run_code` run may have waiting to start (queued behind an
 /// exclusive call or a full pool); a call past it is refused with a message, not queued.
 pub const MAX_QUEUED_SUB_CALLS: usize = 10_000;
 
 mod ledger;
+#[cfg(feature = "quickjs")]
+pub mod quickjs;
 mod record;
 mod render;
 mod runtime;

@@ -46,7 +46,7 @@ pub(crate) trait Stages: Clone + Send + Sync + 'static {
 /// The reason a run is over when the bridge ended it (spec §4.2.1, exact).
 pub(crate) const SETTLED: &str = "run_code settled";
 /// The reason of an outer cancellation (our tokens carry none; spec §6.4).
-pub(crate) const OUTER_ABORT: &str = "AbortError: This operation was aborted";
+const OUTER_ABORT: &str = crate::code::ABORT_REASON;
 
 /// What the lane answers a binding call.
 enum Reply {

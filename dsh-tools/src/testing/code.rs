@@ -137,7 +137,7 @@ impl CodeRuntime for FakeRuntime {
                     .take()
                     .unwrap_or_else(|| OutputLedger::new(cap))
             };
-            let aborted = "AbortError: This operation was aborted".to_owned();
+            let aborted = crate::code::ABORT_REASON.to_owned();
             if request.signal.as_ref().is_some_and(|s| s.is_cancelled()) {
                 return Ok(take(&ledger).fail(FailureKind::Abort, aborted));
             }

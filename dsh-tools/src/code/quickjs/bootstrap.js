@@ -1,0 +1,342 @@
+// The QuickJS runtime's bootstrap (Code Mode spec §3.6, §3.8). Evaluated in a fresh context
+// before the program; everything the host relies on while the program runs is captured here, so a
+// program that rewrites globals or prototypes cannot change what the host reads.
+(function (hostCall, hostLog, onDone, onError) {
+  'use strict';
+  const O = Object;
+  const R = Reflect;
+  const apply = R.apply;
+  const ownKeys = R.ownKeys;
+  const getProto = O.getPrototypeOf;
+  const setProto = O.setPrototypeOf;
+  const getDesc = O.getOwnPropertyDescriptor;
+  const defineProperty = O.defineProperty;
+  const create = O.create;
+  const freeze = O.freeze;
+  const isArray = Array.isArray;
+  const hasOwn = O.prototype.hasOwnProperty;
+  const ObjectProto = O.prototype;
+  const ArrayProto = Array.prototype;
+  const SetC = Set;
+  const setAdd = Set.prototype.add;
+  const setHas = Set.prototype.has;
+  const setDelete = Set.prototype.delete;
+  const PromiseC = Promise;
+  const promiseThen = Promise.prototype.then;
+  const ErrorC = Error;
+  const StringC = String;
+  const isFinite = Number.isFinite;
+  const symbolToString = Symbol.prototype.toString;
+  const bigintToString = BigInt.prototype.toString;
+  const stringReplace = String.prototype.replace;
+  const regexpTest = RegExp.prototype.test;
+  const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+  const AsyncFunction = getProto(async function () {}).constructor;
+  const EXIT = create(null);
+
+  // An array no prototype can reach into (a setter on Array.prototype is never called).
+  function list() {
+    const a = [];
+    setProto(a, null);
+    return a;
+  }
+
+  // The lossless check and flattening of a value (§3.8): a tape of tags and payloads the host
+  // reads without recursion, or undefined when the value is not lossless JSON.
+  // Tags: 0 null, 1 false, 2 true, 3 number, 4 string, 5 array (length, items), 6 object (count,
+  // keys, values).
+  function toTape(root) {
+    const tape = list();
+    const work = list();
+    const path = new SetC();
+    let t = 0;
+    let w = 0;
+    work[w++] = root;
+    try {
+      while (w > 0) {
+        const v = work[--w];
+        if (v === EXIT) {
+          apply(setDelete, path, [work[--w]]);
+          continue;
+        }
+        switch (typeof v) {
+          case 'string':
+            tape[t++] = 4;
+            tape[t++] = v;
+            continue;
+          case 'boolean':
+            tape[t++] = v ? 2 : 1;
+            continue;
+          case 'number':
+            if (!isFinite(v) || (v === 0 && 1 / v < 0)) return undefined;
+            tape[t++] = 3;
+            tape[t++] = v;
+            continue;
+          case 'object':
+            break;
+          default:
+            return undefined;
+        }
+        if (v === null) {
+          tape[t++] = 0;
+          continue;
+        }
+        if (apply(setHas, path, [v])) return undefined;
+        const proto = getProto(v);
+        const keys = ownKeys(v);
+        const n = keys.length;
+        if (isArray(v)) {
+          if (proto !== ArrayProto) return undefined;
+          const d = getDesc(v, 'length');
+          if (d === undefined || typeof d.value !== 'number') return undefined;
+          const len = d.value;
+          if (n !== len + 1) return undefined;
+          apply(setAdd, path, [v]);
+          work[w++] = v;
+          work[w++] = EXIT;
+          tape[t++] = 5;
+          tape[t++] = len;
+          for (let i = len - 1; i >= 0; i--) {
+            const item = getDesc(v, i);
+            if (item === undefined || !apply(hasOwn, item, ['value']) || !item.enumerable) {
+              return undefined;
+            }
+            work[w++] = item.value;
+          }
+          continue;
+        }
+        if (proto !== ObjectProto && proto !== null) return undefined;
+        apply(setAdd, path, [v]);
+        work[w++] = v;
+        work[w++] = EXIT;
+        tape[t++] = 6;
+        tape[t++] = n;
+        for (let i = 0; i < n; i++) {
+          const k = keys[i];
+          if (typeof k !== 'string') return undefined;
+          tape[t++] = k;
+        }
+        for (let i = n - 1; i >= 0; i--) {
+          const member = getDesc(v, keys[i]);
+          if (member === undefined || !apply(hasOwn, member, ['value']) || !member.enumerable) {
+            return undefined;
+          }
+          work[w++] = member.value;
+        }
+      }
+    } catch (_) {
+      return undefined;
+    }
+    return tape;
+  }
+
+  // Inspection for console arguments that are not strings (§3.6.6, the simple forms).
+  function quote(s) {
+    const q = apply(regexpTest, /'/, [s]) && !apply(regexpTest, /"/, [s]) ? '"' : "'";
+    let body = apply(stringReplace, s, [/\\/g, '\\\\']);
+    body = apply(stringReplace, body, [/\n/g, '\\n']);
+    if (q === "'") body = apply(stringReplace, body, [/'/g, "\\'"]);
+    return q + body + q;
+  }
+
+  function key(k) {
+    if (typeof k === 'symbol') return '[' + apply(symbolToString, k, []) + ']';
+    return apply(regexpTest, IDENT, [k]) ? k : quote(k);
+  }
+
+  function inspect(v, depth, seen) {
+    switch (typeof v) {
+      case 'string':
+        return quote(v);
+      case 'number':
+        return v === 0 && 1 / v < 0 ? '-0' : StringC(v);
+      case 'bigint':
+        return apply(bigintToString, v, []) + 'n';
+      case 'boolean':
+        return v ? 'true' : 'false';
+      case 'undefined':
+        return 'undefined';
+      case 'symbol':
+        return apply(symbolToString, v, []);
+      case 'function': {
+        const d = getDesc(v, 'name');
+        const name = d && typeof d.value === 'string' ? d.value : '';
+        return name ? '[Function: ' + name + ']' : '[Function (anonymous)]';
+      }
+    }
+    if (v === null) return 'null';
+    if (apply(setHas, seen, [v])) return '[Circular]';
+    const array = isArray(v);
+    if (depth > 4) return array ? '[Array]' : '[Object]';
+    const proto = getProto(v);
+    if (!array && proto !== ObjectProto && proto !== null) {
+      let isError = false;
+      for (let p = proto; p !== null; p = getProto(p)) {
+        if (p === ErrorC.prototype) {
+          isError = true;
+          break;
+        }
+      }
+      if (isError) return describe(v);
+    }
+    apply(setAdd, seen, [v]);
+    const parts = list();
+    let n = 0;
+    const keys = ownKeys(v);
+    let shown = 0;
+    let more = 0;
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i];
+      if (array && k === 'length') continue;
+      const d = getDesc(v, k);
+      if (d === undefined || !d.enumerable) continue;
+      if (array && shown >= 100) {
+        more++;
+        continue;
+      }
+      let text;
+      if (apply(hasOwn, d, ['value'])) text = inspect(d.value, depth + 1, seen);
+      else if (d.get && d.set) text = '[Getter/Setter]';
+      else if (d.get) text = '[Getter]';
+      else text = '[Setter]';
+      const index = array && typeof k === 'string' && apply(regexpTest, /^(0|[1-9][0-9]*)$/, [k]);
+      parts[n++] = index ? text : key(k) + ': ' + text;
+      shown++;
+    }
+    apply(setDelete, seen, [v]);
+    if (more > 0) parts[n++] = '... ' + more + ' more item' + (more > 1 ? 's' : '');
+    let body = '';
+    for (let i = 0; i < n; i++) body += (i ? ', ' : '') + parts[i];
+    let prefix = '';
+    if (!array && proto === null) prefix = '[Object: null prototype] ';
+    else if (!array && proto !== ObjectProto) {
+      const c = proto && getDesc(proto, 'constructor');
+      const f = c && c.value;
+      const nd = typeof f === 'function' ? getDesc(f, 'name') : undefined;
+      if (nd && typeof nd.value === 'string' && nd.value) prefix = nd.value + ' ';
+    }
+    if (array) return n === 0 ? '[]' : '[ ' + body + ' ]';
+    return prefix + (n === 0 ? '{}' : '{ ' + body + ' }');
+  }
+
+  // What a thrown value reads as (§3.4.2).
+  function describe(e) {
+    try {
+      if (e !== null && typeof e === 'object') {
+        let isError = false;
+        for (let p = getProto(e); p !== null; p = getProto(p)) {
+          if (p === ErrorC.prototype) {
+            isError = true;
+            break;
+          }
+        }
+        if (isError) {
+          const head = StringC(e);
+          const d = getDesc(e, 'stack');
+          const stack = d && typeof d.value === 'string' ? d.value : '';
+          return stack === '' ? head : head + '\n' + apply(stringReplace, stack, [/\s+$/, '']);
+        }
+      }
+      const text = StringC(e);
+      return typeof text === 'string' ? text : 'program threw an unrenderable value';
+    } catch (_) {
+      return 'program threw an unrenderable value';
+    }
+  }
+
+  function render(args) {
+    let s = '';
+    for (let i = 0; i < args.length; i++) {
+      const a = args[i];
+      let text;
+      try {
+        text = typeof a === 'string' ? a : inspect(a, 0, new SetC());
+      } catch (_) {
+        text = '[uninspectable]';
+      }
+      s += (i ? ' ' : '') + text;
+    }
+    return s;
+  }
+
+  const consoleObject = create(null);
+  for (const name of ['log', 'info', 'warn', 'error', 'debug']) {
+    const fn = function (...args) {
+      hostLog(render(args));
+    };
+    defineProperty(fn, 'name', { value: name });
+    defineProperty(consoleObject, name, { value: fn, enumerable: true });
+  }
+  freeze(consoleObject);
+
+  function makeErrorClass(name, prop) {
+    const C = class extends ErrorC {
+      constructor(member, message) {
+        super(message);
+        defineProperty(this, 'name', { value: name, enumerable: true });
+        defineProperty(this, prop, { value: member, enumerable: true });
+      }
+    };
+    defineProperty(C, 'name', { value: name });
+    return C;
+  }
+
+  function makeNamespace(index, names, C) {
+    const ns = create(null);
+    for (let j = 0; j < names.length; j++) {
+      const member = names[j];
+      const fail = (message) => (C ? new C(member, message) : new ErrorC(message));
+      const fn = function (arg) {
+        return new PromiseC((resolve, reject) => {
+          const tape = toTape(arg);
+          if (tape === undefined) {
+            reject(fail('binding arguments must be lossless JSON'));
+            return;
+          }
+          hostCall(index, j, tape, resolve, (message) => reject(fail(message)));
+        });
+      };
+      defineProperty(fn, 'name', { value: member });
+      defineProperty(ns, member, { value: fn, enumerable: true });
+    }
+    return freeze(ns);
+  }
+
+  // Builds the namespaces, error classes and console, compiles the program as the body of a
+  // strict async function (§3.6.1) and starts it. `spec`: [global, names, className, property].
+  return function start(spec, program) {
+    try {
+      const params = [];
+      const args = [];
+      const classes = [];
+      const classArgs = [];
+      for (let i = 0; i < spec.length; i++) {
+        const [global, names, className, prop] = spec[i];
+        const C = className === null ? null : makeErrorClass(className, prop);
+        params.push(global);
+        args.push(makeNamespace(i, names, C));
+        if (C !== null) {
+          classes.push(className);
+          classArgs.push(C);
+        }
+      }
+      params.push(...classes, 'console');
+      args.push(...classArgs, consoleObject);
+      const main = new AsyncFunction(...params, "'use strict';\n" + program);
+      const running = apply(main, undefined, args);
+      apply(promiseThen, running, [
+        (value) => {
+          if (value === undefined) onDone(0, undefined);
+          else {
+            const tape = toTape(value);
+            if (tape === undefined) onDone(2, undefined);
+            else onDone(1, tape);
+          }
+        },
+        (e) => onError(describe(e)),
+      ]);
+    } catch (e) {
+      onError(describe(e));
+    }
+  };
+})

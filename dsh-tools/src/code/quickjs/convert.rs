@@ -1,0 +1,174 @@
+//! Values across the engine boundary, without recursion (Code Mode spec §3.8.4): the bootstrap
+//! flattens an engine value into a tape after its lossless check; the host reads the tape into a
+//! `serde_json::Value`, and builds engine values from JSON with an explicit stack.
+
+use rquickjs::{Array, Ctx, Object};
+use serde_json::{Map, Number, Value};
+
+const NULL: i32 = 0;
+const FALSE: i32 = 1;
+const TRUE: i32 = 2;
+const NUMBER: i32 = 3;
+const STRING: i32 = 4;
+const ARRAY: i32 = 5;
+const OBJECT: i32 = 6;
+
+/// 2^53: integers below it are exact in a double.
+const EXACT: f64 = 9_007_199_254_740_992.0;
+
+/// A number as lossless JSON: integral values in the exact range as integers.
+fn number(x: f64) -> Option<Value> {
+    if x.fract() == 0.0 && x.abs() < EXACT {
+        return Some(Value::from(x as i64));
+    }
+    Number::from_f64(x).map(Value::Number)
+}
+
+enum Frame {
+    Array(Vec<Value>, usize),
+    Object(Vec<String>, Map<String, Value>),
+}
+
+/// Reads a tape written by the bootstrap's `toTape`. `None` when the tape is malformed (the
+/// bootstrap's contract broken, which a program cannot cause).
+pub(super) fn from_tape(tape: &Array<'_>) -> Option<Value> {
+    let mut at = 0usize;
+    let mut next = || {
+        let v: rquickjs::Value<'_> = tape.get(at).ok()?;
+        at += 1;
+        Some(v)
+    };
+    let mut stack: Vec<Frame> = Vec::new();
+    loop {
+        let tag = next()?.as_int()?;
+        let mut node = match tag {
+            NULL => Value::Null,
+            FALSE => Value::Bool(false),
+            TRUE => Value::Bool(true),
+            NUMBER => number(next()?.as_number()?)?,
+            STRING => Value::String(next()?.as_string()?.to_string().ok()?),
+            ARRAY => {
+                let len = next()?.as_number()? as usize;
+                if len > 0 {
+                    stack.push(Frame::Array(Vec::with_capacity(len.min(1 << 16)), len));
+                    continue;
+                }
+                Value::Array(Vec::new())
+            }
+            OBJECT => {
+                let count = next()?.as_number()? as usize;
+                if count > 0 {
+                    let mut keys = Vec::with_capacity(count.min(1 << 16));
+                    for _ in 0..count {
+                        keys.push(next()?.as_string()?.to_string().ok()?);
+                    }
+                    stack.push(Frame::Object(keys, Map::new()));
+                    continue;
+                }
+                Value::Object(Map::new())
+            }
+            _ => return None,
+        };
+        // Attach the node to its parent, closing every container it completes.
+        loop {
+            match stack.last_mut() {
+                None => return Some(node),
+                Some(Frame::Array(items, len)) => {
+                    items.push(node);
+                    if items.len() < *len {
+                        break;
+                    }
+                }
+                Some(Frame::Object(keys, map)) => {
+                    let key = keys.get(map.len())?.clone();
+                    map.insert(key, node);
+                    if map.len() < keys.len() {
+                        break;
+                    }
+                }
+            }
+            node = match stack.pop()? {
+                Frame::Array(items, _) => Value::Array(items),
+                Frame::Object(_, map) => Value::Object(map),
+            };
+        }
+    }
+}
+
+fn scalar<'js>(ctx: &Ctx<'js>, value: &Value) -> rquickjs::Result<rquickjs::Value<'js>> {
+    Ok(match value {
+        Value::Null => rquickjs::Value::new_null(ctx.clone()),
+        Value::Bool(b) => rquickjs::Value::new_bool(ctx.clone(), *b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) if i32::try_from(i).is_ok() => rquickjs::Value::new_int(ctx.clone(), i as i32),
+            _ => rquickjs::Value::new_float(ctx.clone(), n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Value::String(s) => rquickjs::String::from_str(ctx.clone(), s)?.into_value(),
+        Value::Array(_) => Array::new(ctx.clone())?.into_value(),
+        Value::Object(_) => Object::new(ctx.clone())?.into_value(),
+    })
+}
+
+/// Defines `key` as an own, writable, enumerable, configurable data property: never a setter on a
+/// prototype the program may have rewritten, and `__proto__` is an ordinary key.
+fn define<'js, K: rquickjs::IntoAtom<'js>>(
+    object: &Object<'js>,
+    key: K,
+    value: rquickjs::Value<'js>,
+) -> rquickjs::Result<()> {
+    object.prop(
+        key,
+        rquickjs::object::Property::from(value)
+            .writable()
+            .enumerable()
+            .configurable(),
+    )
+}
+
+/// A JSON value as a fresh engine value (plain objects and arrays), built with an explicit stack.
+pub(super) fn to_js<'js>(ctx: &Ctx<'js>, value: &Value) -> rquickjs::Result<rquickjs::Value<'js>> {
+    enum Todo<'a, 'js> {
+        Array(std::slice::Iter<'a, Value>, Object<'js>, u32),
+        Object(serde_json::map::Iter<'a>, Object<'js>),
+    }
+    fn open<'a, 'js>(stack: &mut Vec<Todo<'a, 'js>>, value: &'a Value, js: &rquickjs::Value<'js>) {
+        let Some(object) = js.as_object() else { return };
+        match value {
+            Value::Array(items) => stack.push(Todo::Array(items.iter(), object.clone(), 0)),
+            Value::Object(map) => stack.push(Todo::Object(map.iter(), object.clone())),
+            _ => {}
+        }
+    }
+    let root = scalar(ctx, value)?;
+    let mut stack: Vec<Todo<'_, 'js>> = Vec::new();
+    open(&mut stack, value, &root);
+    while let Some(top) = stack.last_mut() {
+        let (child, js) = match top {
+            Todo::Array(items, array, index) => match items.next() {
+                Some(item) => {
+                    let js = scalar(ctx, item)?;
+                    define(array, *index, js.clone())?;
+                    *index += 1;
+                    (item, js)
+                }
+                None => {
+                    stack.pop();
+                    continue;
+                }
+            },
+            Todo::Object(members, object) => match members.next() {
+                Some((key, item)) => {
+                    let js = scalar(ctx, item)?;
+                    define(object, key.as_str(), js.clone())?;
+                    (item, js)
+                }
+                None => {
+                    stack.pop();
+                    continue;
+                }
+            },
+        };
+        open(&mut stack, child, &js);
+    }
+    Ok(root)
+}

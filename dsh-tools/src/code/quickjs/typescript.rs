@@ -1,0 +1,114 @@
+//! TypeScript in, JavaScript out (Code Mode spec §6.2): swc's strip-only mode, which replaces
+//! erasable syntax with whitespace (positions are kept) and refuses the rest (`enum`,
+//! `namespace`, parameter properties) with the texts Node's type stripper reports.
+
+use std::sync::{Arc, Mutex};
+use swc_common::errors::{DiagnosticBuilder, Emitter, Handler};
+use swc_common::sync::Lrc;
+use swc_common::{FilePathMapping, GLOBALS, Globals, SourceMap};
+
+/// The wrapper that makes a function body parse (top-level `return` and `await`).
+const HEAD: &str = "async function __dsh_main__() {\n";
+const TAIL: &str = "\n}";
+
+/// Brackets nested deeper than this are refused before the parser, which recurses.
+const MAX_NESTING: usize = 1_000;
+
+struct Collect(Arc<Mutex<Vec<String>>>);
+
+impl Emitter for Collect {
+    fn emit(&mut self, db: &mut DiagnosticBuilder<'_>) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(db.message());
+    }
+}
+
+/// The deepest bracket nesting of `text` (strings and comments counted too: an over-estimate).
+fn nesting(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    for b in text.bytes() {
+        match b {
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// `program` with its types stripped, or the stripper's first message.
+pub(super) fn strip(program: &str) -> Result<String, String> {
+    if nesting(program) > MAX_NESTING {
+        return Err(format!(
+            "SyntaxError: the program nests brackets more than {MAX_NESTING} levels deep"
+        ));
+    }
+    let input = format!("{HEAD}{program}{TAIL}");
+    let messages = Arc::new(Mutex::new(Vec::new()));
+    let output = GLOBALS.set(&Globals::new(), || {
+        let cm: Lrc<SourceMap> = Lrc::new(SourceMap::new(FilePathMapping::empty()));
+        let handler = Handler::with_emitter(true, false, Box::new(Collect(Arc::clone(&messages))));
+        let options = swc_ts_fast_strip::Options {
+            module: Some(false),
+            ..Default::default()
+        };
+        swc_ts_fast_strip::operate(&cm, &handler, input, options)
+    });
+    let first = messages
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .first()
+        .cloned();
+    match output {
+        Ok(out) => {
+            let code = out.code;
+            match code
+                .strip_prefix(HEAD)
+                .and_then(|rest| rest.strip_suffix(TAIL))
+            {
+                Some(body) => Ok(body.to_owned()),
+                None => Err(format!(
+                    "SyntaxError: {}",
+                    first.unwrap_or_else(|| "the program could not be type-stripped".to_owned())
+                )),
+            }
+        }
+        Err(e) => Err(first.unwrap_or(e.message)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strip;
+
+    #[test]
+    fn erasable_syntax_is_stripped_in_place() {
+        let out = strip("const p: number = 1 as number;\nreturn p").unwrap();
+        assert_eq!(out.len(), "const p: number = 1 as number;\nreturn p".len());
+        assert!(out.starts_with("const p"));
+        assert!(!out.contains("number"));
+    }
+
+    #[test]
+    fn enum_and_namespace_are_refused_with_node_texts() {
+        let e = strip("enum E { A }\nreturn 1").unwrap_err();
+        assert_eq!(e, "TypeScript enum is not supported in strip-only mode");
+        let n = strip("namespace N { export const x = 1 }\nreturn 1").unwrap_err();
+        assert_eq!(
+            n,
+            "TypeScript namespace declaration is not supported in strip-only mode"
+        );
+        assert_eq!(strip("return (1 +").unwrap_err(), "Expression expected");
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_before_the_parser() {
+        let deep = format!("return {}1{}", "(".repeat(5_000), ")".repeat(5_000));
+        assert!(strip(&deep).unwrap_err().contains("nests brackets"));
+    }
+}
