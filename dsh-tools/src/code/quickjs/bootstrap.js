@@ -312,7 +312,7 @@
       const classArgs = [];
       for (let i = 0; i < spec.length; i++) {
         const [global, names, className, prop] = spec[i];
-        const C = className === null ? null : makeErrorClass(className, prop);
+        const C = typeof className === 'string' ? makeErrorClass(className, prop) : null;
         params.push(global);
         args.push(makeNamespace(i, names, C));
         if (C !== null) {

@@ -1,0 +1,926 @@
+//! The QuickJS runtime (`code::quickjs`): the runtime scenarios of
+//! `conformance/code-mode/bridge.md` sections F–H, one named test each, the ledger table on the
+//! real engine, and the hostile programs of the Code Mode issue (budgets, memory, stack,
+//! cancellation, the lossless boundary, hostile names, no ambient authority). Every run is
+//! bounded by a 60 s guard, so a hang fails instead of blocking CI.
+//!
+//! Skipped by name, with the reason:
+//! - CM146 (`process.exit`): node-only; the sandbox has no `process` (spec §6.1).
+//! - CM110's raw standard-output write: no standard streams in the sandbox (spec §6.1); the rest
+//!   of CM110 runs.
+//! - CM163's `maxWallMs` upper bound: a Node timer limit the port drops (spec §6.5).
+
+use dsh_tools::code::quickjs::{BACKEND, QuickJsRuntime};
+use dsh_tools::code::{
+    CodeFailure, CodeRequest, CodeResult, CodeRuntime, CodeRuntimeConfig, ErrorClass, FailureKind,
+    HostFn, Namespace,
+};
+use serde_json::{Value, json};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+fn rt(config: impl FnOnce(&mut CodeRuntimeConfig)) -> QuickJsRuntime {
+    let mut c = CodeRuntimeConfig::default();
+    config(&mut c);
+    QuickJsRuntime::new(c).unwrap()
+}
+
+fn default_rt() -> QuickJsRuntime {
+    rt(|_| {})
+}
+
+fn host<F>(f: F) -> HostFn
+where
+    F: Fn(Value) -> Result<Value, String> + Send + Sync + 'static,
+{
+    Arc::new(move |arg| {
+        let out = f(arg);
+        Box::pin(async move { out })
+    })
+}
+
+fn tools(functions: Vec<(&str, HostFn)>) -> Vec<Namespace> {
+    vec![Namespace {
+        global: "tools".into(),
+        functions: functions
+            .into_iter()
+            .map(|(n, f)| (n.to_owned(), f))
+            .collect(),
+        error_class: Some(ErrorClass {
+            name: "ToolCallError".into(),
+            member_name_property: "toolName".into(),
+        }),
+    }]
+}
+
+async fn run_with(
+    runtime: &QuickJsRuntime,
+    program: &str,
+    bindings: Vec<Namespace>,
+    signal: Option<CancellationToken>,
+) -> CodeResult {
+    let request = CodeRequest {
+        program: program.into(),
+        bindings,
+        signal,
+    };
+    tokio::time::timeout(Duration::from_secs(60), runtime.run(request))
+        .await
+        .expect("the run ended within 60 s")
+        .expect("no seam misuse")
+}
+
+async fn run(runtime: &QuickJsRuntime, program: &str) -> CodeResult {
+    run_with(runtime, program, vec![], None).await
+}
+
+fn value(result: &CodeResult) -> &Value {
+    assert!(result.error.is_none(), "{:?}", result.error);
+    result.value.as_ref().expect("a value")
+}
+
+fn failure(result: &CodeResult) -> &CodeFailure {
+    result.error.as_ref().expect("a failure")
+}
+
+// ---------------------------------------------------------------- F. Programs and bindings
+
+#[tokio::test]
+async fn cm110_typescript_in_value_out() {
+    let program = "interface Point { x: number; y: number }\n\
+                   const p: Point = { x: 1, y: 2 } as Point;\n\
+                   console.log('point', p);\n\
+                   console.warn('careful');\n\
+                   return p.x + p.y;";
+    let result = run(&default_rt(), program).await;
+    assert_eq!(value(&result), &json!(3));
+    assert_eq!(result.logs, ["point { x: 1, y: 2 }", "careful"]);
+}
+
+#[tokio::test]
+async fn cm111_typed_rejections() {
+    let echo_calls = Arc::new(Mutex::new(Vec::new()));
+    let calls = Arc::clone(&echo_calls);
+    let bindings = tools(vec![
+        (
+            "echo",
+            host(move |a| {
+                calls.lock().unwrap().push(a.clone());
+                Ok(json!({"echoed": a}))
+            }),
+        ),
+        ("fail", host(|_| Err("nope".into()))),
+        ("failRaw", host(|_| Err("raw-nope".into()))),
+    ]);
+    let program = "const first = await tools.echo({n: 1});\n\
+        let caught, caughtRaw;\n\
+        try { await tools.fail({}) } catch (e) { caught = {isTyped: e instanceof ToolCallError && e instanceof Error, name: e.name, toolName: e.toolName, message: e.message} }\n\
+        try { await tools.failRaw({}) } catch (e) { caughtRaw = {name: e.name, toolName: e.toolName, message: e.message, keys: Object.keys(e), text: String(e), code: 'code' in e, info: 'info' in e} }\n\
+        return {first, caught, caughtRaw};";
+    let result = run_with(&default_rt(), program, bindings, None).await;
+    assert_eq!(
+        value(&result),
+        &json!({
+            "first": {"echoed": {"n": 1}},
+            "caught": {"isTyped": true, "name": "ToolCallError", "toolName": "fail", "message": "nope"},
+            "caughtRaw": {"name": "ToolCallError", "toolName": "failRaw", "message": "raw-nope",
+                          "keys": ["name", "toolName"], "text": "ToolCallError: raw-nope",
+                          "code": false, "info": false}
+        })
+    );
+    assert_eq!(*echo_calls.lock().unwrap(), [json!({"n": 1})]);
+}
+
+#[tokio::test]
+async fn cm112_generic_error_class_and_plain_errors() {
+    let fail = host(|_| Err("nope".into()));
+    let ns = |class: Option<ErrorClass>| {
+        vec![Namespace {
+            global: "helpers".into(),
+            functions: vec![("fail".into(), Arc::clone(&fail))],
+            error_class: class,
+        }]
+    };
+    let program = "try { await helpers.fail({}) } catch (e) { return {isTyped: typeof HelperCallError === 'function' && e instanceof HelperCallError, name: e.name, helperName: e.helperName ?? null, message: e.message, has: 'helperName' in e} }";
+    let class = ErrorClass {
+        name: "HelperCallError".into(),
+        member_name_property: "helperName".into(),
+    };
+    let typed = run_with(&default_rt(), program, ns(Some(class)), None).await;
+    assert_eq!(
+        value(&typed),
+        &json!({"isTyped": true, "name": "HelperCallError", "helperName": "fail", "message": "nope", "has": true})
+    );
+    let plain_program = "try { await helpers.fail({}) } catch (e) { return {name: e.name, message: e.message, has: 'helperName' in e, error: e instanceof Error} }";
+    let plain = run_with(&default_rt(), plain_program, ns(None), None).await;
+    assert_eq!(
+        value(&plain),
+        &json!({"name": "Error", "message": "nope", "has": false, "error": true})
+    );
+}
+
+#[tokio::test]
+async fn cm115_the_program_wrapper() {
+    let runtime = default_rt();
+    for (program, expected) in [
+        (
+            "return (function () { return this === undefined })()",
+            Some(json!(true)),
+        ),
+        ("return typeof this", Some(json!("undefined"))),
+        ("return typeof console.table", Some(json!("undefined"))),
+        ("return typeof console.log", Some(json!("function"))),
+        ("const x = 1", None),
+        ("return undefined", None),
+        (
+            "const v = await Promise.resolve(4); return v",
+            Some(json!(4)),
+        ),
+    ] {
+        let result = run(&runtime, program).await;
+        assert!(result.error.is_none(), "{program}: {:?}", result.error);
+        assert_eq!(result.value, expected, "{program}");
+    }
+}
+
+#[tokio::test]
+async fn cm116_console_shim_forms() {
+    let program = "console.log('plain', {a: 1}); console.info('i'); console.warn('w'); console.error('e'); console.debug('d');\n\
+        console.log(1, true, null, undefined, 'a'); console.log(); console.info('%s!', 'fmt'); console.log({q: \"it's\"}, ['x']);\n\
+        console.log(NaN, Infinity, 1e21, 1); console.log(-0, 10n, function f() {}, Symbol('s'));\n\
+        console.log({a: {b: {c: {d: {e: {f: 1}}}}}}, [[[[[[1]]]]]]);";
+    let result = run(&default_rt(), program).await;
+    assert!(result.error.is_none(), "{:?}", result.error);
+    assert_eq!(
+        result.logs,
+        [
+            "plain { a: 1 }",
+            "i",
+            "w",
+            "e",
+            "d",
+            "1 true null undefined a",
+            "",
+            "%s! fmt",
+            "{ q: \"it's\" } [ 'x' ]",
+            "NaN Infinity 1e+21 1",
+            "-0 10n [Function: f] Symbol(s)",
+            "{ a: { b: { c: { d: { e: [Object] } } } } } [ [ [ [ [ [Array] ] ] ] ] ]",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn cm117_erasable_only_typescript() {
+    let runtime = default_rt();
+    for (program, mention) in [
+        ("enum E { A }\nreturn 1", "enum"),
+        ("namespace N { export const x = 1 }\nreturn 1", "namespace"),
+        ("return (1 +", "Expression expected"),
+    ] {
+        let result = run(&runtime, program).await;
+        let f = failure(&result);
+        assert_eq!(f.kind, FailureKind::Exception, "{program}");
+        assert!(f.message.contains(mention), "{program}: {}", f.message);
+        assert!(result.logs.is_empty());
+    }
+}
+
+#[tokio::test]
+async fn cm119_lossy_completions_are_invalid_output() {
+    let runtime = default_rt();
+    for program in [
+        "return {f: () => 1}",
+        "return NaN",
+        "return -0",
+        "return new Date(0)",
+        "return new Map()",
+        "const a = {}; a.self = a; return a",
+        "return Array(2)",
+        "class C { constructor() { this.x = 1 } } return new C()",
+        "return [1, undefined]",
+        "return {get x() { return 1 }}",
+        "const a = [1]; a.extra = 2; return a",
+        "return {[Symbol('s')]: 1}",
+        "return 1n",
+    ] {
+        let result = run(&runtime, program).await;
+        let f = failure(&result);
+        assert_eq!(
+            (f.kind, f.message.as_str()),
+            (
+                FailureKind::InvalidOutput,
+                "program completion must be lossless JSON"
+            ),
+            "{program}"
+        );
+    }
+    let ok = run(
+        &runtime,
+        "const o = Object.create(null); o.a = 1; const shared = [1]; return {o, x: shared, y: shared}",
+    )
+    .await;
+    assert_eq!(value(&ok), &json!({"o": {"a": 1}, "x": [1], "y": [1]}));
+}
+
+#[tokio::test]
+async fn cm121_lossy_resolutions() {
+    let bindings = tools(vec![("bad", host(|_| Ok(json!(-0.0))))]);
+    let program = "try { await tools.bad({}) } catch (e) { return {name: e.name, toolName: e.toolName, message: e.message} }";
+    let result = run_with(&default_rt(), program, bindings, None).await;
+    assert_eq!(
+        value(&result),
+        &json!({"name": "ToolCallError", "toolName": "bad", "message": "binding resolution must be lossless JSON"})
+    );
+}
+
+fn echo_tools() -> Vec<Namespace> {
+    tools(vec![("echo", host(Ok))])
+}
+
+#[tokio::test]
+async fn cm123_deep_values_cross_both_ways() {
+    let program =
+        "let v = 'leaf'; for (let i = 0; i < 3000; i++) v = [v]; return await tools.echo(v)";
+    let result = run_with(&default_rt(), program, echo_tools(), None).await;
+    let mut v = value(&result);
+    let mut depth = 0;
+    while let Value::Array(items) = v {
+        v = &items[0];
+        depth += 1;
+    }
+    assert_eq!((depth, v), (3000, &json!("leaf")));
+    let result = result.value.unwrap();
+    dsh_tools::json::drop_deep(result);
+}
+
+#[tokio::test]
+async fn a_100000_deep_value_crosses_without_overflowing_the_stack() {
+    let program = "let v = 0; for (let i = 0; i < 100000; i++) v = {k: v}; const back = await tools.echo(v); let d = 0; for (let x = back; typeof x === 'object'; x = x.k) d++; return {d, v: back}";
+    let result = run_with(&default_rt(), program, echo_tools(), None).await;
+    let v = result.value.expect("a value");
+    assert_eq!(v["d"], json!(100000));
+    dsh_tools::json::drop_deep(v);
+}
+
+#[tokio::test]
+async fn cm124_a_large_exact_completion() {
+    let result = run(&default_rt(), "return new Array(50000).fill(7)").await;
+    assert_eq!(value(&result), &json!(vec![7; 50000]));
+}
+
+#[tokio::test]
+async fn cm125_runs_are_isolated() {
+    let runtime = default_rt();
+    assert_eq!(
+        value(
+            &run(
+                &runtime,
+                "globalThis.leak = 'value'; Object.prototype.polluted = 1; return 1"
+            )
+            .await
+        ),
+        &json!(1)
+    );
+    assert_eq!(
+        value(
+            &run(
+                &runtime,
+                "return [typeof globalThis.leak, typeof ({}).polluted]"
+            )
+            .await
+        ),
+        &json!(["undefined", "undefined"])
+    );
+}
+
+#[tokio::test]
+async fn cm126_no_ambient_authority() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = Arc::clone(&calls);
+    let bindings = tools(vec![(
+        "count",
+        host(move |_| {
+            c.fetch_add(1, Ordering::SeqCst);
+            Ok(json!(null))
+        }),
+    )]);
+    let program = "const names = ['require', 'process', 'fetch', 'setTimeout', 'setInterval', 'WebAssembly', 'std', 'os', 'Deno', 'Bun', 'XMLHttpRequest', 'performance'];\n\
+        const types = names.map(n => typeof globalThis[n]);\n\
+        let dynamicImport;\n\
+        try { await import('os'); dynamicImport = 'loaded' } catch (e) { dynamicImport = 'failed' }\n\
+        let staticImport;\n\
+        try { new Function(\"import x from 'os'\"); staticImport = 'parsed' } catch (e) { staticImport = 'failed' }\n\
+        await tools.count({});\n\
+        return {types, dynamicImport, staticImport, members: Object.keys(tools), proto: Object.getPrototypeOf(tools)}";
+    let result = run_with(&default_rt(), program, bindings, None).await;
+    assert_eq!(
+        value(&result),
+        &json!({"types": vec!["undefined"; 12], "dynamicImport": "failed", "staticImport": "failed",
+                "members": ["count"], "proto": null})
+    );
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        1,
+        "only the declared binding was reached"
+    );
+}
+
+// ---------------------------------------------------------------- G. Budgets and the ledger
+
+#[tokio::test]
+async fn cm140_compute_budget_with_a_decoy_dispatch() {
+    let never: HostFn = Arc::new(|_| Box::pin(std::future::pending()));
+    let runtime = rt(|c| {
+        c.compute_ms = 300.0;
+        c.max_wall_ms = 30_000.0;
+    });
+    let program = "console.log('before'); void tools.slow({}); for (;;) {}";
+    let result = run_with(&runtime, program, tools(vec![("slow", never)]), None).await;
+    assert_eq!(result.logs, ["before"]);
+    assert_eq!(
+        failure(&result),
+        &CodeFailure {
+            kind: FailureKind::Timeout,
+            message: "compute budget exhausted (300ms busy)".into()
+        }
+    );
+}
+
+#[tokio::test]
+async fn hot_loops_in_every_shape_end_at_the_compute_budget() {
+    let runtime = rt(|c| c.compute_ms = 200.0);
+    for program in [
+        "while (true) {}",
+        "for (;;) { try { while (true) {} } catch (e) {} finally { continue } }",
+        "function a() { for (let i = 0; i < 1e6; i++); } function b() { for (;;) a() } b()",
+        "return /^(a+)+$/.test('a'.repeat(40) + 'b')",
+        "const s = []; for (;;) { s.push(1); s.pop() }",
+    ] {
+        let result = run(&runtime, program).await;
+        assert_eq!(
+            failure(&result).message,
+            "compute budget exhausted (200ms busy)",
+            "{program}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn cm141_awaiting_is_not_computing() {
+    let slow: HostFn = Arc::new(|_| {
+        Box::pin(async {
+            tokio::time::sleep(Duration::from_millis(600)).await;
+            Ok(json!("slow-done"))
+        })
+    });
+    let runtime = rt(|c| {
+        c.compute_ms = 300.0;
+        c.max_wall_ms = 30_000.0;
+    });
+    let result = run_with(
+        &runtime,
+        "return await tools.slow({})",
+        tools(vec![("slow", slow)]),
+        None,
+    )
+    .await;
+    assert_eq!(value(&result), &json!("slow-done"));
+}
+
+#[tokio::test]
+async fn cm142_the_wall_clock_ceiling() {
+    let never: HostFn = Arc::new(|_| Box::pin(std::future::pending()));
+    let runtime = rt(|c| {
+        c.compute_ms = 30_000.0;
+        c.max_wall_ms = 400.0;
+    });
+    let result = run_with(
+        &runtime,
+        "await tools.never({}); return 1",
+        tools(vec![("never", never)]),
+        None,
+    )
+    .await;
+    assert_eq!(
+        failure(&result),
+        &CodeFailure {
+            kind: FailureKind::Timeout,
+            message: "wall-clock ceiling reached (400ms)".into()
+        }
+    );
+}
+
+#[tokio::test]
+async fn cm144_a_late_resolution_is_dropped() {
+    let signal = CancellationToken::new();
+    let s = signal.clone();
+    let late: HostFn = Arc::new(move |_| {
+        let s = s.clone();
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            s.cancel();
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            Ok(json!("late"))
+        })
+    });
+    let result = run_with(
+        &default_rt(),
+        "void tools.late({}); for (;;) {}",
+        tools(vec![("late", late)]),
+        Some(signal),
+    )
+    .await;
+    assert_eq!(failure(&result).kind, FailureKind::Abort);
+    assert_eq!(
+        failure(&result).message,
+        "AbortError: This operation was aborted"
+    );
+    // The resolution lands after the run ended: nothing fails.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+}
+
+#[tokio::test]
+async fn cm145_the_memory_limit_is_worker_exit_and_the_next_run_is_clean() {
+    let runtime = rt(|c| c.max_old_generation_size_mb = 32.0);
+    for program in [
+        "const a = []; for (;;) a.push(new Array(10000).fill(1))",
+        "const parts = []; for (let i = 0; ; i++) parts.push('x'.repeat(1 << 20) + i)",
+    ] {
+        let result = run(&runtime, program).await;
+        let f = failure(&result);
+        assert_eq!(f.kind, FailureKind::WorkerExit, "{program}: {}", f.message);
+        assert!(f.message.contains("memory"), "{}", f.message);
+    }
+    assert_eq!(
+        value(&run(&runtime, "return 'alive'").await),
+        &json!("alive")
+    );
+}
+
+#[tokio::test]
+async fn unbounded_recursion_is_a_catchable_error() {
+    let program = "function f(n) { return f(n + 1) + 1 }\n\
+        try { f(0) } catch (e) { return {caught: true, range: e instanceof RangeError || e instanceof InternalError, message: String(e.message)} }";
+    let result = run(&default_rt(), program).await;
+    let v = value(&result);
+    assert_eq!(v["caught"], json!(true));
+    assert_eq!(v["range"], json!(true), "{v}");
+}
+
+#[tokio::test]
+async fn cm147_runaway_logs() {
+    let runtime = rt(|c| c.max_output_bytes = 300.0);
+    let result = run(
+        &runtime,
+        "for (let i = 0; i < 1000; i++) console.log('spam line ' + i); return 1",
+    )
+    .await;
+    let mut expected: Vec<String> = (0..18).map(|i| format!("spam line {i}")).collect();
+    expected.push("spa".into());
+    assert_eq!(result.logs, expected);
+    assert_eq!(
+        failure(&result),
+        &CodeFailure {
+            kind: FailureKind::OutputLimit,
+            message: "outer output exceeded 300 bytes".into()
+        }
+    );
+}
+
+#[tokio::test]
+async fn cm149_the_exact_combined_ledger() {
+    for (cap, program, expected) in [
+        (
+            11.0,
+            "console.log('abc'); return 'xy'",
+            json!({"logs": ["abc"], "value": "xy"}),
+        ),
+        (
+            10.0,
+            "console.log('abc'); return 'xy'",
+            json!({"logs": [], "error": {"kind": "output-limit", "message": "outer "}}),
+        ),
+        (
+            11.0,
+            "console.log('abc'); throw 'xy'",
+            json!({"logs": ["abc"], "error": {"kind": "exception", "message": "xy"}}),
+        ),
+        (
+            10.0,
+            "console.log('abc'); throw 'xy'",
+            json!({"logs": [], "error": {"kind": "output-limit", "message": "outer "}}),
+        ),
+    ] {
+        let result = run(&rt(|c| c.max_output_bytes = cap), program).await;
+        assert_eq!(as_json(&result), expected, "{cap} {program}");
+    }
+}
+
+fn as_json(result: &CodeResult) -> Value {
+    let mut out = json!({"logs": result.logs});
+    if let Some(v) = &result.value {
+        out["value"] = v.clone();
+    }
+    if let Some(e) = &result.error {
+        out["error"] = json!({"kind": e.kind.as_str(), "message": e.message});
+    }
+    out
+}
+
+#[tokio::test]
+async fn cm151_giant_diagnostics_never_cross() {
+    let runtime = rt(|c| c.max_output_bytes = 64.0);
+    for program in [
+        "throw new Error('x'.repeat(1000000))",
+        "throw 'x'.repeat(1000000)",
+        "return 'y'.repeat(10000)",
+    ] {
+        let result = run(&runtime, program).await;
+        assert_eq!(
+            as_json(&result),
+            json!({"logs": [], "error": {"kind": "output-limit", "message": "outer output exceeded 64 bytes"}}),
+            "{program}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn cm153_the_default_cap_boundary() {
+    let runtime = default_rt();
+    let fits = run(&runtime, "return 'x'.repeat(67108860)").await;
+    assert_eq!(
+        fits.value.as_ref().and_then(Value::as_str).map(str::len),
+        Some(67_108_860)
+    );
+    let over = run(&runtime, "return 'x'.repeat(67108861)").await;
+    assert_eq!(
+        failure(&over),
+        &CodeFailure {
+            kind: FailureKind::OutputLimit,
+            message: "outer output exceeded 67108864 bytes".into()
+        }
+    );
+}
+
+#[tokio::test]
+async fn cm154_the_ledger_table_on_the_engine() {
+    let cases: Vec<Value> =
+        serde_json::from_str(include_str!("conformance/code-mode/ledger.json")).unwrap();
+    for case in &cases {
+        let name = case["name"].as_str().unwrap();
+        let mut program = String::new();
+        if let Some(logs) = case["logs"].as_array() {
+            for entry in logs {
+                program.push_str(&format!("console.log({entry});\n"));
+            }
+        }
+        if let Some(g) = case.get("logs_generate") {
+            program.push_str(&format!(
+                "for (let i = 0; i < {}; i++) console.log({} + i);\n",
+                g["count"], g["prefix"]
+            ));
+        }
+        let c = &case["completion"];
+        if let Some(v) = c.get("return") {
+            program.push_str(&format!("return {v};"));
+        } else if let Some(v) = c.get("throw") {
+            program.push_str(&format!("throw {v};"));
+        } else if let Some(r) = c.get("return_repeat") {
+            program.push_str(&format!("return {}.repeat({});", r[0], r[1]));
+        } else if let Some(r) = c.get("throw_repeat") {
+            program.push_str(&format!("throw {}.repeat({});", r[0], r[1]));
+        } else if c.get("return_function").is_some() {
+            program.push_str("return () => 1;");
+        }
+        let cap = case["max_output_bytes"].as_f64().unwrap();
+        let result = run(&rt(|c| c.max_output_bytes = cap), &program).await;
+        let mut expected = case["expected"].clone();
+        if expected.get("logs").is_none() {
+            expected["logs"] = json!([]);
+        }
+        assert_eq!(as_json(&result), expected, "ledger case {name}");
+    }
+}
+
+// ---------------------------------------------------------------- H. Misuse, configuration, lifecycle
+
+#[tokio::test]
+async fn cm160_invalid_namespace_globals() {
+    let runtime = default_rt();
+    let ns = |g: &str| Namespace {
+        global: g.into(),
+        functions: vec![],
+        error_class: None,
+    };
+    for (global, message) in [
+        (
+            "not valid!",
+            "binding global \"not valid!\" is not a usable identifier",
+        ),
+        (
+            "await",
+            "binding global \"await\" is not a usable identifier",
+        ),
+        (
+            "$tools",
+            "binding global \"$tools\" is not a usable identifier",
+        ),
+        ("a$b", "binding global \"a$b\" is not a usable identifier"),
+        (
+            "lambda",
+            "binding global \"lambda\" is not a usable identifier",
+        ),
+        ("console", "reserved binding global \"console\""),
+        ("__dsh_main__", "reserved binding global \"__dsh_main__\""),
+        ("__name__", "reserved binding global \"__name__\""),
+    ] {
+        let request = CodeRequest {
+            program: "return 1".into(),
+            bindings: vec![ns(global)],
+            signal: None,
+        };
+        let error = runtime.run(request).await.unwrap_err().to_string();
+        assert_eq!(error, format!("{BACKEND}: {message}"));
+    }
+    let twice = CodeRequest {
+        program: "return 1".into(),
+        bindings: vec![ns("tools"), ns("tools")],
+        signal: None,
+    };
+    assert_eq!(
+        runtime.run(twice).await.unwrap_err().to_string(),
+        format!("{BACKEND}: duplicate binding global \"tools\"")
+    );
+    let class_named = run_with(
+        &runtime,
+        "return typeof ToolCallError",
+        vec![ns("ToolCallError")],
+        None,
+    )
+    .await;
+    assert_eq!(value(&class_named), &json!("object"));
+}
+
+#[test]
+fn cm163_configuration_validation() {
+    let bad = |f: fn(&mut CodeRuntimeConfig)| {
+        let mut c = CodeRuntimeConfig::default();
+        f(&mut c);
+        QuickJsRuntime::new(c).unwrap_err().to_string()
+    };
+    assert_eq!(
+        bad(|c| c.compute_ms = -1.0),
+        format!("{BACKEND}: config.computeMs must be a positive number, got -1")
+    );
+    assert_eq!(
+        bad(|c| c.max_old_generation_size_mb = 0.0),
+        format!("{BACKEND}: config.maxOldGenerationSizeMb must be a positive number, got 0")
+    );
+    assert_eq!(
+        bad(|c| c.max_output_bytes = 3.0),
+        format!("{BACKEND}: config.maxOutputBytes must be a safe integer of at least 4, got 3")
+    );
+    assert_eq!(
+        bad(|c| c.max_output_bytes = 4.5),
+        format!("{BACKEND}: config.maxOutputBytes must be a safe integer of at least 4, got 4.5")
+    );
+}
+
+#[tokio::test]
+async fn cm164_disposal() {
+    let runtime = Arc::new(default_rt());
+    let r = Arc::clone(&runtime);
+    let running = tokio::spawn(async move { run(&r, "for (;;) {}").await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    runtime.dispose().await;
+    assert_eq!(
+        runtime.runs_in_flight(),
+        0,
+        "disposal waited for the thread"
+    );
+    let result = running.await.unwrap();
+    assert_eq!(
+        failure(&result),
+        &CodeFailure {
+            kind: FailureKind::Abort,
+            message: "runtime disposed".into()
+        }
+    );
+    let later = CodeRequest {
+        program: "return 1".into(),
+        bindings: vec![],
+        signal: None,
+    };
+    assert_eq!(
+        runtime.run(later).await.unwrap_err().to_string(),
+        format!("{BACKEND}: run() after disposal")
+    );
+}
+
+#[test]
+fn cm165_descriptors() {
+    let runtime = default_rt();
+    assert_eq!(runtime.language(), "typescript");
+    assert_eq!(runtime.isolation(), "quickjs-thread");
+}
+
+// ---------------------------------------------------------------- The issue's hostile programs
+
+#[tokio::test]
+async fn cancellation_before_during_a_hot_loop_and_during_an_awaited_tool_is_abort() {
+    let runtime = default_rt();
+    let before = CancellationToken::new();
+    before.cancel();
+    let result = run_with(&runtime, "return 1", vec![], Some(before)).await;
+    assert_eq!(failure(&result).kind, FailureKind::Abort);
+    assert_eq!(runtime.runs_in_flight(), 0);
+
+    for program in ["for (;;) {}", "await tools.never({})"] {
+        let never: HostFn = Arc::new(|_| Box::pin(std::future::pending()));
+        let signal = CancellationToken::new();
+        let s = signal.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            s.cancel();
+        });
+        let result = run_with(
+            &runtime,
+            program,
+            tools(vec![("never", never)]),
+            Some(signal),
+        )
+        .await;
+        assert_eq!(
+            failure(&result),
+            &CodeFailure {
+                kind: FailureKind::Abort,
+                message: "AbortError: This operation was aborted".into()
+            },
+            "{program}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_host_runtime_keeps_serving_during_a_hot_loop() {
+    let runtime = rt(|c| c.compute_ms = 300.0);
+    let ticks = Arc::new(AtomicUsize::new(0));
+    let t = Arc::clone(&ticks);
+    let ticker = tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            t.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    let result = run(&runtime, "for (;;) {}").await;
+    ticker.abort();
+    assert_eq!(failure(&result).kind, FailureKind::Timeout);
+    assert!(
+        ticks.load(Ordering::SeqCst) > 0,
+        "the single-threaded host ran other tasks while the program looped"
+    );
+}
+
+fn thread_count() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+#[tokio::test]
+async fn a_thousand_runs_leave_no_thread_behind() {
+    let runtime = default_rt();
+    let before = thread_count();
+    for i in 0..1000 {
+        let result = run(&runtime, &format!("return {i}")).await;
+        assert_eq!(value(&result), &json!(i));
+    }
+    assert_eq!(runtime.runs_in_flight(), 0);
+    assert_eq!(runtime.runs_started(), 1000);
+    // Run threads exit before their result is read; allow the last one a moment to be reaped.
+    for _ in 0..100 {
+        if thread_count() <= before {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(thread_count() <= before, "{} > {before}", thread_count());
+}
+
+#[tokio::test]
+async fn non_lossless_binding_arguments_are_refused_before_any_dispatch() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = Arc::clone(&calls);
+    let bindings = tools(vec![(
+        "echo",
+        host(move |a| {
+            c.fetch_add(1, Ordering::SeqCst);
+            Ok(a)
+        }),
+    )]);
+    let program = "const bad = [NaN, -0, undefined, () => 1, (() => { const a = {}; a.a = a; return a })(), {x: undefined}, [ , 1], new Date(), Infinity];\n\
+        const out = [];\n\
+        for (const b of bad) { try { await tools.echo(b); out.push('dispatched') } catch (e) { out.push(e instanceof ToolCallError ? e.message : 'other') } }\n\
+        try { await tools.echo() } catch (e) { out.push(e.message) }\n\
+        out.push(await tools.echo(9007199254740991));\n\
+        out.push(await tools.echo(-9007199254740991));\n\
+        return out";
+    let result = run_with(&default_rt(), program, bindings, None).await;
+    let mut expected = vec![json!("binding arguments must be lossless JSON"); 10];
+    expected.push(json!(9007199254740991i64));
+    expected.push(json!(-9007199254740991i64));
+    assert_eq!(value(&result), &Value::Array(expected));
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        2,
+        "only the two lossless calls"
+    );
+    let exact = run(
+        &default_rt(),
+        "return [9007199254740991, 2**53 - 1, 0.5, -7]",
+    )
+    .await;
+    assert_eq!(
+        value(&exact),
+        &json!([9007199254740991i64, 9007199254740991i64, 0.5, -7])
+    );
+}
+
+#[tokio::test]
+async fn a_program_that_rewrites_intrinsics_cannot_change_what_the_host_reads() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = Arc::clone(&seen);
+    let bindings = tools(vec![
+        (
+            "__proto__",
+            host(move |a| {
+                s.lock().unwrap().push(a);
+                Ok(json!("proto-ok"))
+            }),
+        ),
+        ("constructor", host(|_| Ok(json!("ctor-ok")))),
+    ]);
+    let program = "JSON.stringify = () => '\"forged\"';\n\
+        Object.prototype.toJSON = () => 'forged';\n\
+        Object.defineProperty(Object.prototype, 'injected', {get() { return 'forged' }, enumerable: true});\n\
+        Array.prototype.push = () => { throw new Error('poisoned') };\n\
+        Object.getPrototypeOf = () => null;\n\
+        Reflect.ownKeys = () => [];\n\
+        Set.prototype.has = () => true;\n\
+        Promise.prototype.then = function () { throw new Error('poisoned then') };\n\
+        const a = await tools['__proto__']({list: [1, 2], nested: {k: 'v'}});\n\
+        const b = await tools.constructor({});\n\
+        return {a, b, own: Object.keys(tools)}";
+    let result = run_with(&default_rt(), program, bindings, None).await;
+    assert_eq!(
+        value(&result),
+        &json!({"a": "proto-ok", "b": "ctor-ok", "own": ["__proto__", "constructor"]})
+    );
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [json!({"list": [1, 2], "nested": {"k": "v"}})]
+    );
+}
