@@ -924,3 +924,70 @@ async fn a_program_that_rewrites_intrinsics_cannot_change_what_the_host_reads() 
         [json!({"list": [1, 2], "nested": {"k": "v"}})]
     );
 }
+
+// ---------------------------------------------------------------- run_code on a registry
+
+#[tokio::test]
+async fn run_code_on_a_registry_runs_programs_through_the_whole_pipeline() {
+    use dsh_tools::registry::PresentationMode;
+    use dsh_tools::{OutputDecl, PreToolDecision, Registry, ToolDefinition, ToolExecutionInput};
+    let registry = Registry::new();
+    let peak = Arc::new(AtomicUsize::new(0));
+    let running = Arc::new(AtomicUsize::new(0));
+    let (p, r) = (Arc::clone(&peak), Arc::clone(&running));
+    let read = ToolDefinition::new(
+        "read",
+        "Read a file.",
+        json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+        OutputDecl::json(json!({"type": "string"})),
+        move |args: Arc<Value>, _| {
+            let (p, r) = (Arc::clone(&p), Arc::clone(&r));
+            async move {
+                let now = r.fetch_add(1, Ordering::SeqCst) + 1;
+                p.fetch_max(now, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(30)).await;
+                r.fetch_sub(1, Ordering::SeqCst);
+                Ok(json!(format!("text of {}", args["path"].as_str().unwrap_or(""))))
+            }
+        },
+    )
+    .concurrency_safe(|_| true);
+    let write = ToolDefinition::new(
+        "write",
+        "Write a file.",
+        json!({"type": "object"}),
+        OutputDecl::text(),
+        |_, _| async { Ok(json!("written")) },
+    );
+    registry.register(read).unwrap().keep();
+    registry.register(write).unwrap().keep();
+    registry.set_presentation_mode(PresentationMode::Code);
+    registry.set_code_runtime(default_rt());
+    registry
+        .on_pre_execute(|exec: Arc<dsh_tools::ToolExecution>, next| async move {
+            if exec.name() == "write" {
+                return Ok(PreToolDecision::deny("writes are not allowed here"));
+            }
+            next.run().await
+        })
+        .keep();
+    let program = "const files: string[] = ['a', 'b', 'c'];\n\
+        const texts = await Promise.all(files.map(f => tools.read({path: f})));\n\
+        let denied: string | undefined;\n\
+        try { await tools.write({}) } catch (e) { denied = `${e.name} ${e.toolName}: ${e.message}` }\n\
+        console.log(texts.join(' | '));\n\
+        return denied;";
+    let args = json!({"code": program, "description": "Read three files, try a write"});
+    let input = ToolExecutionInput::new("c1", "run_code", args, CancellationToken::new());
+    let result = tokio::time::timeout(Duration::from_secs(60), registry.execute(input))
+        .await
+        .unwrap();
+    assert!(!result.is_error(), "{}", result.text());
+    assert_eq!(
+        result.text(),
+        "text of a | text of b | text of c\nToolCallError write: writes are not allowed here"
+    );
+    assert_eq!(peak.load(Ordering::SeqCst), 3, "the reads overlapped");
+    let sdk = registry.code_prompt(None).unwrap();
+    assert!(sdk.contains("  read: {\n    path: string;\n  }"), "{sdk}");
+}
