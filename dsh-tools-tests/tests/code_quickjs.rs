@@ -947,7 +947,10 @@ async fn run_code_on_a_registry_runs_programs_through_the_whole_pipeline() {
                 p.fetch_max(now, Ordering::SeqCst);
                 tokio::time::sleep(Duration::from_millis(30)).await;
                 r.fetch_sub(1, Ordering::SeqCst);
-                Ok(json!(format!("text of {}", args["path"].as_str().unwrap_or(""))))
+                Ok(json!(format!(
+                    "text of {}",
+                    args["path"].as_str().unwrap_or("")
+                )))
             }
         },
     )

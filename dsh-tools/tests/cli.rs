@@ -558,3 +558,98 @@ fn text_output_escapes_control_characters_from_the_input() {
         r.stdout
     );
 }
+
+#[test]
+fn code_types_prints_the_typescript_of_one_schema() {
+    let schema = r#"{"type": "object", "properties": {"path": {"type": "string", "description": "Where"}, "n": {"type": "integer", "minimum": 0}}, "required": ["path"]}"#;
+    let r = run(&["code", "types", "-"], schema);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let parsed: Value = serde_json::from_str(schema).unwrap();
+    assert_eq!(
+        r.stdout,
+        format!("{}\n", dsh_tools::code::schema_to_ts(&parsed, 0))
+    );
+    let r = run(&["code", "types", "--indent", "1", "-"], schema);
+    assert_eq!(
+        r.stdout,
+        format!("{}\n", dsh_tools::code::schema_to_ts(&parsed, 1))
+    );
+    assert!(r.stdout.contains("/** Where */"), "{}", r.stdout);
+    let r = run(&["code", "types", "-"], "{not json");
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("not valid JSON"), "{}", r.stderr);
+}
+
+#[test]
+fn code_sdk_prints_the_section() {
+    let tools = r#"[{"name": "echo", "description": "Echo.", "parameters": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"], "additionalProperties": false}, "output": {"type": "string"}},
+                    {"name": "ping", "description": "Ping.", "parameters": {"type": "object", "additionalProperties": false}}]"#;
+    let r = run(&["code", "sdk", "-"], tools);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.starts_with("## Writing code for run_code\n"));
+    assert!(r.stdout.ends_with("```\n"), "the text and one newline");
+    assert!(
+        r.stdout.contains("  echo: {\n    text: string;\n  };"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("  ping: JsonValue;"),
+        "no output renders JsonValue: {}",
+        r.stdout
+    );
+    for bad in [r#"{"name": "x"}"#, r#"[{"name": "x"}]"#] {
+        let r = run(&["code", "sdk", "-"], bad);
+        assert_eq!(r.code, 2, "{bad}");
+        assert!(r.stderr.starts_with("dsh-tools: TOOLS"), "{}", r.stderr);
+    }
+}
+
+#[cfg(all(feature = "typescript", feature = "mcp"))]
+#[test]
+fn code_run_runs_a_program_and_reports_its_outcome() {
+    let r = run(
+        &["code", "run", "-"],
+        "const n: number = 20; console.log('computing'); return n + 22;",
+    );
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (0, "computing\n42\n"),
+        "{}",
+        r.stderr
+    );
+    let r = run(&["code", "run", "-"], "throw new Error('boom')");
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout
+            .starts_with("Error: code run failed (exception): Error: boom"),
+        "{}",
+        r.stdout
+    );
+    let r = run(&["code", "run", "--compute-ms", "100", "-"], "for (;;) {}");
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (
+            1,
+            "Error: code run failed (timeout): compute budget exhausted (100ms busy)\n"
+        )
+    );
+    let r = run(&["code", "run", "/nonexistent/program.ts"], "");
+    assert_eq!(r.code, 2);
+    let r = run(
+        &["code", "run", "--server", "'unterminated", "-"],
+        "return 1",
+    );
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("not a command line"), "{}", r.stderr);
+    let r = run(
+        &["code", "run", "--server", "/nonexistent/server", "-"],
+        "return 1",
+    );
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("--server /nonexistent/server"),
+        "{}",
+        r.stderr
+    );
+}

@@ -88,14 +88,9 @@ pub(crate) struct Kind {
 /// Input that could not be read or parsed: exit status 2.
 pub(crate) struct InputError(pub(crate) String);
 
-/// Reads and parses one JSON document, without a nesting limit (schemas and values of any depth
-/// are checked iteratively; parsing grows the stack on the heap as it needs).
-pub(crate) fn read_json(path: &str, stdin_used: &mut bool) -> Result<Doc, InputError> {
-    let name = if path == "-" {
-        "standard input".to_owned()
-    } else {
-        printable(path)
-    };
+/// Reads one input (`-`: standard input, once) as text, within the size limit.
+pub(crate) fn read_text(path: &str, stdin_used: &mut bool) -> Result<String, InputError> {
+    let name = input_name(path);
     let limit = MAX_INPUT.with(std::cell::Cell::get);
     let reader: Box<dyn Read> = if path == "-" {
         if std::mem::replace(stdin_used, true) {
@@ -119,6 +114,22 @@ pub(crate) fn read_json(path: &str, stdin_used: &mut bool) -> Result<Doc, InputE
             "{name} is larger than {limit} bytes (raise the limit with --max-input-bytes)"
         )));
     }
+    Ok(text)
+}
+
+fn input_name(path: &str) -> String {
+    if path == "-" {
+        "standard input".to_owned()
+    } else {
+        printable(path)
+    }
+}
+
+/// Reads and parses one JSON document, without a nesting limit (schemas and values of any depth
+/// are checked iteratively; parsing grows the stack on the heap as it needs).
+pub(crate) fn read_json(path: &str, stdin_used: &mut bool) -> Result<Doc, InputError> {
+    let name = input_name(path);
+    let text = read_text(path, stdin_used)?;
     let mut de = serde_json::Deserializer::from_str(&text);
     de.disable_recursion_limit();
     let value = Value::deserialize(serde_stacker::Deserializer::new(&mut de))

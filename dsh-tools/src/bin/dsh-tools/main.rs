@@ -7,13 +7,19 @@
 //! dsh-tools provider export --dialect D [--strict] --name N --description TEXT SCHEMA
 //! dsh-tools provider lint --dialect D [--strict] [--json] SCHEMA
 //! dsh-tools provider restore --dialect D [--strict] SCHEMA ARGS
+//! dsh-tools code types [--indent N] SCHEMA
+//! dsh-tools code sdk TOOLS
+//! dsh-tools code run [--server CMD]... [--compute-ms N] [--wall-ms N] [--memory-mb N] PROGRAM
 //! ```
 //!
-//! Exit status: 0 supported / valid / compiled / portable, 1 not, 2 usage errors, unreadable
+//! `code run` needs the features `typescript` and `mcp` besides `cli`.
+//!
+//! Exit status: 0 supported / valid / compiled / portable / run succeeded, 1 not, 2 usage errors, unreadable
 //! input or invalid JSON (one line on standard error). A `FILE` of `-` reads standard input.
 //! `D` is one of `openai-chat`, `openai-responses`, `anthropic`, `gemini`, `gemini-openapi`,
 //! `deepseek`.
 
+mod code;
 mod dsl;
 mod io;
 mod provider;
@@ -49,6 +55,9 @@ enum Command {
     /// Model-provider dialects: export, lint, restore.
     #[command(subcommand)]
     Provider(provider::ProviderCommand),
+    /// Code Mode: the SDK text a model is shown, and running a program against MCP servers.
+    #[command(subcommand)]
+    Code(code::CodeCommand),
 }
 
 fn run(cli: Cli) -> Result<u8, InputError> {
@@ -57,6 +66,7 @@ fn run(cli: Cli) -> Result<u8, InputError> {
         Command::Schema(command) => schema::run(command, &mut stdin_used),
         Command::Dsl(command) => dsl::run(command, &mut stdin_used),
         Command::Provider(command) => provider::run(command, &mut stdin_used),
+        Command::Code(command) => code::run(command, &mut stdin_used),
     }
 }
 

@@ -1,0 +1,190 @@
+//! `dsh-tools code types|sdk|run`: what a model is shown in Code Mode, and running a program
+//! against the tools of MCP servers.
+
+use crate::io::{InputError, out, read_json};
+use clap::Subcommand;
+use dsh_tools::code::{SdkTool, render_sdk, schema_to_ts};
+use serde_json::Value;
+
+#[derive(Subcommand)]
+pub(crate) enum CodeCommand {
+    /// Print the TypeScript type of one schema, as the SDK renders it.
+    Types {
+        /// The indentation level: 0 standalone, 1 inside `ToolArgsMap`.
+        #[arg(long, default_value_t = 0)]
+        indent: usize,
+        /// The schema (`-` for standard input).
+        schema: String,
+    },
+    /// Print the SDK section for a JSON array of `{name, description, parameters, output?}`.
+    Sdk {
+        /// The tools (`-` for standard input).
+        tools: String,
+    },
+    /// Run a program in the sandbox against the tools of MCP servers started over stdio; print
+    /// the `run_code` result text. Exit 0 when the run succeeded, 1 when it failed.
+    Run {
+        /// An MCP server's command line, split as a shell would (repeatable).
+        #[arg(long = "server", value_name = "CMD")]
+        servers: Vec<String>,
+        /// The program's CPU budget, in milliseconds.
+        #[arg(long, value_name = "N", default_value_t = 60_000)]
+        compute_ms: u64,
+        /// The wall-clock ceiling, in milliseconds.
+        #[arg(long, value_name = "N", default_value_t = 600_000)]
+        wall_ms: u64,
+        /// The engine's heap limit, in MiB.
+        #[arg(long, value_name = "N", default_value_t = 512)]
+        memory_mb: u64,
+        /// The program, TypeScript (`-` for standard input).
+        program: String,
+    },
+}
+
+pub(crate) fn run(command: CodeCommand, stdin_used: &mut bool) -> Result<u8, InputError> {
+    match command {
+        CodeCommand::Types { indent, schema } => {
+            let schema = read_json(&schema, stdin_used)?;
+            out!("{}", schema_to_ts(&schema, indent));
+            Ok(0)
+        }
+        CodeCommand::Sdk { tools } => {
+            let doc = read_json(&tools, stdin_used)?;
+            let tools = sdk_tools(&doc)?;
+            out!("{}", render_sdk(&tools));
+            Ok(0)
+        }
+        CodeCommand::Run {
+            servers,
+            compute_ms,
+            wall_ms,
+            memory_mb,
+            program,
+        } => {
+            let program = crate::io::read_text(&program, stdin_used)?;
+            let budgets = Budgets {
+                compute_ms,
+                wall_ms,
+                memory_mb,
+            };
+            run_program(&servers, budgets, program)
+        }
+    }
+}
+
+static EMPTY_OBJECT: std::sync::LazyLock<Value> =
+    std::sync::LazyLock::new(|| Value::Object(Default::default()));
+
+/// The tools of `code sdk`: each `{name, description, parameters, output?}` (`output` absent:
+/// `{}`, rendered `JsonValue`).
+fn sdk_tools(doc: &Value) -> Result<Vec<SdkTool<'_>>, InputError> {
+    let Some(items) = doc.as_array() else {
+        return Err(InputError(
+            "TOOLS must be a JSON array of {name, description, parameters, output?}".into(),
+        ));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let field = |key: &str| item.get(key);
+            let name = field("name").and_then(Value::as_str);
+            let description = field("description").and_then(Value::as_str);
+            let parameters = field("parameters");
+            match (name, description, parameters) {
+                (Some(name), Some(description), Some(parameters)) => Ok(SdkTool {
+                    name,
+                    description,
+                    parameters,
+                    output: field("output").unwrap_or(&EMPTY_OBJECT),
+                }),
+                _ => Err(InputError(format!(
+                    "TOOLS[{i}] needs a string \"name\", a string \"description\" and \"parameters\""
+                ))),
+            }
+        })
+        .collect()
+}
+
+#[cfg_attr(not(all(feature = "typescript", feature = "mcp")), allow(dead_code))]
+struct Budgets {
+    compute_ms: u64,
+    wall_ms: u64,
+    memory_mb: u64,
+}
+
+#[cfg(all(feature = "typescript", feature = "mcp"))]
+fn run_program(servers: &[String], budgets: Budgets, program: String) -> Result<u8, InputError> {
+    use dsh_tools::code::CodeRuntimeConfig;
+    use dsh_tools::code::quickjs::QuickJsRuntime;
+    use dsh_tools::mcp::{ImportOptions, McpImport};
+    use dsh_tools::registry::PresentationMode;
+    use dsh_tools::{CancellationToken, Registry, ToolExecutionInput};
+
+    let config = CodeRuntimeConfig {
+        compute_ms: budgets.compute_ms as f64,
+        max_wall_ms: budgets.wall_ms as f64,
+        max_old_generation_size_mb: budgets.memory_mb as f64,
+        ..CodeRuntimeConfig::default()
+    };
+    let engine = QuickJsRuntime::new(config).map_err(|e| InputError(e.to_string()))?;
+    let mut commands = Vec::new();
+    for server in servers {
+        let words = shlex::split(server)
+            .filter(|w| !w.is_empty())
+            .ok_or_else(|| {
+                InputError(format!(
+                    "--server {}: not a command line",
+                    crate::io::printable(server)
+                ))
+            })?;
+        commands.push(words);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| InputError(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(async move {
+        let registry = Registry::new();
+        let mut connections = Vec::new();
+        for words in &commands {
+            let mut command = tokio::process::Command::new(&words[0]);
+            command.args(&words[1..]).kill_on_drop(true);
+            let shown = crate::io::printable(&words.join(" "));
+            let import = McpImport::connect_stdio(command)
+                .await
+                .map_err(|e| InputError(format!("--server {shown}: {e}")))?;
+            let tools = import
+                .import_into(&registry, ImportOptions::default())
+                .await
+                .map_err(|e| InputError(format!("--server {shown}: {e}")))?;
+            for name in tools.collisions() {
+                let _ = std::io::Write::write_all(
+                    &mut std::io::stderr(),
+                    format!(
+                        "dsh-tools: --server {shown}: tool {} skipped: the name is taken\n",
+                        crate::io::printable(&name)
+                    )
+                    .as_bytes(),
+                );
+            }
+            connections.push((import, tools));
+        }
+        registry.set_presentation_mode(PresentationMode::Code);
+        registry.set_code_runtime(engine);
+        let args = serde_json::json!({"code": program, "description": "dsh-tools code run"});
+        let input = ToolExecutionInput::new("cli", "run_code", args, CancellationToken::new());
+        let result = registry.execute(input).await;
+        drop(connections);
+        out!("{}", result.text());
+        Ok(u8::from(result.is_error()))
+    })
+}
+
+#[cfg(not(all(feature = "typescript", feature = "mcp")))]
+fn run_program(_: &[String], _: Budgets, _: String) -> Result<u8, InputError> {
+    Err(InputError(
+        "`code run` needs the engine and MCP: build with --features cli,typescript,mcp".into(),
+    ))
+}
