@@ -904,3 +904,71 @@ async fn a_round_trip_through_the_sdks_own_connection() {
         [Value::Null, json!("in_progress"), json!("completed")]
     );
 }
+
+#[tokio::test]
+async fn run_code_sub_calls_are_shown_as_their_own_tool_calls() {
+    use dsh_tools::registry::PresentationMode;
+    use dsh_tools::testing::{FakeOutcome, FakeRuntime};
+    let registry = Registry::new();
+    let echo = ToolDefinition::new(
+        "echo",
+        "Echo.",
+        json!({"type": "object"}),
+        OutputDecl::text(),
+        |args, _| async move { Ok(args["text"].clone()) },
+    );
+    registry.register(echo).unwrap().keep();
+    registry.set_presentation_mode(PresentationMode::Code);
+    registry.set_code_runtime(FakeRuntime::new(|_, run| async move {
+        let a = run.call("tools", "echo", json!({"text": "one"})).await;
+        let b = run.call("tools", "echo", json!({"text": "two"})).await;
+        FakeOutcome::Return(Some(json!([a.ok(), b.ok()])))
+    }));
+    let bridge = AcpBridge::new(&registry);
+    let client = Scripted::default();
+    let session = bridge.open_session(client.clone(), "s1", view());
+    let args = json!({"code": "…", "description": "Echo twice"});
+    let result = session
+        .execute(ToolExecutionInput::new(
+            "c1",
+            "run_code",
+            args,
+            CancellationToken::new(),
+        ))
+        .await;
+    assert!(!result.is_error(), "{}", result.text());
+    let updates = client.updates.lock().unwrap().clone();
+    let seen: Vec<(String, String)> = updates
+        .iter()
+        .map(|n| {
+            let u = &n["update"];
+            (
+                u["toolCallId"].as_str().unwrap_or("").to_owned(),
+                format!(
+                    "{}:{}",
+                    u["sessionUpdate"].as_str().unwrap(),
+                    u["status"].as_str().unwrap_or("pending")
+                ),
+            )
+        })
+        .collect();
+    let expect = |id: &str, s: &str| (id.to_owned(), s.to_owned());
+    assert_eq!(
+        seen,
+        [
+            expect("c1", "tool_call:pending"),
+            expect("c1", "tool_call_update:in_progress"),
+            expect("c1:code:1", "tool_call:pending"),
+            expect("c1:code:1", "tool_call_update:in_progress"),
+            expect("c1:code:1", "tool_call_update:completed"),
+            expect("c1:code:2", "tool_call:pending"),
+            expect("c1:code:2", "tool_call_update:in_progress"),
+            expect("c1:code:2", "tool_call_update:completed"),
+            expect("c1", "tool_call_update:completed"),
+        ]
+    );
+    // The outer call's card is run_code's: its description as title, the program as input.
+    assert_eq!(updates[0]["update"]["title"], "Echo twice");
+    assert_eq!(updates[0]["update"]["kind"], "execute");
+    assert_eq!(updates[2]["update"]["rawInput"], json!({"text": "one"}));
+}

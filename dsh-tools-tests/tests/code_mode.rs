@@ -228,6 +228,16 @@ async fn outcomes_read_as_the_spec_says() {
 async fn the_wire_lists_only_run_code_under_code() {
     use dsh_tools::provider::{Dialect, Provider};
     let registry = registry();
+    let native = registry
+        .provider_tools(None, Dialect::new(Provider::Anthropic))
+        .unwrap();
+    assert_eq!(native.system_prompt(), "", "native: nothing to add");
+    registry.set_presentation_mode(PresentationMode::Code);
+    let error = registry
+        .provider_tools(None, Dialect::new(Provider::Anthropic))
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("requires a code runtime"), "{error}");
     registry.set_code_runtime(adder());
     let names = |r: &Registry| -> Vec<String> {
         r.provider_tools(None, Dialect::new(Provider::Anthropic))
@@ -241,6 +251,15 @@ async fn the_wire_lists_only_run_code_under_code() {
     assert_eq!(names(&registry), ["add", "write", "run_code"]);
     registry.set_presentation_mode(PresentationMode::Code);
     assert_eq!(names(&registry), ["run_code"]);
+    // The system prompt that goes with them: Code Mode's sections.
+    let exported = registry
+        .provider_tools(None, Dialect::new(Provider::Anthropic))
+        .unwrap();
+    assert_eq!(
+        exported.system_prompt(),
+        registry.code_prompt(None).unwrap()
+    );
+    assert!(exported.system_prompt().contains("declare const tools"));
     // The bridge still binds every visible tool (schemas and tools list them all).
     let listed: Vec<String> = registry
         .schemas(None)

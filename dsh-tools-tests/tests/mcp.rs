@@ -372,3 +372,58 @@ async fn a_scope_server_lists_the_scope_view_and_calls_as_the_agent() {
             .is_err()
     );
 }
+
+#[tokio::test]
+async fn code_mode_serves_run_code_with_the_sdk_in_its_description() {
+    use dsh_tools::registry::PresentationMode;
+    use dsh_tools::testing::{FakeOutcome, FakeRuntime};
+    for era in ERAS {
+        let probe = Arc::new(Probe::default());
+        let registry = registry(&probe);
+        registry.set_presentation_mode(PresentationMode::Code);
+        registry.set_code_runtime(FakeRuntime::new(|_, run| async move {
+            match run
+                .call("tools", "add", serde_json::json!({"a": 2, "b": 3}))
+                .await
+            {
+                Ok(v) => FakeOutcome::Return(Some(v)),
+                Err(e) => FakeOutcome::Throw(e),
+            }
+        }));
+        let (client, _) = connect(McpServer::new(registry.clone()), era).await;
+        let tools = client.peer().list_all_tools().await.unwrap();
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(names, ["run_code"], "{era:?}");
+        let description = tools[0].description.as_deref().unwrap();
+        assert!(
+            description.starts_with(dsh_tools::code::RUN_CODE_DESCRIPTION),
+            "{era:?}"
+        );
+        assert!(
+            description.ends_with(&registry.code_prompt(None).unwrap()),
+            "the SDK section follows: {description}"
+        );
+        let result = client
+            .peer()
+            .call_tool(call(
+                "run_code",
+                serde_json::json!({"code": "return await tools.add({a: 2, b: 3})", "description": "Add"}),
+            ))
+            .await
+            .unwrap();
+        assert_eq!(texts(&result), ["5"], "{era:?}");
+        let direct = client
+            .peer()
+            .call_tool(call("add", serde_json::json!({"a": 1, "b": 1})))
+            .await;
+        let refused = match direct {
+            Ok(r) => r.is_error == Some(true),
+            Err(_) => true,
+        };
+        assert!(
+            refused,
+            "a direct call of a bound tool is refused under code"
+        );
+        client.cancel().await.unwrap();
+    }
+}

@@ -17,6 +17,8 @@
 //!
 //! | ours | ACP v1 |
 //! |---|---|
+//! | a `run_code` call (Code Mode) | like any call, with its card: the program's `description` as title, `kind: execute`, the program as `rawInput` |
+//! | a `run_code` sub-call (`<callId>:code:<n>`) | its own tool call: `tool_call` at its start record (before its policy), `in_progress` at dispatch, the result when it is committed; a sub-call abandoned before it started is never shown |
 //! | a call is announced | `tool_call`, `status: pending`, `rawInput` = the arguments, `name` and `_meta["dev.dsh-tools/tool"]` = the tool name |
 //! | dispatch starts (after approval and guards) | `tool_call_update`, `status: in_progress` |
 //! | the result | `tool_call_update`, `status: completed` (`failed` for an error result), `rawOutput` = the structured value (the content blocks when there is none) |

@@ -4,8 +4,9 @@ use super::updates::{SessionView, tool_call, tool_call_in_progress, tool_call_re
 use crate::ToolError;
 use crate::call::{
     AgentId, ApprovalOutcome, ApprovalRequest, ApprovalService, BoxFuture, ExecuteCall,
-    ExecuteNext, ToolExecutionInput, ToolExecutionResult,
+    ExecuteNext, ToolExecution, ToolExecutionInput, ToolExecutionResult,
 };
+use crate::code::{CodeDispatchKind, CodeDispatchRecord};
 use crate::registry::{Registry, ScopedRegistration};
 use agent_client_protocol::v1::schema::{
     PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
@@ -132,6 +133,7 @@ impl AcpBridge {
             view,
             client: Box::new(client),
             always: Mutex::default(),
+            sub_calls: Mutex::default(),
         });
         let weak = Arc::downgrade(&inner);
         let sessions = Arc::downgrade(&self.sessions);
@@ -152,9 +154,11 @@ impl AcpBridge {
                 let session = weak.upgrade().filter(|_| current);
                 async move {
                     let exec = &call.execution;
-                    // Only top-level calls were announced; nested ones (`run_code`) were not.
+                    // Top-level calls and `run_code` sub-calls were announced; other nested
+                    // calls were not.
                     if let Some(session) = session
-                        && exec.root_call_id() == exec.call_id()
+                        && (exec.root_call_id() == exec.call_id()
+                            || session.sub_call_announced(exec.call_id()))
                     {
                         session.send(SessionUpdate::ToolCallUpdate(tool_call_in_progress(
                             exec.call_id(),
@@ -162,6 +166,31 @@ impl AcpBridge {
                     }
                     next.run().await
                 }
+            })
+            .scoped();
+        // `run_code` sub-calls as their own tool calls: announced at their start record (before
+        // their pre-execute), settled by their final result.
+        let (weak, this_agent) = (Arc::downgrade(&inner), agent.clone());
+        let announce = self
+            .registry
+            .on_code_dispatch(move |agent: &AgentId, record: &CodeDispatchRecord| {
+                if agent != &this_agent || record.kind != CodeDispatchKind::Start {
+                    return;
+                }
+                if let Some(session) = weak.upgrade() {
+                    session.announce_sub_call(record);
+                }
+            })
+            .scoped();
+        let weak = Arc::downgrade(&inner);
+        let settle = self
+            .registry
+            .scope(agent.clone())
+            .on_result(move |exec: &ToolExecution, result: &ToolExecutionResult| {
+                if let Some(session) = weak.upgrade() {
+                    session.settle_sub_call(exec, result);
+                }
+                Ok(())
             })
             .scoped();
         self.sessions
@@ -172,6 +201,7 @@ impl AcpBridge {
             inner,
             sessions: Arc::clone(&self.sessions),
             _in_progress: in_progress,
+            _sub_calls: [announce, settle],
         }
     }
 }
@@ -183,6 +213,7 @@ pub struct AcpSession {
     /// after the [`AcpBridge`] value itself is dropped.
     sessions: Arc<Sessions>,
     _in_progress: ScopedRegistration,
+    _sub_calls: [ScopedRegistration; 2],
 }
 
 impl std::fmt::Debug for AcpSession {
@@ -216,6 +247,8 @@ struct SessionInner {
     client: Box<dyn AcpClient>,
     /// "Always" answers per tool name: `true` allow, `false` reject.
     always: Mutex<HashMap<String, bool>>,
+    /// `run_code` sub-calls announced and not yet settled: call id → arguments.
+    sub_calls: Mutex<HashMap<String, Value>>,
 }
 
 impl AcpSession {
@@ -289,6 +322,52 @@ impl AcpSession {
 }
 
 impl SessionInner {
+    fn sub_call_announced(&self, call_id: &str) -> bool {
+        self.sub_calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains_key(call_id)
+    }
+
+    fn announce_sub_call(&self, record: &CodeDispatchRecord) {
+        let card = self
+            .registry
+            .present_call(&record.name, &record.arguments, Some(&self.agent));
+        self.send(SessionUpdate::ToolCall(tool_call(
+            &record.sub_call_id,
+            &record.name,
+            &record.arguments,
+            &card,
+            &self.view,
+        )));
+        self.sub_calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(
+                record.sub_call_id.clone(),
+                crate::json::clone_deep(&record.arguments),
+            );
+    }
+
+    fn settle_sub_call(&self, exec: &ToolExecution, result: &ToolExecutionResult) {
+        let arguments = self
+            .sub_calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(exec.call_id());
+        let Some(arguments) = arguments else { return };
+        let settled =
+            self.registry
+                .present_result(exec.name(), &arguments, result, Some(&self.agent));
+        self.send(SessionUpdate::ToolCallUpdate(tool_call_result(
+            exec.call_id(),
+            &settled,
+            result,
+            &self.view,
+        )));
+        crate::json::drop_deep(arguments);
+    }
+
     fn send(&self, update: SessionUpdate) {
         let notification = SessionNotification::new(self.session_id.clone(), update);
         if let Err(error) = self.client.session_update(notification) {

@@ -31,6 +31,7 @@
 //! | dsh-tools | MCP |
 //! |---|---|
 //! | the served view (global, or [`McpServer::for_agent`]) | `tools/list`, in [`Registry::schemas`](crate::Registry::schemas) order |
+//! | Code Mode (the view presents `code`) | only `run_code` is listed (under `both`: the tools and `run_code`); MCP has no system prompt, so `run_code`'s `description` is its own text followed by [`Registry::code_prompt`](crate::Registry::code_prompt) (the `run_code`-only rule and the SDK of the tools a program can call), refreshed with every listing |
 //! | `name`, `description`, `title` | `name`, `description`, `title` |
 //! | `parameters` | `inputSchema` (a schema without `type` gets `"type": "object"`: MCP arguments are always objects; a schema of another type is not listed, with a warning) |
 //! | output schema | `outputSchema` (rmcp drops roots other than `"type": "object"` for peers before 2026-07-28) |

@@ -168,6 +168,20 @@ impl McpServer {
         super::lines::serve(self, reader, writer).await
     }
 
+    /// Code Mode over MCP: MCP has no system prompt, so `run_code`'s description carries the
+    /// prompt sections (the SDK text of the view's tools) after its own text; it follows every
+    /// change of the tools with the listing (`tools/list_changed`).
+    fn with_sdk(&self, tool: &mut Tool) {
+        match self.registry.code_prompt(self.agent.as_ref()) {
+            Ok(prompt) if !prompt.is_empty() => {
+                let own = tool.description.as_deref().unwrap_or_default();
+                tool.description = Some(format!("{own}\n\n{prompt}").into());
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!("MCP: run_code is listed without its SDK text: {e}"),
+        }
+    }
+
     /// The MCP tools of the current view (cached per registry generation).
     pub(crate) fn mcp_tools(&self) -> Arc<Vec<Tool>> {
         let generation = self.registry.generation();
@@ -182,7 +196,10 @@ impl McpServer {
             .wire_tools(self.agent.as_ref())
             .iter()
             .filter_map(|t| match map::tool(t) {
-                Ok(tool) => {
+                Ok(mut tool) => {
+                    if t.name() == crate::code::RUN_CODE {
+                        self.with_sdk(&mut tool);
+                    }
                     if !map::is_conventional_name(t.name()) {
                         tracing::warn!(
                             "MCP: tool name {:?} is outside 1-128 characters of [A-Za-z0-9_.-]; some clients reject it",

@@ -66,6 +66,8 @@ pub struct ProviderTools {
     /// Every provider name this conversation has given, to which tool of ours: a later export
     /// through [`refresh`](Self::refresh) never gives one to another tool.
     given: Arc<HashMap<String, String>>,
+    /// What the system prompt needs besides the tools (Code Mode's sections; empty otherwise).
+    system_prompt: String,
 }
 
 /// Tools a dialect cannot express: every problem, per tool.
@@ -335,6 +337,21 @@ impl Registry {
                 }
             }
         }
+        // Code Mode: the prompt sections go with the tools (the runtime is checked here, as for
+        // any assembly of a non-native scope).
+        let system_prompt = match self.code_prompt(agent) {
+            Ok(prompt) => prompt,
+            Err(e) => {
+                problems.push((
+                    crate::code::RUN_CODE.to_owned(),
+                    Problem {
+                        path: String::new(),
+                        message: e.to_string(),
+                    },
+                ));
+                String::new()
+            }
+        };
         if !problems.is_empty() {
             return Err(ExportError {
                 dialect: dialect.name(),
@@ -366,11 +383,19 @@ impl Registry {
             tools: exported,
             skipped,
             given: Arc::new(given),
+            system_prompt,
         })
     }
 }
 
 impl ProviderTools {
+    /// What to add to the system prompt sent with these tools: under Code Mode (`code` or
+    /// `both`) the sections of [`Registry::code_prompt`] (the `run_code`-only rule and the SDK
+    /// text of the tools a program can call); empty for a native view.
+    pub fn system_prompt(&self) -> &str {
+        &self.system_prompt
+    }
+
     /// The dialect.
     pub fn dialect(&self) -> Dialect {
         self.dialect
