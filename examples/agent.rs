@@ -10,6 +10,9 @@
 //!     cargo run -p examples --features agent --example agent
 //! ```
 //!
+//! `--code-mode` (first) presents the tools as Code Mode: the model is sent only `run_code` and
+//! writes one TypeScript program that calls them, run in the QuickJS sandbox.
+//!
 //! `DEEPSEEK_MODEL` overrides the DeepSeek model (`deepseek-chat`). Without a key it says how to
 //! set one and exits 0. The loop itself is `agent/loop.rs`, which `tests/agent_loop.rs` runs
 //! against a scripted local server.
@@ -68,7 +71,11 @@ fn main() -> ExitCode {
         );
         return ExitCode::SUCCESS;
     };
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let code_mode = args.first().is_some_and(|a| a == "--code-mode");
+    if code_mode {
+        args.remove(0);
+    }
     let prompt = if args.is_empty() {
         DEFAULT_TASK.to_owned()
     } else {
@@ -86,7 +93,10 @@ fn main() -> ExitCode {
     };
     println!("{model} at {base_url} ({})", dialect.name());
     println!("workspace: {}", workspace.display());
-    println!("task: {prompt}\n");
+    println!(
+        "task: {prompt}{}\n",
+        if code_mode { " (Code Mode)" } else { "" }
+    );
     let config = AgentConfig {
         base_url,
         api_key,
@@ -94,6 +104,7 @@ fn main() -> ExitCode {
         dialect,
         workspace: workspace.clone(),
         max_steps: MAX_STEPS,
+        code_mode,
     };
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     let outcome = runtime.block_on(run_agent(&config, &prompt, &mut std::io::stdout()));

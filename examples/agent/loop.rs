@@ -56,6 +56,9 @@ pub(crate) struct AgentConfig {
     pub(crate) workspace: PathBuf,
     /// The most requests to make.
     pub(crate) max_steps: usize,
+    /// Code Mode: the model is sent only `run_code` and writes one TypeScript program that calls
+    /// the tools (run in the QuickJS sandbox); the SDK text goes in the system prompt.
+    pub(crate) code_mode: bool,
 }
 
 /// One call of a step as it went: what the model asked and what it got back.
@@ -561,6 +564,14 @@ async fn complete(
     response.json().await.map_err(AgentError::Http)
 }
 
+/// The system prompt: ours, then what the tools need (Code Mode's sections, when on).
+fn system_prompt(tools: &dsh_tools::provider::ProviderTools) -> String {
+    match tools.system_prompt() {
+        "" => SYSTEM_PROMPT.to_owned(),
+        extra => format!("{SYSTEM_PROMPT}\n\n{extra}"),
+    }
+}
+
 /// Runs `prompt` to an answer: at most `config.max_steps` requests, the cards printed to `out`.
 pub(crate) async fn run_agent(
     config: &AgentConfig,
@@ -568,6 +579,12 @@ pub(crate) async fn run_agent(
     out: &mut impl Write,
 ) -> Result<Transcript, AgentError> {
     let registry = workspace_tools(&config.workspace);
+    if config.code_mode {
+        let engine = dsh_tools::code::quickjs::QuickJsRuntime::new(Default::default())
+            .map_err(|e| AgentError::Reply(e.to_string()))?;
+        registry.set_code_runtime(engine);
+        registry.set_presentation_mode(dsh_tools::registry::PresentationMode::Code);
+    }
     // Results as they are committed (model order within a step), printed while the turn runs.
     let (committed, mut settled) = mpsc::unbounded_channel::<(String, ToolExecutionResult)>();
     registry
@@ -587,7 +604,7 @@ pub(crate) async fn run_agent(
     let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
 
     let mut messages = vec![
-        json!({"role": "system", "content": SYSTEM_PROMPT}),
+        json!({"role": "system", "content": system_prompt(&tools)}),
         json!({"role": "user", "content": prompt}),
     ];
     let mut steps = Vec::new();

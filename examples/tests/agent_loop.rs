@@ -187,6 +187,7 @@ async fn scripted_run(dialect: Dialect) {
         dialect,
         workspace: workspace.clone(),
         max_steps: 8,
+        code_mode: false,
     };
     let mut out = Vec::new();
     let transcript = run_agent(&config, "fix the bug", &mut out)
@@ -419,6 +420,7 @@ async fn step_limit_and_error_status() {
         dialect: Dialect::new(Provider::DeepSeek),
         workspace: workspace.clone(),
         max_steps: 2,
+        code_mode: false,
     };
     let mut out = Vec::new();
     let transcript = run_agent(&config, "go", &mut out).await.expect("ran");
@@ -439,5 +441,55 @@ async fn step_limit_and_error_status() {
     assert_eq!(
         error.to_string(),
         r#"the API answered 500: {"error":{"message":"unexpected request"}}"#
+    );
+}
+
+#[tokio::test]
+async fn code_mode_sends_run_code_and_the_sdk_and_runs_the_program() {
+    // One program fixes the bug: read, replace, write; then the answer.
+    let program = "const file = await tools.read_file({path: 'src/lib.rs'});\n\
+        const text = file.lines.join('\\n') + '\\n';\n\
+        await tools.write_file({path: 'src/lib.rs', content: text.replace('a - b', 'a + b')});\n\
+        console.log(`fixed ${file.path}`);\n\
+        return file.total_lines;";
+    let arguments = json!({"code": program, "description": "Fix add in src/lib.rs"}).to_string();
+    let (base_url, recorded) = scripted_server(vec![
+        tool_reply(None, &[("call_c1", "run_code", &arguments)]),
+        answer_reply("Fixed."),
+    ])
+    .await;
+    let workspace = fresh_workspace("agent-loop-code").expect("workspace");
+    seed_workspace(&workspace).expect("seed");
+    let config = AgentConfig {
+        base_url,
+        api_key: "k".to_owned(),
+        model: "m".to_owned(),
+        dialect: Dialect::new(Provider::DeepSeek),
+        workspace: workspace.clone(),
+        max_steps: 4,
+        code_mode: true,
+    };
+    let transcript = run_agent(&config, "fix the bug", &mut Vec::new())
+        .await
+        .expect("ran");
+    let fixed = std::fs::read_to_string(workspace.join("src/lib.rs")).unwrap();
+    let _ = std::fs::remove_dir_all(&workspace);
+    assert_eq!(transcript.answer.as_deref(), Some("Fixed."));
+    assert_eq!(fixed, FIXED);
+    let requests = recorded.lock().unwrap().clone();
+    let first = &requests[0].body;
+    let names: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["run_code"], "only run_code is sent");
+    let system = first["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("`run_code` is the only tool you can call directly"));
+    assert!(system.contains("  read_file: {"), "{system}");
+    assert_eq!(
+        tool_messages(transcript.messages.as_slice()),
+        [("call_c1".to_owned(), "fixed src/lib.rs\n4".to_owned())]
     );
 }
