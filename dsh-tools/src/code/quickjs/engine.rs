@@ -143,7 +143,8 @@ pub(super) fn run(job: Job) -> CodeResult {
     state.pending.borrow_mut().clear();
     let stop = state.stop.get();
     let outcome = state.outcome.borrow_mut().take();
-    let memory_full = {
+    // Only a failure can be an exhausted heap; measuring walks the heap, so only then.
+    let memory_full = !matches!(outcome, Some(Outcome::Done(_) | Outcome::Lossy)) && {
         let usage = runtime.memory_usage();
         usage.malloc_size as u128 * 10 >= job.limits.memory_bytes as u128 * 9
     };
