@@ -237,7 +237,8 @@ impl Registry {
     ///
     /// let registry = Registry::new();
     /// registry.register(ToolDefinition::new("echo", "Echo a value.",
-    ///     json!({"type": "object", "properties": {"value": {"type": "string"}}, "required": ["value"]}),
+    ///     json!({"type": "object", "properties": {"value": {"type": "string"}}, "required": ["value"],
+    ///            "additionalProperties": false}),
     ///     OutputDecl::json(json!({"type": "string"})), |args, _| async move { Ok(args["value"].clone()) }))?.keep();
     /// assert_eq!(registry.code_prompt(None)?, ""); // native: nothing to add
     /// registry.set_presentation_mode(PresentationMode::Code);
