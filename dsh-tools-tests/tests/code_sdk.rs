@@ -83,3 +83,100 @@ fn every_reference_schema_and_sdk_renders_byte_for_byte() {
     }
     assert_eq!(checked, 74);
 }
+
+/// `{type: array, items: …}` nested `depth` times around a string, built without recursion
+/// (an object nest would indent every level: its text alone grows with the square of the depth).
+fn deep_array(depth: usize) -> Value {
+    let mut v = serde_json::json!({"type": "string"});
+    for _ in 0..depth {
+        let mut node = serde_json::Map::new();
+        node.insert("type".to_owned(), Value::from("array"));
+        node.insert("items".to_owned(), v);
+        v = Value::Object(node);
+    }
+    v
+}
+
+#[test]
+fn a_100000_deep_schema_renders_on_a_256_kib_stack() {
+    std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(|| {
+            let schema = deep_array(100_000);
+            let text = schema_to_ts(&schema, 0);
+            let sdk = render_sdk(&[SdkTool {
+                name: "deep",
+                description: "Deep.",
+                parameters: &schema,
+                output: &schema,
+            }]);
+            // Freed before any assertion: a panic would drop it recursively.
+            dsh_tools::json::drop_deep(schema);
+            assert!(
+                text.starts_with("string[]"),
+                "{}",
+                &text[..40.min(text.len())]
+            );
+            assert_eq!(text.matches("[]").count(), 100_000);
+            assert_eq!(sdk.matches("string[]").count(), 2, "arguments and output");
+            assert_eq!(sdk.matches("[]").count(), 200_001, "and `JsonValue[]`");
+        })
+        .unwrap()
+        .join()
+        .expect("rendered without overflowing the stack");
+}
+
+#[test]
+fn tool_output_map_is_typed_from_a_tools_rust_return_type() {
+    use dsh_tools::registry::PresentationMode;
+    use dsh_tools::testing::{FakeOutcome, FakeRuntime};
+    use dsh_tools::{Registry, ToolError, tool};
+
+    /// One match.
+    #[derive(serde::Serialize, schemars::JsonSchema)]
+    struct Hit {
+        /// 1-based line number
+        line: u32,
+        text: String,
+    }
+
+    /// Find a pattern in a file.
+    #[tool]
+    async fn grep(
+        /// The file
+        path: String,
+        /// What to find
+        pattern: String,
+    ) -> Result<Vec<Hit>, ToolError> {
+        let _ = (path, pattern);
+        Ok(Vec::new())
+    }
+
+    let registry = Registry::new();
+    registry.register(Grep).unwrap().keep();
+    registry.set_code_runtime(FakeRuntime::new(|_, _| async { FakeOutcome::Return(None) }));
+    registry.set_presentation_mode(PresentationMode::Code);
+    let prompt = registry.code_prompt(None).unwrap();
+    let outputs = prompt
+        .split("interface ToolOutputMap {")
+        .nth(1)
+        .and_then(|rest| rest.split("\n}").next())
+        .unwrap();
+    assert_eq!(
+        outputs,
+        // The output schema is open (a serialized struct is not closed) and `u32` carries its
+        // bounds: both show, as spec §7 renders them.
+        "\n  grep: ({\n    /** 1-based line number @minimum 0 @maximum 4294967295 */\n    line: number;\n    text: string;\n  } & Record<string, JsonValue>)[];"
+    );
+    let args = prompt
+        .split("interface ToolArgsMap {")
+        .nth(1)
+        .and_then(|rest| rest.split("\n}").next())
+        .unwrap();
+    assert!(
+        args.contains(
+            "  /** Find a pattern in a file. */\n  grep: {\n    /** The file */\n    path: string;"
+        ),
+        "{args}"
+    );
+}
