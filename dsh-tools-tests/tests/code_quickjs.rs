@@ -994,3 +994,43 @@ async fn run_code_on_a_registry_runs_programs_through_the_whole_pipeline() {
     let sdk = registry.code_prompt(None).unwrap();
     assert!(sdk.contains("  read: {\n    path: string;\n  }"), "{sdk}");
 }
+
+#[tokio::test]
+async fn a_binding_that_never_answers_does_not_outlive_its_run() {
+    struct Dropped(Arc<AtomicUsize>);
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let d = Arc::clone(&dropped);
+    let never: HostFn = Arc::new(move |_| {
+        let guard = Dropped(Arc::clone(&d));
+        Box::pin(async move {
+            let _guard = guard;
+            std::future::pending::<()>().await;
+            Ok(json!(null))
+        })
+    });
+    let runtime = rt(|c| c.max_wall_ms = 200.0);
+    let result = run_with(
+        &runtime,
+        "await tools.never({})",
+        tools(vec![("never", never)]),
+        None,
+    )
+    .await;
+    assert_eq!(failure(&result).kind, FailureKind::Timeout);
+    for _ in 0..200 {
+        if dropped.load(Ordering::SeqCst) == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(
+        dropped.load(Ordering::SeqCst),
+        1,
+        "the host task was aborted"
+    );
+}

@@ -59,6 +59,9 @@ struct State {
     outcome: RefCell<Option<Outcome>>,
     pending: RefCell<Pending>,
     next_id: Cell<u64>,
+    /// The host tasks of binding calls, aborted when the run ends (an answer after that is
+    /// dropped anyway; a binding that never answers must not outlive the run).
+    tasks: RefCell<Vec<tokio::task::AbortHandle>>,
 }
 
 fn thread_cpu() -> Duration {
@@ -104,6 +107,7 @@ pub(super) fn run(job: Job) -> CodeResult {
         outcome: RefCell::new(None),
         pending: RefCell::new(HashMap::new()),
         next_id: Cell::new(0),
+        tasks: RefCell::new(Vec::new()),
     });
     let started = Instant::now();
     let deadline = started + job.limits.wall;
@@ -141,6 +145,9 @@ pub(super) fn run(job: Job) -> CodeResult {
     );
     // Drop every engine value (the pending resolvers) before the runtime.
     state.pending.borrow_mut().clear();
+    for task in state.tasks.borrow_mut().drain(..) {
+        task.abort();
+    }
     let stop = state.stop.get();
     let outcome = state.outcome.borrow_mut().take();
     // Only a failure can be an exhausted heap; measuring walks the heap, so only then.
@@ -307,10 +314,13 @@ fn start(
                 .borrow_mut()
                 .insert(id, (resolve, reject));
             let answers = answers.clone();
-            host.spawn(async move {
+            let task = host.spawn(async move {
                 let outcome = function(argument).await;
                 let _ = answers.send(Answer { id, outcome });
             });
+            let mut tasks = call_state.tasks.borrow_mut();
+            tasks.retain(|t| !t.is_finished());
+            tasks.push(task.abort_handle());
             Ok(())
         },
     )

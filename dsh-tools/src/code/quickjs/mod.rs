@@ -230,9 +230,10 @@ impl CodeRuntime for QuickJsRuntime {
                 .stack_size(THREAD_STACK_BYTES)
                 .spawn(move || {
                     let result = engine::run(job);
-                    let _ = result_tx.send(result);
+                    // The engine is gone: the run no longer counts as in flight, then its result.
                     forget();
                     let _ = exited_tx.send(true);
+                    let _ = result_tx.send(result);
                 });
             if let Err(e) = spawned {
                 runs.lock()
