@@ -216,6 +216,67 @@ mod errors {
         assert_eq!(bad.text(), "Error: invalid digit found in string");
         assert_eq!(ParseNumber.name(), "parse_number");
     }
+
+    static FLAKY_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    static BOXED_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    /// Fails once as transient, through anyhow with context, then succeeds.
+    #[tool]
+    async fn flaky(
+        /// unused
+        n: u32,
+    ) -> anyhow::Result<u32> {
+        use anyhow::Context;
+        if FLAKY_CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+            return Err(dsh_tools::ToolError::transient("busy")).context("calling the service");
+        }
+        Ok(n)
+    }
+
+    /// Fails once as transient, through a boxed error, then succeeds.
+    #[tool]
+    async fn flaky_boxed(
+        /// unused
+        n: u32,
+    ) -> Result<u32, Box<dyn std::error::Error + Send + Sync>> {
+        if BOXED_CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+            return Err(Box::new(dsh_tools::ToolError::transient("busy")));
+        }
+        Ok(n)
+    }
+
+    #[tokio::test]
+    async fn codes_survive_anyhow_and_boxed_errors_so_transient_failures_are_retried() {
+        use std::sync::atomic::Ordering;
+        let registry = dsh_tools::Registry::new();
+        registry.register(Flaky).unwrap().keep();
+        registry.register(FlakyBoxed).unwrap().keep();
+        registry.on_execute(dsh_tools::wrappers::retry(3)).keep();
+        for (name, calls) in [("flaky", &FLAKY_CALLS), ("flaky_boxed", &BOXED_CALLS)] {
+            let input = dsh_tools::ToolExecutionInput::new(
+                "c",
+                name,
+                serde_json::json!({"n": 7}),
+                dsh_tools::CancellationToken::new(),
+            );
+            let result = registry.execute(input).await;
+            assert_eq!(result.text(), "7", "{name}");
+            assert_eq!(calls.load(Ordering::SeqCst), 2, "{name}: retried once");
+        }
+        let error = dsh_tools::ToolError::from(
+            Err::<(), _>(dsh_tools::ToolError::coded(
+                "QuotaError",
+                "QUOTA",
+                "out of quota",
+            ))
+            .map_err(anyhow::Error::from)
+            .unwrap_err(),
+        );
+        assert_eq!(
+            (error.message(), error.code()),
+            ("out of quota", Some("QUOTA"))
+        );
+    }
 }
 
 mod docs {

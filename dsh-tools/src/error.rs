@@ -224,20 +224,84 @@ impl From<std::io::Error> for ToolError {
     }
 }
 
-/// A boxed error (`Box<dyn Error + Send + Sync>`, what `?` on mixed error types gives): its
-/// message, as [`ToolError::from_error`].
+/// The routable info of the first `ToolError` in `error`'s chain of sources, `error` included.
+fn info_in_chain(error: &(dyn std::error::Error + 'static)) -> Option<ErrorInfo> {
+    let mut next = Some(error);
+    // A chain is finite unless a source cycles; bounded either way.
+    for _ in 0..64 {
+        let current = next?;
+        if let Some(tool) = current.downcast_ref::<ToolError>() {
+            if tool.info.is_some() {
+                return tool.info.clone();
+            }
+        }
+        next = current.source();
+    }
+    None
+}
+
+/// A boxed error (`Box<dyn Error + Send + Sync>`, what `?` on mixed error types gives): a boxed
+/// `ToolError` comes back as itself (its code kept, so [`wrappers::retry`](crate::wrappers::retry)
+/// still sees a transient failure); any other error gives its message, with the code of a
+/// `ToolError` among its sources.
+///
+/// ```
+/// use dsh_tools::ToolError;
+///
+/// let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(ToolError::transient("busy"));
+/// assert_eq!(ToolError::from(boxed).code(), Some("TRANSIENT"));
+/// ```
 impl From<Box<dyn std::error::Error + Send + Sync>> for ToolError {
     fn from(e: Box<dyn std::error::Error + Send + Sync>) -> Self {
-        Self::from_error(&*e)
+        match e.downcast::<ToolError>() {
+            Ok(tool) => *tool,
+            Err(e) => Self {
+                message: e.to_string(),
+                info: info_in_chain(&*e),
+            },
+        }
     }
 }
 
-/// `anyhow::Error` (feature `anyhow`): its message with the chain of causes (`{:#}`: `reading
-/// config: permission denied`).
+/// `anyhow::Error` (feature `anyhow`): a `ToolError` comes back as itself; with context added
+/// (`.context("reading config")`) the message is the chain (`{:#}`: `reading config: permission
+/// denied`) and the code is the first `ToolError`'s in the chain, so a transient failure stays
+/// transient.
+///
+/// ```
+/// # #[cfg(feature = "anyhow")] {
+/// use anyhow::Context;
+/// use dsh_tools::ToolError;
+///
+/// let plain = anyhow::Error::from(ToolError::transient("rate limited"));
+/// assert_eq!(ToolError::from(plain).code(), Some("TRANSIENT"));
+/// let with_context = Err::<(), _>(ToolError::transient("rate limited")).context("fetching").unwrap_err();
+/// let error = ToolError::from(with_context);
+/// assert_eq!((error.message(), error.code()), ("fetching: rate limited", Some("TRANSIENT")));
+/// # }
+/// ```
 #[cfg(feature = "anyhow")]
 impl From<anyhow::Error> for ToolError {
     fn from(e: anyhow::Error) -> Self {
-        Self::new(format!("{e:#}"))
+        // Alone (no context around it), a `ToolError` is returned as it was; `downcast` would
+        // also see through a context, whose message must stay.
+        let e = if e.chain().nth(1).is_none() {
+            match e.downcast::<ToolError>() {
+                Ok(tool) => return tool,
+                Err(e) => e,
+            }
+        } else {
+            e
+        };
+        let info = e
+            .chain()
+            .take(64)
+            .filter_map(|c| c.downcast_ref::<ToolError>())
+            .find_map(|t| t.info.clone());
+        Self {
+            message: format!("{e:#}"),
+            info,
+        }
     }
 }
 
