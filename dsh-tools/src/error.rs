@@ -230,10 +230,10 @@ fn info_in_chain(error: &(dyn std::error::Error + 'static)) -> Option<ErrorInfo>
     // A chain is finite unless a source cycles; bounded either way.
     for _ in 0..64 {
         let current = next?;
-        if let Some(tool) = current.downcast_ref::<ToolError>() {
-            if tool.info.is_some() {
-                return tool.info.clone();
-            }
+        if let Some(tool) = current.downcast_ref::<ToolError>()
+            && tool.info.is_some()
+        {
+            return tool.info.clone();
         }
         next = current.source();
     }
