@@ -263,15 +263,11 @@ mod errors {
             assert_eq!(result.text(), "7", "{name}");
             assert_eq!(calls.load(Ordering::SeqCst), 2, "{name}: retried once");
         }
-        let error = dsh_tools::ToolError::from(
-            Err::<(), _>(dsh_tools::ToolError::coded(
-                "QuotaError",
-                "QUOTA",
-                "out of quota",
-            ))
-            .map_err(anyhow::Error::from)
-            .unwrap_err(),
-        );
+        let error = dsh_tools::ToolError::from(anyhow::Error::from(dsh_tools::ToolError::coded(
+            "QuotaError",
+            "QUOTA",
+            "out of quota",
+        )));
         assert_eq!(
             (error.message(), error.code()),
             ("out of quota", Some("QUOTA"))
