@@ -1034,3 +1034,104 @@ async fn a_binding_that_never_answers_does_not_outlive_its_run() {
         "the host task was aborted"
     );
 }
+
+#[tokio::test]
+async fn one_string_referenced_many_times_cannot_exhaust_the_host() {
+    let runtime = rt(|c| c.max_output_bytes = 1024.0 * 1024.0);
+    let result = run(&runtime, "return Array(4000).fill('x'.repeat(5e6))").await;
+    assert_eq!(failure(&result).kind, FailureKind::OutputLimit);
+    let echo = run_with(
+        &default_rt(),
+        "try { await tools.echo(Array(4000).fill('x'.repeat(5e6))) } catch (e) { return e.message }",
+        echo_tools(),
+        None,
+    )
+    .await;
+    assert_eq!(
+        value(&echo),
+        &json!("binding arguments are larger than 64 MiB on the host")
+    );
+}
+
+#[tokio::test]
+async fn lone_surrogates_in_logs_and_errors_do_not_hang_the_run() {
+    let runtime = default_rt();
+    let result = run(
+        &runtime,
+        "const s = '😀'.slice(0, 1); console.log('a' + s); throw new Error(s)",
+    )
+    .await;
+    assert_eq!(result.logs, ["a\u{FFFD}"]);
+    let f = failure(&result);
+    assert_eq!(f.kind, FailureKind::Exception);
+    assert!(f.message.starts_with("Error: \u{FFFD}"), "{}", f.message);
+}
+
+#[tokio::test]
+async fn calls_are_numbered_in_the_order_the_program_made_them() {
+    use dsh_tools::registry::PresentationMode;
+    use dsh_tools::{OutputDecl, Registry, ToolDefinition, ToolExecutionInput};
+    let registry = Registry::new();
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let o = Arc::clone(&order);
+    let note = ToolDefinition::new(
+        "note",
+        "Note a call.",
+        json!({"type": "object"}),
+        OutputDecl::text(),
+        move |args: Arc<Value>, ctx| {
+            let o = Arc::clone(&o);
+            async move {
+                o.lock().unwrap().push((
+                    ctx.execution().call_id().to_owned(),
+                    args["i"].as_i64().unwrap_or(-1),
+                ));
+                Ok(json!("ok"))
+            }
+        },
+    );
+    registry.register(note).unwrap().keep();
+    registry.set_presentation_mode(PresentationMode::Code);
+    registry.set_code_runtime(default_rt());
+    // Unawaited calls of all sizes: the big argument must not let the next call overtake it.
+    let program = "const big = Array(20000).fill('x');\n\
+        for (let i = 0; i < 20; i++) tools.note(i % 2 ? {i} : {i, big});\n\
+        return 'fired';";
+    let args = json!({"code": program, "description": "Fire twenty calls"});
+    let input = ToolExecutionInput::new("c1", "run_code", args, CancellationToken::new());
+    let result = registry.execute(input).await;
+    assert_eq!(result.text(), "fired");
+    let seen = order.lock().unwrap().clone();
+    let expected: Vec<(String, i64)> = (0..20).map(|i| (format!("c1:code:{}", i + 1), i)).collect();
+    assert_eq!(seen, expected, "every call queued, in program order");
+}
+
+#[tokio::test]
+async fn a_deep_completion_through_run_code_is_freed_without_recursion() {
+    use dsh_tools::registry::PresentationMode;
+    use dsh_tools::{Registry, ToolExecutionInput};
+    let registry = Registry::new();
+    registry.set_presentation_mode(PresentationMode::Code);
+    registry.set_code_runtime(default_rt());
+    let args = json!({"code": "let v = 0; for (let i = 0; i < 200000; i++) v = [v]; return v", "description": "Deep"});
+    let input = ToolExecutionInput::new("c1", "run_code", args, CancellationToken::new());
+    // On a small stack: any recursive drop of the 200,000-deep value would overflow it.
+    let result = std::thread::Builder::new()
+        .stack_size(512 * 1024)
+        .spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            let result = rt.block_on(registry.execute(input));
+            let is_error = result.is_error();
+            let text_len = result.text().len();
+            // A result frees its value without recursion.
+            drop(result);
+            (is_error, text_len)
+        })
+        .unwrap()
+        .join()
+        .expect("no stack overflow");
+    assert!(result.1 > 0);
+}

@@ -193,6 +193,12 @@ impl OutputLedger {
         }
     }
 
+    /// The `output-limit` result of spec §3.7.6, for a completion known to exceed the cap
+    /// without measuring it.
+    pub fn exceeded(self) -> CodeResult {
+        self.limit()
+    }
+
     /// The `output-limit` result of spec §3.7.6.
     fn limit(self) -> CodeResult {
         let cap = self.cap;

@@ -77,7 +77,7 @@ struct Submitter {
 pub(crate) struct Run {
     signal: CancellationToken,
     outer: CancellationToken,
-    reason: OnceLock<&'static str>,
+    reason: Arc<OnceLock<&'static str>>,
     submitter: Mutex<Submitter>,
     queued: AtomicUsize,
     outer_id: String,
@@ -100,7 +100,7 @@ impl Run {
         let run = Arc::new(Self {
             signal: outer.child_token(),
             outer,
-            reason: OnceLock::new(),
+            reason: Arc::default(),
             submitter: Mutex::new(Submitter { n: 0, inbox }),
             queued: AtomicUsize::new(0),
             outer_id,
@@ -146,65 +146,106 @@ impl Run {
         format!("run_code run is over ({}); {name} {what}", self.reason())
     }
 
-    /// `tools.<name>(arg)` on the host side (spec §4.3.1): refused once the run is over or when
-    /// the argument is not lossless, else queued on the lane and answered with the committed
-    /// value or the failure's message.
-    pub(crate) async fn call(&self, name: String, arg: Value) -> Result<Value, String> {
+    /// `tools.<name>(arg)` on the host side (spec §4.3.1). The submission (the checks, the call's
+    /// number, the queueing) happens now, synchronously, so calls are numbered and queued in the
+    /// order the program made them even when the returned futures are polled in another order
+    /// (or never); the future only waits for the answer.
+    pub(crate) fn call(&self, name: String, arg: Value) -> BoxFuture<Result<Value, String>> {
+        let submitted = self.submit(&name, arg);
+        let signal = self.signal.clone();
+        let over = move |what: &str, reason: &str| {
+            format!("run_code run is over ({reason}); {name} {what}")
+        };
+        let reason = self.reason_handle();
+        Box::pin(async move {
+            let answer = submitted?;
+            match answer.await {
+                Ok(Reply::Settled(outcome)) if signal.is_cancelled() => {
+                    if let Ok(value) = outcome {
+                        crate::json::free(value);
+                    }
+                    Err(over("result discarded", reason.get()))
+                }
+                Ok(Reply::Settled(outcome)) => outcome,
+                Ok(Reply::Abandoned) | Err(_) => Err(over("tool call abandoned", reason.get())),
+            }
+        })
+    }
+
+    fn reason_handle(&self) -> ReasonHandle {
+        ReasonHandle {
+            outer: self.outer.clone(),
+            fixed: std::sync::Arc::clone(&self.reason),
+        }
+    }
+
+    /// Steps 1–5 of spec §4.3.1: refused, or queued with a receiver for the answer.
+    fn submit(&self, name: &str, arg: Value) -> Result<oneshot::Receiver<Reply>, String> {
         if self.signal.is_cancelled() {
             crate::json::free(arg);
-            return Err(self.over(&name, "not dispatched"));
+            return Err(self.over(name, "not dispatched"));
         }
         if !crate::json::is_lossless(&arg) {
             crate::json::free(arg);
             return Err("tool arguments must be lossless JSON (call the tool with an arguments object, e.g. `{}`)".to_owned());
         }
+        let record_args = crate::json::clone_deep(&arg);
+        let (reply, answer) = oneshot::channel();
+        let mut submitter = self.submitter.lock().unwrap_or_else(|e| e.into_inner());
         if self.queued.load(Ordering::Acquire) >= MAX_QUEUED_SUB_CALLS {
+            drop(submitter);
             crate::json::free(arg);
+            crate::json::free(record_args);
             return Err(format!(
                 "run_code: more than {MAX_QUEUED_SUB_CALLS} tool calls are waiting to start; {name} not dispatched"
             ));
         }
-        let record_args = crate::json::clone_deep(&arg);
-        let (reply, answer) = oneshot::channel();
-        {
-            let mut submitter = self.submitter.lock().unwrap_or_else(|e| e.into_inner());
-            submitter.n += 1;
-            let n = submitter.n;
-            let mut input = ToolExecutionInput::new(
-                format!("{}:code:{n}", self.outer_id),
-                name.clone(),
-                arg,
-                self.signal.clone(),
-            )
-            .parent(self.parent)
-            .root_call_id(self.root_id.clone());
-            input.agent = self.agent.clone();
-            let entry = Entry {
-                n,
-                input,
-                record_args,
-                reply,
-                exclusive: None,
-            };
-            self.queued.fetch_add(1, Ordering::AcqRel);
-            if let Err(mpsc::error::SendError(entry)) = submitter.inbox.send(entry) {
-                self.queued.fetch_sub(1, Ordering::AcqRel);
-                drop(submitter);
-                crate::json::free(entry.input.arguments);
-                crate::json::free(entry.record_args);
-                return Err(self.over(&name, "not dispatched"));
-            }
+        submitter.n += 1;
+        let n = submitter.n;
+        let mut input = ToolExecutionInput::new(
+            format!("{}:code:{n}", self.outer_id),
+            name,
+            arg,
+            self.signal.clone(),
+        )
+        .parent(self.parent)
+        .root_call_id(self.root_id.clone());
+        input.agent = self.agent.clone();
+        let entry = Entry {
+            n,
+            input,
+            record_args,
+            reply,
+            exclusive: None,
+        };
+        self.queued.fetch_add(1, Ordering::AcqRel);
+        if let Err(mpsc::error::SendError(entry)) = submitter.inbox.send(entry) {
+            self.queued.fetch_sub(1, Ordering::AcqRel);
+            drop(submitter);
+            crate::json::free(entry.input.arguments);
+            crate::json::free(entry.record_args);
+            return Err(self.over(name, "not dispatched"));
         }
-        match answer.await {
-            Ok(Reply::Settled(outcome)) if self.signal.is_cancelled() => {
-                if let Ok(value) = outcome {
-                    crate::json::free(value);
-                }
-                Err(self.over(&name, "result discarded"))
-            }
-            Ok(Reply::Settled(outcome)) => outcome,
-            Ok(Reply::Abandoned) | Err(_) => Err(self.over(&name, "tool call abandoned")),
-        }
+        Ok(answer)
+    }
+}
+
+/// The run's reason, readable from a binding's future after the run is gone.
+struct ReasonHandle {
+    outer: CancellationToken,
+    fixed: std::sync::Arc<OnceLock<&'static str>>,
+}
+
+impl ReasonHandle {
+    fn get(&self) -> &'static str {
+        self.fixed
+            .get()
+            .copied()
+            .unwrap_or(if self.outer.is_cancelled() {
+                OUTER_ABORT
+            } else {
+                SETTLED
+            })
     }
 }
 

@@ -102,10 +102,7 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
             let name = tool.name().to_owned();
             let run = Arc::clone(&run);
             let member = name.clone();
-            let host: HostFn = Arc::new(move |arg: Value| {
-                let (run, name) = (Arc::clone(&run), member.clone());
-                Box::pin(async move { run.call(name, arg).await })
-            });
+            let host: HostFn = Arc::new(move |arg: Value| run.call(member.clone(), arg));
             (name, host)
         })
         .collect();
@@ -140,13 +137,18 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
             drain.clone()
         )
     );
-    let result = outcome.map_err(|e| ToolError::new(e.0))?;
-    match failure_message(&result) {
+    let mut result = outcome.map_err(|e| ToolError::new(e.0))?;
+    let outcome = match failure_message(&result) {
         Some(message) => Err(ToolError::coded(
             "CodeRunFailedError",
             CODE_RUN_FAILED,
             message,
         )),
         None => Ok(canonical_value(&result)),
+    };
+    // A completion may be deep: freed without recursion.
+    if let Some(value) = result.value.take() {
+        crate::json::free(value);
     }
+    outcome
 }

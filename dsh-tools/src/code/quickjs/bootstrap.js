@@ -30,6 +30,12 @@
   const bigintToString = BigInt.prototype.toString;
   const stringReplace = String.prototype.replace;
   const regexpTest = RegExp.prototype.test;
+  const toWellFormed = String.prototype.toWellFormed;
+  // Text for the host: a lone surrogate (which no Rust string holds) becomes U+FFFD.
+  const wellFormed = (s) =>
+    typeof toWellFormed === 'function'
+      ? apply(toWellFormed, s, [])
+      : apply(stringReplace, s, [/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD']);
   const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
   const AsyncFunction = getProto(async function () {}).constructor;
   const EXIT = create(null);
@@ -262,7 +268,7 @@
   const consoleObject = create(null);
   for (const name of ['log', 'info', 'warn', 'error', 'debug']) {
     const fn = function (...args) {
-      hostLog(render(args));
+      hostLog(wellFormed(render(args)));
     };
     defineProperty(fn, 'name', { value: name });
     defineProperty(consoleObject, name, { value: fn, enumerable: true });
@@ -333,10 +339,10 @@
             else onDone(1, tape);
           }
         },
-        (e) => onError(describe(e)),
+        (e) => onError(wellFormed(describe(e))),
       ]);
     } catch (e) {
-      onError(describe(e));
+      onError(wellFormed(describe(e)));
     }
   };
 })

@@ -29,9 +29,38 @@ enum Frame {
     Object(Vec<String>, Map<String, Value>),
 }
 
-/// Reads a tape written by the bootstrap's `toTape`. `None` when the tape is malformed (the
-/// bootstrap's contract broken, which a program cannot cause).
-pub(super) fn from_tape(tape: &Array<'_>) -> Option<Value> {
+/// Why a tape was not read.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum TapeError {
+    /// Not what the bootstrap writes (a program cannot cause it), or a string no Rust string
+    /// holds.
+    Malformed,
+    /// The value would take more than the budget on the host: one engine string referenced many
+    /// times becomes as many host strings.
+    TooLarge,
+}
+
+/// Host bytes counted per value besides its strings.
+const NODE_BYTES: usize = 16;
+
+/// Reads a tape written by the bootstrap's `toTape`, within `budget` host bytes.
+pub(super) fn from_tape(tape: &Array<'_>, budget: usize) -> Result<Value, TapeError> {
+    let mut spent = 0usize;
+    let mut charge = |bytes: usize| {
+        spent = spent.saturating_add(bytes);
+        if spent > budget {
+            Err(TapeError::TooLarge)
+        } else {
+            Ok(())
+        }
+    };
+    read(tape, &mut charge).ok_or(TapeError::Malformed)?
+}
+
+fn read(
+    tape: &Array<'_>,
+    charge: &mut dyn FnMut(usize) -> Result<(), TapeError>,
+) -> Option<Result<Value, TapeError>> {
     let mut at = 0usize;
     let mut next = || {
         let v: rquickjs::Value<'_> = tape.get(at).ok()?;
@@ -41,12 +70,21 @@ pub(super) fn from_tape(tape: &Array<'_>) -> Option<Value> {
     let mut stack: Vec<Frame> = Vec::new();
     loop {
         let tag = next()?.as_int()?;
+        if let Err(e) = charge(NODE_BYTES) {
+            return Some(Err(e));
+        }
         let mut node = match tag {
             NULL => Value::Null,
             FALSE => Value::Bool(false),
             TRUE => Value::Bool(true),
             NUMBER => number(next()?.as_number()?)?,
-            STRING => Value::String(next()?.as_string()?.to_string().ok()?),
+            STRING => {
+                let text = next()?.as_string()?.to_string().ok()?;
+                if let Err(e) = charge(text.len()) {
+                    return Some(Err(e));
+                }
+                Value::String(text)
+            }
             ARRAY => {
                 let len = next()?.as_number()? as usize;
                 if len > 0 {
@@ -60,7 +98,11 @@ pub(super) fn from_tape(tape: &Array<'_>) -> Option<Value> {
                 if count > 0 {
                     let mut keys = Vec::with_capacity(count.min(1 << 16));
                     for _ in 0..count {
-                        keys.push(next()?.as_string()?.to_string().ok()?);
+                        let key = next()?.as_string()?.to_string().ok()?;
+                        if let Err(e) = charge(key.len()) {
+                            return Some(Err(e));
+                        }
+                        keys.push(key);
                     }
                     stack.push(Frame::Object(keys, Map::new()));
                     continue;
@@ -72,7 +114,7 @@ pub(super) fn from_tape(tape: &Array<'_>) -> Option<Value> {
         // Attach the node to its parent, closing every container it completes.
         loop {
             match stack.last_mut() {
-                None => return Some(node),
+                None => return Some(Ok(node)),
                 Some(Frame::Array(items, len)) => {
                     items.push(node);
                     if items.len() < *len {

@@ -2,7 +2,7 @@
 //! and an event loop that runs engine jobs and settles binding calls answered by the host.
 
 use super::Limits;
-use super::convert::{from_tape, to_js};
+use super::convert::{TapeError, from_tape, to_js};
 use crate::code::{CodeResult, FailureKind, HostFn, Namespace, OutputLedger};
 use rquickjs::{Array, Context, Ctx, Function, Persistent, Runtime};
 use serde_json::Value;
@@ -43,7 +43,13 @@ enum Outcome {
     Lossy,
     /// Threw (the text of 3.4.2).
     Threw(String),
+    /// Completed with a value larger on the host than the output cap allows.
+    TooLarge,
 }
+
+/// The most host bytes one binding argument may take (an engine string referenced many times
+/// becomes as many host strings).
+const MAX_ARGUMENT_BYTES: usize = 64 << 20;
 
 /// A binding call's answer, sent from the host runtime to the engine thread.
 struct Answer {
@@ -151,7 +157,10 @@ pub(super) fn run(job: Job) -> CodeResult {
     let stop = state.stop.get();
     let outcome = state.outcome.borrow_mut().take();
     // Only a failure can be an exhausted heap; measuring walks the heap, so only then.
-    let memory_full = !matches!(outcome, Some(Outcome::Done(_) | Outcome::Lossy)) && {
+    let memory_full = !matches!(
+        outcome,
+        Some(Outcome::Done(_) | Outcome::Lossy | Outcome::TooLarge)
+    ) && {
         let usage = runtime.memory_usage();
         usage.malloc_size as u128 * 10 >= job.limits.memory_bytes as u128 * 9
     };
@@ -176,6 +185,7 @@ fn finish(
     // The first terminal event wins: an outcome recorded before a stop stands.
     match (outcome, stop) {
         (Some(Outcome::Done(value)), _) => ledger.complete(value),
+        (Some(Outcome::TooLarge), _) => ledger.exceeded(),
         (Some(Outcome::Lossy), _) => ledger.fail(
             FailureKind::InvalidOutput,
             "program completion must be lossless JSON".to_owned(),
@@ -265,13 +275,20 @@ fn start(
     })
     .map_err(|e| fail(ctx, e))?;
     let done_state = Rc::clone(state);
+    // A completion over the cap fails anyway: its host copy may take a little more (structure).
+    let cap = job
+        .limits
+        .max_output_bytes
+        .saturating_mul(2)
+        .saturating_add(1 << 20);
     let on_done = Function::new(
         ctx.clone(),
         move |kind: i32, tape: rquickjs::Value<'_>| match kind {
             0 => set_outcome(&done_state, Outcome::Done(None)),
-            1 => match tape.as_array().and_then(from_tape) {
-                Some(value) => set_outcome(&done_state, Outcome::Done(Some(value))),
-                None => set_outcome(&done_state, Outcome::Lossy),
+            1 => match tape.as_array().map(|t| from_tape(t, cap)) {
+                Some(Ok(value)) => set_outcome(&done_state, Outcome::Done(Some(value))),
+                Some(Err(TapeError::TooLarge)) => set_outcome(&done_state, Outcome::TooLarge),
+                _ => set_outcome(&done_state, Outcome::Lossy),
             },
             _ => set_outcome(&done_state, Outcome::Lossy),
         },
@@ -301,7 +318,23 @@ fn start(
                 .get(ns as usize)
                 .and_then(|f| f.get(member as usize))
                 .cloned();
-            let (Some(function), Some(argument)) = (function, from_tape(&tape)) else {
+            let argument = match from_tape(&tape, MAX_ARGUMENT_BYTES) {
+                Ok(argument) => argument,
+                Err(TapeError::TooLarge) => {
+                    let message = format!(
+                        "binding arguments are larger than {} MiB on the host",
+                        MAX_ARGUMENT_BYTES >> 20
+                    );
+                    reject.call::<_, ()>((message,))?;
+                    return Ok(());
+                }
+                Err(TapeError::Malformed) => {
+                    reject.call::<_, ()>(("binding arguments must be lossless JSON",))?;
+                    return Ok(());
+                }
+            };
+            let Some(function) = function else {
+                crate::json::free(argument);
                 reject.call::<_, ()>(("binding arguments must be lossless JSON",))?;
                 return Ok(());
             };
@@ -314,8 +347,12 @@ fn start(
                 .borrow_mut()
                 .insert(id, (resolve, reject));
             let answers = answers.clone();
+            // Called here, in the program's order: a host function's synchronous part (the
+            // bridge queues the call) runs before the next binding call; only the wait is
+            // spawned.
+            let waiting = function(argument);
             let task = host.spawn(async move {
-                let outcome = function(argument).await;
+                let outcome = waiting.await;
                 let _ = answers.send(Answer { id, outcome });
             });
             let mut tasks = call_state.tasks.borrow_mut();
