@@ -1093,9 +1093,12 @@ async fn calls_are_numbered_in_the_order_the_program_made_them() {
     registry.register(note).unwrap().keep();
     registry.set_presentation_mode(PresentationMode::Code);
     registry.set_code_runtime(default_rt());
-    // Unawaited calls of all sizes: the big argument must not let the next call overtake it.
+    // Calls made without awaiting, of all sizes: the big argument must not let the next call
+    // overtake it (each call's number follows the program's order).
     let program = "const big = Array(20000).fill('x');\n\
-        for (let i = 0; i < 20; i++) tools.note(i % 2 ? {i} : {i, big});\n\
+        const calls = [];\n\
+        for (let i = 0; i < 20; i++) calls.push(tools.note(i % 2 ? {i} : {i, big}));\n\
+        await Promise.all(calls);\n\
         return 'fired';";
     let args = json!({"code": program, "description": "Fire twenty calls"});
     let input = ToolExecutionInput::new("c1", "run_code", args, CancellationToken::new());
@@ -1134,4 +1137,18 @@ async fn a_deep_completion_through_run_code_is_freed_without_recursion() {
         .join()
         .expect("no stack overflow");
     assert!(result.1 > 0);
+}
+
+#[tokio::test]
+async fn work_left_after_the_program_completed_does_not_delay_its_result() {
+    let runtime = rt(|c| c.compute_ms = 30_000.0);
+    let result = run(
+        &runtime,
+        "Promise.resolve().then(() => 0).then(() => 0).then(() => { for (;;) {} }); return 'done'",
+    )
+    .await;
+    // The loop is queued after the completion's reaction (three hops): the completion is the
+    // first terminal event. (A loop queued before it runs first and ends at the budget, as
+    // upstream's worker would.)
+    assert_eq!(value(&result), &json!("done"));
 }

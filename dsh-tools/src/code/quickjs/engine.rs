@@ -407,7 +407,9 @@ fn event_loop(
     loop {
         // Run every pending job (promise reactions: the program's continuations).
         loop {
-            if state.stop.get().is_some() {
+            // The first terminal event wins: jobs left after the program completed (a
+            // `.then` it never awaited) do not delay its result.
+            if state.stop.get().is_some() || state.outcome.borrow().is_some() {
                 break;
             }
             match runtime.execute_pending_job() {
@@ -463,7 +465,12 @@ fn settle(context: &Context, state: &State, answer: Answer) {
         let called = match &answer.outcome {
             Ok(value) if crate::json::is_lossless(value) => match to_js(&ctx, value) {
                 Ok(js) => resolve.call::<_, ()>((js,)),
-                Err(e) => Err(e),
+                // The engine could not hold it (its heap is full): the call fails, the run
+                // goes on (or ends at its own next allocation).
+                Err(_) => {
+                    drop(ctx.catch());
+                    reject.call::<_, ()>(("binding resolution could not be built in the engine",))
+                }
             },
             Ok(_) => reject.call::<_, ()>(("binding resolution must be lossless JSON",)),
             Err(message) => reject.call::<_, ()>((message.as_str(),)),
