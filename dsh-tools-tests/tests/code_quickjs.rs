@@ -1152,3 +1152,43 @@ async fn work_left_after_the_program_completed_does_not_delay_its_result() {
     // upstream's worker would.)
     assert_eq!(value(&result), &json!("done"));
 }
+
+#[tokio::test]
+async fn the_program_receives_values_in_commit_order() {
+    use dsh_tools::registry::PresentationMode;
+    use dsh_tools::{OutputDecl, Registry, ToolDefinition, ToolExecutionInput};
+    let registry = Registry::new();
+    let sleepy = ToolDefinition::new(
+        "sleepy",
+        "Sleep then answer.",
+        json!({"type": "object"}),
+        OutputDecl::text(),
+        |args: Arc<Value>, _| async move {
+            let ms = args["ms"].as_u64().unwrap_or(0);
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            Ok(json!(ms.to_string()))
+        },
+    )
+    .concurrency_safe(|_| true);
+    registry.register(sleepy).unwrap().keep();
+    registry.set_presentation_mode(PresentationMode::Code);
+    registry.set_code_runtime(default_rt());
+    // The slow call was made first: its commit comes first, and so does its value, although
+    // the fast call's body finished long before.
+    let program = "const seen: string[] = [];\n\
+        const slow = tools.sleepy({ms: 40}).then(v => seen.push('slow ' + v));\n\
+        const fast = tools.sleepy({ms: 0}).then(v => seen.push('fast ' + v));\n\
+        await Promise.all([slow, fast]);\n\
+        return seen;";
+    for round in 0..10 {
+        let args = json!({"code": program, "description": "Two calls"});
+        let input = ToolExecutionInput::new("c1", "run_code", args, CancellationToken::new());
+        let result = registry.execute(input).await;
+        assert_eq!(
+            result.value().map(|v| v["result"].clone()),
+            Some(json!(["slow 40", "fast 0"])),
+            "round {round}: {}",
+            result.text()
+        );
+    }
+}

@@ -65,9 +65,10 @@ struct State {
     outcome: RefCell<Option<Outcome>>,
     pending: RefCell<Pending>,
     next_id: Cell<u64>,
-    /// The host tasks of binding calls, aborted when the run ends (an answer after that is
-    /// dropped anyway; a binding that never answers must not outlive the run).
-    tasks: RefCell<Vec<tokio::task::AbortHandle>>,
+    /// The run's one host task awaiting its binding calls, aborted when the run ends (an
+    /// answer after that is dropped anyway; a binding that never answers must not outlive the
+    /// run).
+    forwarder: RefCell<Option<tokio::task::AbortHandle>>,
 }
 
 fn thread_cpu() -> Duration {
@@ -113,7 +114,7 @@ pub(super) fn run(job: Job) -> CodeResult {
         outcome: RefCell::new(None),
         pending: RefCell::new(HashMap::new()),
         next_id: Cell::new(0),
-        tasks: RefCell::new(Vec::new()),
+        forwarder: RefCell::new(None),
     });
     let started = Instant::now();
     let deadline = started + job.limits.wall;
@@ -151,8 +152,8 @@ pub(super) fn run(job: Job) -> CodeResult {
     );
     // Drop every engine value (the pending resolvers) before the runtime.
     state.pending.borrow_mut().clear();
-    for task in state.tasks.borrow_mut().drain(..) {
-        task.abort();
+    if let Some(forwarder) = state.forwarder.borrow_mut().take() {
+        forwarder.abort();
     }
     let stop = state.stop.get();
     let outcome = state.outcome.borrow_mut().take();
@@ -304,8 +305,33 @@ fn start(
         .iter()
         .map(|ns| ns.functions.iter().map(|(_, f)| f.clone()).collect())
         .collect();
+    // One task per run awaits every binding call and forwards the answers in the order they
+    // complete: the bridge answers in commit order, so the program receives them in that order.
+    let (calls, mut waiting_calls) = tokio::sync::mpsc::unbounded_channel::<(
+        u64,
+        crate::call::BoxFuture<Result<Value, String>>,
+    )>();
+    let forwarder = job.host.spawn(async move {
+        use futures_util::StreamExt;
+        let mut pending = futures_util::stream::FuturesUnordered::new();
+        let mut open = true;
+        loop {
+            tokio::select! {
+                biased;
+                Some((id, outcome)) = pending.next(), if !pending.is_empty() => {
+                    let _ = answers.send(Answer { id, outcome });
+                }
+                call = waiting_calls.recv(), if open => match call {
+                    Some((id, future)) => pending.push(async move { (id, future.await) }),
+                    None => open = false,
+                },
+                else => break,
+            }
+        }
+    });
+    *state.forwarder.borrow_mut() = Some(forwarder.abort_handle());
     let call_state = Rc::clone(state);
-    let host = job.host.clone();
+
     let host_call = Function::new(
         ctx.clone(),
         move |ns: u32,
@@ -346,18 +372,10 @@ fn start(
                 .pending
                 .borrow_mut()
                 .insert(id, (resolve, reject));
-            let answers = answers.clone();
             // Called here, in the program's order: a host function's synchronous part (the
-            // bridge queues the call) runs before the next binding call; only the wait is
-            // spawned.
-            let waiting = function(argument);
-            let task = host.spawn(async move {
-                let outcome = waiting.await;
-                let _ = answers.send(Answer { id, outcome });
-            });
-            let mut tasks = call_state.tasks.borrow_mut();
-            tasks.retain(|t| !t.is_finished());
-            tasks.push(task.abort_handle());
+            // bridge queues the call) runs before the next binding call; only the wait goes to
+            // the forwarder.
+            let _ = calls.send((id, function(argument)));
             Ok(())
         },
     )
