@@ -76,8 +76,7 @@ struct Submitter {
 /// One run's shared state: the run-scoped signal and the facts every sub-call input needs.
 pub(crate) struct Run {
     signal: CancellationToken,
-    outer: CancellationToken,
-    reason: Arc<OnceLock<&'static str>>,
+    reason: Reason,
     submitter: Mutex<Submitter>,
     queued: AtomicUsize,
     outer_id: String,
@@ -99,8 +98,10 @@ impl Run {
         let (inbox, receiver) = mpsc::unbounded_channel();
         let run = Arc::new(Self {
             signal: outer.child_token(),
-            outer,
-            reason: Arc::default(),
+            reason: Reason {
+                outer,
+                fixed: Arc::default(),
+            },
             submitter: Mutex::new(Submitter { n: 0, inbox }),
             queued: AtomicUsize::new(0),
             outer_id,
@@ -116,34 +117,18 @@ impl Run {
         &self.signal
     }
 
-    /// The signal's reason once it fired: the outer cancellation's, or `run_code settled`.
-    fn reason(&self) -> &'static str {
-        self.reason
-            .get()
-            .copied()
-            .unwrap_or(if self.outer.is_cancelled() {
-                OUTER_ABORT
-            } else {
-                SETTLED
-            })
-    }
-
     /// The run settled: fire the run-scoped signal with `run_code settled` unless the outer
     /// cancellation fired it first (spec §4.5.1).
     pub(crate) fn settle(&self) {
-        let outer = &self.outer;
-        self.reason.get_or_init(|| {
-            if outer.is_cancelled() {
-                OUTER_ABORT
-            } else {
-                SETTLED
-            }
-        });
+        self.reason.fix();
         self.signal.cancel();
     }
 
     fn over(&self, name: &str, what: &str) -> String {
-        format!("run_code run is over ({}); {name} {what}", self.reason())
+        format!(
+            "run_code run is over ({}); {name} {what}",
+            self.reason.get()
+        )
     }
 
     /// `tools.<name>(arg)` on the host side (spec §4.3.1). The submission (the checks, the call's
@@ -156,7 +141,7 @@ impl Run {
         let over = move |what: &str, reason: &str| {
             format!("run_code run is over ({reason}); {name} {what}")
         };
-        let reason = self.reason_handle();
+        let reason = self.reason.clone();
         Box::pin(async move {
             let answer = submitted?;
             match answer.await {
@@ -170,13 +155,6 @@ impl Run {
                 Ok(Reply::Abandoned) | Err(_) => Err(over("tool call abandoned", reason.get())),
             }
         })
-    }
-
-    fn reason_handle(&self) -> ReasonHandle {
-        ReasonHandle {
-            outer: self.outer.clone(),
-            fixed: std::sync::Arc::clone(&self.reason),
-        }
     }
 
     /// Steps 1–5 of spec §4.3.1: refused, or queued with a receiver for the answer.
@@ -230,22 +208,29 @@ impl Run {
     }
 }
 
-/// The run's reason, readable from a binding's future after the run is gone.
-struct ReasonHandle {
+/// The run-scoped signal's reason (spec §4.2.1, §6.4): fixed when the run settles, the outer
+/// cancellation's until then; readable from a binding's future after the run is gone.
+#[derive(Clone)]
+struct Reason {
     outer: CancellationToken,
-    fixed: std::sync::Arc<OnceLock<&'static str>>,
+    fixed: Arc<OnceLock<&'static str>>,
 }
 
-impl ReasonHandle {
+impl Reason {
+    fn current(&self) -> &'static str {
+        if self.outer.is_cancelled() {
+            OUTER_ABORT
+        } else {
+            SETTLED
+        }
+    }
+
     fn get(&self) -> &'static str {
-        self.fixed
-            .get()
-            .copied()
-            .unwrap_or(if self.outer.is_cancelled() {
-                OUTER_ABORT
-            } else {
-                SETTLED
-            })
+        self.fixed.get().copied().unwrap_or_else(|| self.current())
+    }
+
+    fn fix(&self) {
+        self.fixed.get_or_init(|| self.current());
     }
 }
 

@@ -147,9 +147,7 @@ pub(super) fn run(job: Job) -> CodeResult {
     if let Err(message) = started_ok {
         set_outcome(&state, Outcome::Threw(message));
     }
-    event_loop(
-        &runtime, &context, &job, &state, &inbox, deadline, cpu_start,
-    );
+    event_loop(&runtime, &context, &job, &state, &inbox, deadline);
     // Drop every engine value (the pending resolvers) before the runtime.
     state.pending.borrow_mut().clear();
     if let Some(forwarder) = state.forwarder.borrow_mut().take() {
@@ -420,7 +418,6 @@ fn event_loop(
     state: &State,
     inbox: &mpsc::Receiver<Answer>,
     deadline: Instant,
-    _cpu_start: Duration,
 ) {
     loop {
         // Run every pending job (promise reactions: the program's continuations).

@@ -39,7 +39,6 @@ use super::{CodeRequest, CodeResult, CodeRuntime, CodeRuntimeConfig, FailureKind
 use super::{SeamError, validate_bindings};
 use crate::call::BoxFuture;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{oneshot, watch};
@@ -79,7 +78,6 @@ struct Runs {
 pub struct QuickJsRuntime {
     limits: Limits,
     runs: Arc<Mutex<Runs>>,
-    started: AtomicU64,
 }
 
 impl std::fmt::Debug for QuickJsRuntime {
@@ -117,13 +115,12 @@ impl QuickJsRuntime {
                 stack_bytes: STACK_BYTES,
             },
             runs: Arc::default(),
-            started: AtomicU64::new(0),
         })
     }
 
     /// How many runs this runtime has started (for tests and metrics).
     pub fn runs_started(&self) -> u64 {
-        self.started.load(Ordering::Relaxed)
+        self.runs.lock().unwrap_or_else(|e| e.into_inner()).next
     }
 
     /// How many runs are in flight (their threads not yet exited).
@@ -191,9 +188,6 @@ impl CodeRuntime for QuickJsRuntime {
             );
             Ok((id, disposed, exited_tx))
         });
-        if registered.is_ok() {
-            self.started.fetch_add(1, Ordering::Relaxed);
-        }
         Box::pin(async move {
             let (id, disposed, exited_tx) = registered?;
             let signal = request.signal.clone().unwrap_or_default();
