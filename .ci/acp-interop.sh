@@ -33,7 +33,7 @@ command -v node >/dev/null || fail "node is not installed"
 major=$(node -p 'process.versions.node.split(".")[0]')
 (( major >= 20 )) || fail "node $(node --version) is too old (want >= 20)"
 
-cargo build -q -p examples --features acp --example acp_agent || fail "building examples/acp_agent failed"
+cargo build -q --workspace --all-features --example acp_agent || fail "building examples/acp_agent failed"
 mkdir -p "$PREFIX"
 if ! timeout 600 npm install --prefix "$PREFIX" --no-audit --no-fund --save-exact \
     "$SDK_PKG" "$ZOD_PKG" >"$LOG" 2>&1; then

@@ -83,7 +83,9 @@ step() {
 plain() { sed 's/\x1b\[[0-9;]*m//g' "$@"; }
 
 build_examples() {
-    timeout 1800 cargo build -p examples --features mcp --examples || return
+    # The same selection and features as the README's test command, so its artifacts are reused
+    # (`-p examples --features mcp` resolved features anew and rebuilt dsh-tools and its deps).
+    timeout 1800 cargo build --workspace --all-features --example mcp_server --example mcp_import || return
     [[ -x $SERVER_BIN && -x $IMPORT_BIN ]] || { echo "missing $SERVER_BIN or $IMPORT_BIN"; return 1; }
 }
 

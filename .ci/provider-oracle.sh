@@ -78,7 +78,7 @@ install_sdks() {
 
 export_schemas() {
     rm -f "$EXPORTS"
-    timeout 1800 cargo test -p dsh-tools-tests --test provider_exports -- --nocapture || return
+    timeout 1800 cargo test --workspace --all-features --test provider_exports -- --nocapture || return
     [[ -s $EXPORTS ]] || { echo "the test wrote no $EXPORTS"; return 1; }
     DETAIL="$(grep -c '"dialect":' "$EXPORTS") exports in $EXPORTS; $(grep -c '^skipped ' "$OUT/export.log") sources left out (listed in the log)"
 }
@@ -89,7 +89,7 @@ run_oracle() {
 }
 
 step "install openai==$OPENAI_VERSION anthropic==$ANTHROPIC_VERSION google-genai==$GENAI_VERSION in $VENV" python-deps install_sdks
-step "cargo test -p dsh-tools-tests --test provider_exports" export export_schemas
+step "cargo test --workspace --all-features --test provider_exports" export export_schemas
 step "SDK oracles (.ci/provider_oracle.py)" oracle run_oracle
 # The per-check counts and known mismatches, indented under the verdict.
 sed -e '$d' -e 's/^/    /' "$OUT/oracle.log"
