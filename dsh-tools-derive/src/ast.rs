@@ -12,6 +12,9 @@
 //! * Otherwise, with no parameter the tool takes no arguments (inline form, no properties); with
 //!   one or two, the first is the **arguments struct** and the second the context. More is an
 //!   error.
+//!
+//! An `async fn` is awaited on the caller's task; a plain `fn` is a blocking body, run on Tokio's
+//! blocking pool.
 
 use crate::ctxt::Ctxt;
 use syn::ext::IdentExt;
@@ -33,6 +36,8 @@ pub(crate) struct ToolFn {
     pub(crate) state: Option<Type>,
     /// The declared return type.
     pub(crate) output: Option<Type>,
+    /// A plain `fn` (not `async`): its body runs on Tokio's blocking pool.
+    pub(crate) blocking: bool,
 }
 
 pub(crate) enum Form {
@@ -87,13 +92,9 @@ pub(crate) fn doc_text(attrs: &[Attribute]) -> Option<String> {
 impl ToolFn {
     pub(crate) fn from_item(mut item: ItemFn, cx: &mut Ctxt) -> Self {
         let sig = &item.sig;
-        if sig.asyncness.is_none() {
-            cx.error_spanned(
-                sig.fn_token,
-                "a `#[tool]` function must be `async`: write `async fn` (a blocking body would \
-                 stall the executor; wrap blocking work in `tokio::task::spawn_blocking`)",
-            );
-        }
+        // A plain `fn` is a blocking body: it runs on the blocking pool, where a deadline
+        // releases the caller (a blocked thread cannot be preempted).
+        let blocking = sig.asyncness.is_none();
         if let Some(constness) = &sig.constness {
             cx.error_spanned(constness, "a `#[tool]` function cannot be `const`");
         }
@@ -222,6 +223,7 @@ impl ToolFn {
             context,
             state,
             output,
+            blocking,
         }
     }
 

@@ -11,6 +11,7 @@ pub(crate) const NAME: &str = "name";
 pub(crate) const TITLE: &str = "title";
 pub(crate) const DESCRIPTION: &str = "description";
 pub(crate) const TIMEOUT_MS: &str = "timeout_ms";
+pub(crate) const TIMEOUT_GRACE_MS: &str = "timeout_grace_ms";
 pub(crate) const CONCURRENCY_SAFE: &str = "concurrency_safe";
 pub(crate) const READ_ONLY: &str = "read_only";
 pub(crate) const DESTRUCTIVE: &str = "destructive";
@@ -30,6 +31,7 @@ pub(crate) const KEYS: &[&str] = &[
     TITLE,
     DESCRIPTION,
     TIMEOUT_MS,
+    TIMEOUT_GRACE_MS,
     CONCURRENCY_SAFE,
     READ_ONLY,
     DESTRUCTIVE,
@@ -87,6 +89,7 @@ pub(crate) struct Attrs {
     pub(crate) description: Option<Set<LitStr>>,
     pub(crate) hints: Hints,
     pub(crate) timeout_ms: Option<Set<(LitInt, u64)>>,
+    pub(crate) timeout_grace_ms: Option<Set<(LitInt, u64)>>,
     pub(crate) concurrency: Option<Set<Concurrency>>,
     pub(crate) render: Option<Set<Path>>,
     pub(crate) present_call: Option<Set<Path>>,
@@ -142,6 +145,16 @@ fn parse_key(attrs: &mut Attrs, meta: ParseNestedMeta<'_>, cx: &mut Ctxt) -> syn
         TIMEOUT_MS => {
             let v = timeout(value, key_span, cx);
             store(&mut attrs.timeout_ms, TIMEOUT_MS, key_span, v, cx);
+        }
+        TIMEOUT_GRACE_MS => {
+            let v = grace(value, key_span, cx);
+            store(
+                &mut attrs.timeout_grace_ms,
+                TIMEOUT_GRACE_MS,
+                key_span,
+                v,
+                cx,
+            );
         }
         CONCURRENCY_SAFE => {
             let v = match value {
@@ -288,6 +301,31 @@ fn string(
                 key_span,
                 format!("`{key}` needs a value: `{key} = {example}`"),
             );
+            None
+        }
+    }
+}
+
+/// `timeout_grace_ms = N`: any integer literal, zero included (drop at the deadline).
+fn grace(value: Option<Expr>, key_span: Span, cx: &mut Ctxt) -> Option<(LitInt, u64)> {
+    const HELP: &str = "`timeout_grace_ms` takes an integer literal (milliseconds after the \
+                        timeout before an unresponsive body is dropped): `timeout_grace_ms = 500`";
+    match value {
+        Some(Expr::Lit(syn::ExprLit {
+            lit: Lit::Int(lit), ..
+        })) => match lit.base10_parse::<u64>() {
+            Ok(ms) => Some((lit, ms)),
+            Err(_) => {
+                cx.error(lit.span(), format!("{HELP}, at most {}", u64::MAX));
+                None
+            }
+        },
+        Some(other) => {
+            cx.error_spanned(other, HELP);
+            None
+        }
+        None => {
+            cx.error(key_span, HELP);
             None
         }
     }

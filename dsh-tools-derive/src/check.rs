@@ -29,6 +29,12 @@ const NAME_RULE: &str = "must match `^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$` (an ASCII l
 const RESERVED: &str = "run_code";
 
 pub(crate) fn check(attrs: &Attrs, tool: &ToolFn, cx: &mut Ctxt) -> Checked {
+    if let (Some(grace), None) = (&attrs.timeout_grace_ms, &attrs.timeout_ms) {
+        cx.error(
+            grace.value.0.span(),
+            "`timeout_grace_ms` applies after a timeout: add `timeout_ms = N` too",
+        );
+    }
     let name = match &attrs.name {
         Some(set) => {
             let name = set.value.value();

@@ -22,7 +22,7 @@ pub(crate) fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
         Err(error) => {
             cx.error(
                 error.span(),
-                format!("`#[tool]` applies to an `async fn`: {error}"),
+                format!("`#[tool]` applies to a function (`async fn`, or `fn` for a blocking body): {error}"),
             );
             let errors = cx.finish().expect_err("an error was pushed");
             return fallback::emit(item, errors);
@@ -159,15 +159,37 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
     // their tokens carry the author's spans, so an unsatisfied `Tool::Args` / `Tool::Output`
     // bound is reported at the parameter's or the return type (a separate assertion function
     // would only repeat each error).
-    let into_result = quote_spanned! {output_ty.span()=>
-        #private::ToolReturn::into_tool_result(__dsh_tools_future.await)
+    let into_result = if tool.blocking {
+        quote_spanned! {output_ty.span()=>
+            match __dsh_tools_future.await {
+                ::core::result::Result::Ok(returned) => #private::ToolReturn::into_tool_result(returned),
+                ::core::result::Result::Err(error) => ::core::result::Result::Err(error),
+            }
+        }
+    } else {
+        quote_spanned! {output_ty.span()=>
+            #private::ToolReturn::into_tool_result(__dsh_tools_future.await)
+        }
     };
     let result_ty = quote_spanned! {output_ty.span()=>
         ::core::result::Result<Self::Output, #krate::ToolError>
     };
     let send_span = fn_ident.span();
-    let future = quote_spanned! {send_span=>
-        #private::assert_send(#fn_ident(#(#call_args),*))
+    let future = if tool.blocking {
+        // The arguments are evaluated here (`self.state` is borrowed) and moved to the pool.
+        let names: Vec<Ident> = (0..call_args.len())
+            .map(|i| format_ident!("__dsh_tools_arg{i}"))
+            .collect();
+        quote_spanned! {send_span=>
+            {
+                let (#(#names,)*) = (#(#call_args,)*);
+                #private::blocking(move || #fn_ident(#(#names),*))
+            }
+        }
+    } else {
+        quote_spanned! {send_span=>
+            #private::assert_send(#fn_ident(#(#call_args),*))
+        }
     };
 
     // Spanned at the return type: a return type that is not `Result<O, E: Into<ToolError>>`
@@ -213,6 +235,14 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
         let ms = set.value.1;
         quote! {
             fn timeout(&self) -> ::core::option::Option<::core::time::Duration> {
+                ::core::option::Option::Some(::core::time::Duration::from_millis(#ms))
+            }
+        }
+    });
+    let timeout_grace = attrs.timeout_grace_ms.as_ref().map(|set| {
+        let ms = set.value.1;
+        quote! {
+            fn timeout_grace(&self) -> ::core::option::Option<::core::time::Duration> {
                 ::core::option::Option::Some(::core::time::Duration::from_millis(#ms))
             }
         }
@@ -306,6 +336,7 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
             #title
             #hints
             #timeout
+            #timeout_grace
             #concurrency
             #render
             #present_call

@@ -42,7 +42,7 @@ fn call_cards_become_pending_tool_calls() {
         raw_input: None,
         content: Some(vec![
             ContentBlock::text("from line 3"),
-            ContentBlock::image("iVBORw0KGgo=", "image/png"),
+            ContentBlock::image("iVBORw0KGgo=", "image/png").unwrap(),
         ]),
         locations: Some(vec![FileLocation {
             path: "src/main.rs".into(),

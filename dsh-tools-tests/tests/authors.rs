@@ -377,15 +377,68 @@ fn a_declared_timeout_on_a_runtime_without_timers_does_not_panic() {
 }
 
 #[test]
+fn media_constructors_refuse_swapped_and_malformed_arguments() {
+    use dsh_tools::{ContentBlock, ToolError};
+    let message = |r: Result<ContentBlock, dsh_tools::InvalidMedia>| r.unwrap_err().to_string();
+    assert_eq!(
+        message(ContentBlock::image("image/png", "iVBORw0KGgo=")),
+        "ContentBlock::image(data, mime_type): the arguments are swapped (data \"image/png\" is a \
+         MIME type): the base64 data comes first"
+    );
+    assert_eq!(
+        message(ContentBlock::audio("audio/wav", "UklGRg==")),
+        "ContentBlock::audio(data, mime_type): the arguments are swapped (data \"audio/wav\" is a \
+         MIME type): the base64 data comes first"
+    );
+    assert_eq!(
+        message(ContentBlock::image("iVBORw0KGgo=", "png")),
+        "ContentBlock::image(data, mime_type): mime_type \"png\" is not `type/subtype` (for \
+         example \"image/png\")"
+    );
+    assert_eq!(
+        message(ContentBlock::audio("UklGRg==", "image/png")),
+        "ContentBlock::audio(data, mime_type): mime_type \"image/png\" is not an audio type \
+         (`audio/…`); use the constructor for its kind, or `ContentBlock::new` for any other block"
+    );
+    assert_eq!(
+        message(ContentBlock::image("iVBO Rw0K", "image/png")),
+        "ContentBlock::image(data, mime_type): data is not base64: ' ' at byte 4 (standard \
+         alphabet, no whitespace)"
+    );
+    assert_eq!(
+        message(ContentBlock::image("iVBORw0", "image/png")),
+        "ContentBlock::image(data, mime_type): data is not base64: its length 7 is not a multiple \
+         of 4 (pad with `=`)"
+    );
+    assert_eq!(
+        message(ContentBlock::image("", "image/png")),
+        "ContentBlock::image(data, mime_type): data is empty"
+    );
+    // A long refused argument is quoted in part.
+    let long = format!("image/{}", "x".repeat(10_000));
+    assert!(message(ContentBlock::image(long.as_str(), "AAAA")).len() < 200);
+    // Parameters and case are allowed; the block keeps the text as given.
+    let block = ContentBlock::image("AAAA", "Image/SVG+xml; charset=utf-8").unwrap();
+    assert_eq!(block.to_json()["mimeType"], "Image/SVG+xml; charset=utf-8");
+    // In a body, `?` turns the refusal into a coded `ToolError`.
+    let error = ToolError::from(ContentBlock::image("image/png", "AAAA").unwrap_err());
+    assert_eq!(error.code(), Some("INVALID_MEDIA"));
+    assert!(error.message().contains("swapped"), "{}", error.message());
+}
+
+#[test]
 fn media_blocks_have_the_shapes_peers_read() {
     use dsh_tools::ContentBlock;
-    let image = ContentBlock::image("AAAA", "image/png");
+    let image = ContentBlock::image("AAAA", "image/png").unwrap();
     assert_eq!(
         image.to_json(),
         json!({"type": "image", "data": "AAAA", "mimeType": "image/png"})
     );
     assert_eq!(ContentBlock::new(image.to_json()).unwrap(), image);
-    assert_eq!(ContentBlock::audio("AAAA", "audio/wav").kind(), "audio");
+    assert_eq!(
+        ContentBlock::audio("AAAA", "audio/wav").unwrap().kind(),
+        "audio"
+    );
     assert_eq!(
         ContentBlock::resource_link("file:///a", "a").to_json(),
         json!({"type": "resource_link", "uri": "file:///a", "name": "a"})
@@ -573,7 +626,7 @@ mod attachments {
         ctx.attach(ContentBlock::image(
             format!("attempt{attempt}"),
             "image/png",
-        ));
+        )?);
         if attempt == 0 {
             return Err(ToolError::transient("the renderer is warming up"));
         }
@@ -616,5 +669,363 @@ mod attachments {
             "{}",
             failed.text()
         );
+    }
+}
+
+/// Issue 22 item 2: a body that blocks its thread.
+mod blocking_bodies {
+    use dsh_tools::{ToolError, ToolRunContext, testing, tool};
+    use serde_json::json;
+    use std::fmt;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+    use tracing::field::{Field, Visit};
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::{Event, Level, Metadata, Subscriber};
+
+    static FINISHED: AtomicBool = AtomicBool::new(false);
+
+    /// Blocks its thread (a plain `fn`: the blocking pool).
+    #[tool(timeout_ms = 50, timeout_grace_ms = 10)]
+    fn blocks(
+        /// How long to block, in milliseconds
+        ms: u64,
+    ) -> Result<String, ToolError> {
+        std::thread::sleep(Duration::from_millis(ms));
+        FINISHED.store(true, Ordering::SeqCst);
+        Ok("done".into())
+    }
+
+    #[tokio::test]
+    async fn a_plain_fn_runs_on_the_blocking_pool_and_its_timeout_releases_the_caller() {
+        let result = testing::call(Blocks, json!({"ms": 1_000})).await;
+        // Settled as a timeout while the thread still sleeps: the caller was not held.
+        let finished_at_settlement = FINISHED.load(Ordering::SeqCst);
+        assert_eq!(result.code(), Some("TOOL_TIMEOUT"), "{result:?}");
+        assert!(!finished_at_settlement);
+        // Within its deadline a blocking body is an ordinary call.
+        let quick = testing::call(Blocks, json!({"ms": 0})).await;
+        assert!(!quick.is_error(), "{}", quick.text());
+        assert_eq!(quick.value(), Some(&json!("done")));
+    }
+
+    /// Reports whether its signal was cancelled, polling it from the blocking pool.
+    #[tool(timeout_ms = 20, timeout_grace_ms = 2_000)]
+    fn watches(
+        /// Unused
+        _x: Option<u8>,
+        ctx: ToolRunContext,
+    ) -> Result<String, ToolError> {
+        while !ctx.signal().is_cancelled() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Err(ToolError::new("stopped when asked"))
+    }
+
+    #[tokio::test]
+    async fn a_blocking_body_sees_its_signal_cancelled_at_the_deadline() {
+        // Within the grace the body notices and returns; the call is still a timeout.
+        let result = testing::call(Watches, json!({})).await;
+        assert_eq!(result.code(), Some("TOOL_TIMEOUT"), "{result:?}");
+    }
+
+    /// Panics on the blocking pool.
+    #[tool]
+    fn panics(
+        /// Unused
+        _x: Option<u8>,
+    ) -> Result<String, ToolError> {
+        panic!("the blocking body broke")
+    }
+
+    #[tokio::test]
+    async fn a_panic_on_the_blocking_pool_is_the_calls_error() {
+        let result = testing::call(Panics, json!({})).await;
+        assert!(result.is_error());
+        let text = result.text();
+        assert!(text.contains("the blocking body broke"), "{text}");
+    }
+
+    /// Blocks the executor's thread (an `async fn` that never yields).
+    #[tool(timeout_ms = 20)]
+    async fn stalls() -> Result<String, ToolError> {
+        std::thread::sleep(Duration::from_millis(200));
+        Ok("late".into())
+    }
+
+    #[tokio::test]
+    async fn an_async_body_that_blocks_past_its_deadline_is_reported() {
+        let warnings = Warnings::default();
+        let _subscriber = tracing::subscriber::set_default(warnings.clone());
+        let result = testing::call(Stalls, json!({})).await;
+        // It could not be interrupted: the result stands, and a warning says why.
+        assert_eq!(result.value(), Some(&json!("late")), "{result:?}");
+        let seen = warnings.0.lock().unwrap().clone();
+        assert!(
+            seen.iter().any(|w| w.starts_with("tool `stalls` settled ")
+                && w.contains("ms past its 20ms timeout: its body blocked the thread")
+                && w.contains("`#[tool]` on a plain `fn`")),
+            "{seen:?}"
+        );
+    }
+
+    /// Collects `WARN` events' messages.
+    #[derive(Clone, Default)]
+    struct Warnings(Arc<Mutex<Vec<String>>>);
+
+    struct Message(String);
+
+    impl Visit for Message {
+        fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+            if field.name() == "message" {
+                self.0 = format!("{value:?}");
+            }
+        }
+    }
+
+    impl Subscriber for Warnings {
+        fn enabled(&self, _: &Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, _: &Attributes<'_>) -> Id {
+            Id::from_u64(1)
+        }
+        fn record(&self, _: &Id, _: &Record<'_>) {}
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+        fn event(&self, event: &Event<'_>) {
+            if *event.metadata().level() == Level::WARN {
+                let mut message = Message(String::new());
+                event.record(&mut message);
+                self.0.lock().unwrap().push(message.0);
+            }
+        }
+        fn enter(&self, _: &Id) {}
+        fn exit(&self, _: &Id) {}
+    }
+}
+
+/// Issue 22 items 3 and 12: `fuzz_tool` draws the numbers that break arithmetic, and stays quiet
+/// while shrinking.
+mod fuzzing_edges {
+    use dsh_tools::testing::{FuzzConfig, fuzz_tool};
+    use dsh_tools::{ToolError, tool};
+
+    /// Divides.
+    #[tool]
+    async fn fdiv(
+        /// The dividend
+        a: f64,
+        /// The divisor
+        b: f64,
+    ) -> Result<f64, ToolError> {
+        Ok(a / b)
+    }
+
+    /// Multiplies.
+    #[tool]
+    async fn fmul(
+        /// A factor
+        a: f64,
+        /// A factor
+        b: f64,
+    ) -> Result<f64, ToolError> {
+        Ok(a * b)
+    }
+
+    #[test]
+    fn float_edges_find_the_infinite_and_undefined_outputs() {
+        for (tool, name) in [
+            (dsh_tools::ToolDefinition::from(Fdiv), "fdiv"),
+            (dsh_tools::ToolDefinition::from(Fmul), "fmul"),
+        ] {
+            let failure = fuzz_tool(tool, FuzzConfig::default().cases(256)).unwrap_err();
+            assert_eq!(failure.tool, name);
+            assert!(
+                failure.problem.starts_with("the output does not validate"),
+                "{failure}"
+            );
+        }
+    }
+
+    /// Increments a byte.
+    #[tool]
+    async fn next_byte(
+        /// The byte
+        b: u8,
+    ) -> Result<u8, ToolError> {
+        Ok(b + 1) // overflows at 255 (a panic in debug builds)
+    }
+
+    /// Adds an `i32` to a `u32`.
+    #[tool]
+    async fn widen(
+        /// Any `i64`
+        n: i64,
+    ) -> Result<u32, ToolError> {
+        Ok(u32::try_from(n).unwrap_or(0).saturating_add(1))
+    }
+
+    #[test]
+    fn integer_edges_hit_the_types_limits() {
+        let failure = fuzz_tool(NextByte, FuzzConfig::default().cases(64)).unwrap_err();
+        assert!(
+            failure.problem.starts_with("the body panicked"),
+            "{failure}"
+        );
+        assert_eq!(failure.arguments["b"], 255);
+        // A tool that handles every edge passes.
+        let report = fuzz_tool(Widen, FuzzConfig::default().cases(128)).unwrap();
+        assert_eq!(report.cases, 128);
+    }
+
+    const QUIET_CHILD: &str = "DSH_TOOLS_FUZZ_QUIET_CHILD";
+
+    /// Panics on every even number.
+    #[tool]
+    async fn even_panics(
+        /// Any number
+        n: i64,
+    ) -> Result<i64, ToolError> {
+        assert!(n % 2 != 0, "fuzz-quiet-marker: {n} is even");
+        Ok(n)
+    }
+
+    /// Run in a child process (the panic hook is process-wide): shrinking calls the panicking
+    /// body many times, and none of those panics is printed; a panic elsewhere still is.
+    #[test]
+    fn shrinking_is_quiet_and_the_failure_is_reported_once() {
+        if std::env::var_os(QUIET_CHILD).is_some() {
+            let failure = fuzz_tool(EvenPanics, FuzzConfig::default().cases(64)).unwrap_err();
+            assert!(failure.problem.contains("fuzz-quiet-marker"), "{failure}");
+            assert_eq!(failure.arguments["n"].as_i64().unwrap() % 2, 0, "{failure}");
+            let elsewhere = std::thread::spawn(|| panic!("outside-marker")).join();
+            assert!(elsewhere.is_err());
+            return;
+        }
+        let output = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "fuzzing_edges::shrinking_is_quiet_and_the_failure_is_reported_once",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(QUIET_CHILD, "1")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{stdout}\n{stderr}");
+        assert!(stdout.contains("1 passed"), "{stdout}");
+        assert!(!stderr.contains("fuzz-quiet-marker"), "{stderr}");
+        assert_eq!(stderr.matches("outside-marker").count(), 1, "{stderr}");
+    }
+}
+
+/// Issue 22 item 5: an alias the validator would refuse is refused at registration.
+#[allow(dead_code)] // the types are decoded, never read
+mod serde_aliases {
+    use dsh_tools::{Registry, ToolError, tool};
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+    use std::collections::BTreeMap;
+
+    #[derive(Deserialize, JsonSchema)]
+    struct FieldAliasArgs {
+        /// The file
+        #[serde(alias = "file")]
+        path: String,
+    }
+
+    /// Reads.
+    #[tool]
+    async fn field_alias(args: FieldAliasArgs) -> Result<String, ToolError> {
+        Ok(args.path)
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    enum Mode {
+        #[serde(alias = "fast")]
+        Quick,
+        Slow,
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    struct Inner {
+        /// A deep field
+        #[serde(alias = "deep_old")]
+        deep: Option<Vec<Mode>>,
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    struct VariantAliasArgs {
+        /// Nested under a list and an option
+        inner: Option<Vec<Inner>>,
+    }
+
+    /// Runs.
+    #[tool]
+    async fn variant_alias(args: VariantAliasArgs) -> Result<String, ToolError> {
+        Ok(args.inner.map_or(0, |i| i.len()).to_string())
+    }
+
+    #[test]
+    fn an_alias_on_a_field_or_variant_is_refused_at_registration_naming_it() {
+        let registry = Registry::new();
+        let error = registry.register(FieldAlias).unwrap_err().to_string();
+        assert!(
+            error.contains("accepts names its schema does not declare: `file`"),
+            "{error}"
+        );
+        assert!(error.contains("#[serde(alias)]"), "{error}");
+        let error = registry.register(VariantAlias).unwrap_err().to_string();
+        assert!(error.contains("`deep_old`, `fast`"), "{error}");
+        assert!(registry.tools(None).is_empty());
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    struct PlainArgs {
+        /// A renamed field
+        file_path: String,
+        /// A map of structs
+        extra: BTreeMap<String, Inner2>,
+        /// An externally tagged enum with data
+        shape: Shape,
+        /// An internally tagged one
+        op: Op,
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    struct Inner2 {
+        /// A number
+        n: u8,
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    enum Shape {
+        Circle { radius: f64 },
+        Square(f64),
+        Point,
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(tag = "kind", rename_all = "snake_case")]
+    enum Op {
+        Add { a: i64 },
+        Neg,
+    }
+
+    /// Plain.
+    #[tool]
+    async fn plain(args: PlainArgs) -> Result<String, ToolError> {
+        let _ = (args.extra, args.shape, args.op);
+        Ok(args.file_path)
+    }
+
+    #[test]
+    fn types_without_aliases_register() {
+        Registry::new().register(Plain).unwrap().keep();
     }
 }

@@ -974,7 +974,7 @@ fn image_tool(registry: &Registry) {
         "an image",
         json!({"type": "object"}),
         OutputDecl::new(json!({"type": "string"}), |_, _| {
-            vec![ContentBlock::image("AA==", "image/png")]
+            vec![ContentBlock::image("AA==", "image/png").unwrap()]
         }),
         |_, _| async { Ok(json!("img")) },
     );

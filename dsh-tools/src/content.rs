@@ -30,6 +30,98 @@ enum Repr {
 #[error("a content block must be a lossless JSON object with a string \"type\"")]
 pub struct InvalidContentBlock;
 
+/// Why [`ContentBlock::image`] or [`ContentBlock::audio`] refused its arguments. Converts into a
+/// [`ToolError`](crate::ToolError) (code `INVALID_MEDIA`), so a tool body takes it with `?`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("ContentBlock::{kind}(data, mime_type): {reason}")]
+pub struct InvalidMedia {
+    kind: &'static str,
+    reason: String,
+}
+
+impl InvalidMedia {
+    /// `"image"` or `"audio"`.
+    pub fn kind(&self) -> &'static str {
+        self.kind
+    }
+}
+
+/// At most this much of a refused argument is quoted in the message.
+const QUOTED: usize = 40;
+
+fn quoted(text: &str) -> String {
+    match text.char_indices().nth(QUOTED) {
+        Some((end, _)) => format!("{:?}…", &text[..end]),
+        None => format!("{text:?}"),
+    }
+}
+
+/// `type/subtype` (RFC 6838 names), parameters after a `;` allowed.
+fn is_mime_type(text: &str) -> bool {
+    let essence = text.split(';').next().unwrap_or_default().trim();
+    let name = |part: &str| {
+        let mut chars = part.chars();
+        chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+            && part.len() <= 127
+            && chars.all(|c| c.is_ascii_alphanumeric() || "!#$&^_.+-".contains(c))
+    };
+    matches!(essence.split_once('/'), Some((top, sub)) if name(top) && name(sub))
+}
+
+/// The first reason `data` is not standard, padded base64 (RFC 4648 §4), checked in one pass.
+fn base64_problem(data: &str) -> Option<String> {
+    if data.is_empty() {
+        return Some("data is empty".to_owned());
+    }
+    let bytes = data.as_bytes();
+    let padding = bytes.iter().rev().take_while(|b| **b == b'=').count();
+    if let Some(at) = bytes[..bytes.len() - padding]
+        .iter()
+        .position(|b| !(b.is_ascii_alphanumeric() || *b == b'+' || *b == b'/'))
+    {
+        let shown = data[at..].chars().next().unwrap_or_default();
+        return Some(format!(
+            "data is not base64: {shown:?} at byte {at} (standard alphabet, no whitespace)"
+        ));
+    }
+    if padding > 2 || bytes.len() % 4 != 0 {
+        return Some(format!(
+            "data is not base64: its length {} is not a multiple of 4 (pad with `=`)",
+            bytes.len()
+        ));
+    }
+    None
+}
+
+fn check_media(kind: &'static str, data: &str, mime_type: &str) -> Result<(), InvalidMedia> {
+    let refuse = |reason: String| Err(InvalidMedia { kind, reason });
+    if is_mime_type(data) && !is_mime_type(mime_type) {
+        return refuse(format!(
+            "the arguments are swapped (data {} is a MIME type): the base64 data comes first",
+            quoted(data)
+        ));
+    }
+    if !is_mime_type(mime_type) {
+        return refuse(format!(
+            "mime_type {} is not `type/subtype` (for example \"{kind}/{}\")",
+            quoted(mime_type),
+            if kind == "image" { "png" } else { "wav" }
+        ));
+    }
+    let top = mime_type.split('/').next().unwrap_or_default();
+    if !top.eq_ignore_ascii_case(kind) {
+        return refuse(format!(
+            "mime_type {} is not an {kind} type (`{kind}/…`); use the constructor for its kind, \
+             or `ContentBlock::new` for any other block",
+            quoted(mime_type)
+        ));
+    }
+    match base64_problem(data) {
+        Some(problem) => refuse(problem),
+        None => Ok(()),
+    }
+}
+
 impl ContentBlock {
     /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
@@ -39,18 +131,44 @@ impl ContentBlock {
     /// An image, base64-encoded: `{"type": "image", "data": …, "mimeType": …}` (MCP's shape; the
     /// provider formats and the MCP server map it to each peer's image block).
     ///
+    /// Both arguments are checked, so a swapped pair cannot reach a model or an MCP client: `data`
+    /// must be standard base64 (padded, no whitespace) and `mime_type` an `image/<subtype>`. A
+    /// tool body returning `Result<_, ToolError>` takes the error with `?`.
+    ///
     /// ```
     /// use dsh_tools::ContentBlock;
-    /// let png = ContentBlock::image("iVBORw0KGgo=", "image/png");
+    /// let png = ContentBlock::image("iVBORw0KGgo=", "image/png")?;
     /// assert_eq!(png.kind(), "image");
     /// assert_eq!(png.to_json()["mimeType"], "image/png");
+    ///
+    /// let swapped = ContentBlock::image("image/png", "iVBORw0KGgo=").unwrap_err();
+    /// assert_eq!(
+    ///     swapped.to_string(),
+    ///     "ContentBlock::image(data, mime_type): the arguments are swapped (data \"image/png\" is a \
+    ///      MIME type): the base64 data comes first"
+    /// );
+    /// # Ok::<(), dsh_tools::InvalidMedia>(())
     /// ```
-    pub fn image(base64: impl Into<String>, mime_type: impl Into<String>) -> Self {
+    pub fn image(
+        base64: impl Into<String>,
+        mime_type: impl Into<String>,
+    ) -> Result<Self, InvalidMedia> {
         Self::media("image", base64.into(), mime_type.into())
     }
 
-    /// Audio, base64-encoded: `{"type": "audio", "data": …, "mimeType": …}`.
-    pub fn audio(base64: impl Into<String>, mime_type: impl Into<String>) -> Self {
+    /// Audio, base64-encoded: `{"type": "audio", "data": …, "mimeType": …}`, checked as
+    /// [`image`](Self::image) is (`mime_type` an `audio/<subtype>`).
+    ///
+    /// ```
+    /// use dsh_tools::ContentBlock;
+    /// assert_eq!(ContentBlock::audio("UklGRg==", "audio/wav")?.kind(), "audio");
+    /// assert!(ContentBlock::audio("UklGRg==", "image/png").is_err());
+    /// # Ok::<(), dsh_tools::InvalidMedia>(())
+    /// ```
+    pub fn audio(
+        base64: impl Into<String>,
+        mime_type: impl Into<String>,
+    ) -> Result<Self, InvalidMedia> {
         Self::media("audio", base64.into(), mime_type.into())
     }
 
@@ -87,12 +205,13 @@ impl ContentBlock {
         Self(Repr::Other(Value::Object(map)))
     }
 
-    fn media(kind: &str, data: String, mime_type: String) -> Self {
+    fn media(kind: &'static str, data: String, mime_type: String) -> Result<Self, InvalidMedia> {
+        check_media(kind, &data, &mime_type)?;
         let mut map = Map::with_capacity(3);
         map.insert("type".to_owned(), Value::String(kind.to_owned()));
         map.insert("data".to_owned(), Value::String(data));
         map.insert("mimeType".to_owned(), Value::String(mime_type));
-        Self(Repr::Other(Value::Object(map)))
+        Ok(Self(Repr::Other(Value::Object(map))))
     }
 
     /// Any block: a lossless JSON object with a string `type`.

@@ -384,7 +384,15 @@ impl ToolDefinition {
     ///
     /// In Rust a dropped future can do nothing more, so the call is over; but work the body
     /// handed to `tokio::spawn` or a thread keeps running: pass such tasks the signal
-    /// (`ctx.signal()`) or abort their handles when it fires. The
+    /// (`ctx.signal()`) or abort their handles when it fires.
+    ///
+    /// The deadline is checked whenever the body yields (returns `Pending`): a body that blocks
+    /// its thread (`std::thread::sleep`, blocking I/O, a long computation) cannot be preempted,
+    /// and one that settles past its deadline without yielding keeps its result, with a `warn`
+    /// event naming the tool and the overrun. Run blocking work where the deadline applies to
+    /// the caller: a `#[tool]` on a plain `fn` runs on Tokio's blocking pool, or hand it to
+    /// `tokio::task::spawn_blocking` yourself; the thread finishes its work, the call settles as
+    /// `TOOL_TIMEOUT` at the deadline. The
     /// [`timeout`](crate::wrappers::timeout) wrapper adds the same deadline as an around-dispatch
     /// wrapper (visible to wrappers outside it).
     pub fn timeout(mut self, timeout: Duration) -> Self {
@@ -553,4 +561,23 @@ impl ToolDefinition {
         definition.args = Some(Arc::clone(&schemas.args));
         Ok(definition)
     }
+}
+
+/// A `warn` event when a body settled `elapsed` after its call started, past its `limit`: it
+/// blocked its thread, so the deadline could not be checked until it was done.
+pub(crate) fn warn_if_blocked_past(name: &str, limit: Duration, elapsed: Duration) {
+    if elapsed <= limit {
+        return;
+    }
+    let overrun = elapsed - limit;
+    tracing::warn!(
+        tool = name,
+        limit_ms = u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
+        overrun_ms = u64::try_from(overrun.as_millis()).unwrap_or(u64::MAX),
+        "tool `{name}` settled {}ms past its {}ms timeout: its body blocked the thread, so the \
+         deadline could not interrupt it (the result is kept); run blocking work on the blocking \
+         pool (`#[tool]` on a plain `fn`, or `tokio::task::spawn_blocking`)",
+        overrun.as_millis(),
+        limit.as_millis(),
+    );
 }

@@ -206,6 +206,12 @@ impl From<ToolOutputError> for ToolError {
     }
 }
 
+impl From<crate::content::InvalidMedia> for ToolError {
+    fn from(e: crate::content::InvalidMedia) -> Self {
+        Self::coded("InvalidMedia", "INVALID_MEDIA", e.to_string())
+    }
+}
+
 impl From<String> for ToolError {
     fn from(message: String) -> Self {
         Self::new(message)

@@ -107,7 +107,7 @@ pub mod wrappers;
 #[doc(hidden)]
 pub mod __private;
 
-pub use content::{ContentBlock, UserMessage, text_content};
+pub use content::{ContentBlock, InvalidMedia, UserMessage, text_content};
 pub use definition::{OutputDecl, ToolDefinition, ToolHints};
 pub use error::{ErrorInfo, ToolError};
 pub use pipeline::{

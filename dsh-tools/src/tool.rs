@@ -171,6 +171,13 @@ pub trait Tool: Send + Sync + Sized + 'static {
         None
     }
 
+    /// How long a body that ignores its cancelled signal is awaited after the timeout
+    /// ([`ToolDefinition::timeout_grace`](crate::ToolDefinition::timeout_grace); `None`: the
+    /// default).
+    fn timeout_grace(&self) -> Option<Duration> {
+        None
+    }
+
     /// Whether calls may run in parallel.
     fn concurrency(&self) -> Concurrency<Self::Args> {
         Concurrency::Exclusive
@@ -322,6 +329,7 @@ fn build<T: Tool>(tool: T, schemas: Arc<TypedSchemas>) -> ToolDefinition {
             title: tool.title().map(str::to_owned),
             hints: tool.hints(),
             timeout: tool.timeout(),
+            timeout_grace: tool.timeout_grace(),
             render: tool.render(),
             present_call: tool.present_call(),
             present_result: tool.present_result(),
@@ -340,6 +348,7 @@ struct Parts {
     title: Option<String>,
     hints: ToolHints,
     timeout: Option<Duration>,
+    timeout_grace: Option<Duration>,
     render: Option<RenderFn>,
     present_call: Option<CallPresenter>,
     present_result: Option<ResultPresenter>,
@@ -368,6 +377,9 @@ fn assemble(parts: Parts, schemas: &TypedSchemas) -> ToolDefinition {
     definition = definition.hints(parts.hints);
     if let Some(timeout) = parts.timeout {
         definition = definition.timeout(timeout);
+    }
+    if let Some(grace) = parts.timeout_grace {
+        definition = definition.timeout_grace(grace);
     }
     definition.concurrency_safe = parts.classifier;
     if let Some(presenter) = parts.present_call {

@@ -432,7 +432,7 @@ impl ToolRunContext {
     /// /// Takes a screenshot.
     /// #[tool]
     /// async fn screenshot(_args: dsh_tools::NoArgs, ctx: ToolRunContext) -> Result<Shot, ToolError> {
-    ///     ctx.attach(ContentBlock::image("iVBORw0KGgo=", "image/png"));
+    ///     ctx.attach(ContentBlock::image("iVBORw0KGgo=", "image/png")?);
     ///     Ok(Shot { width: 1, height: 1 })
     /// }
     ///

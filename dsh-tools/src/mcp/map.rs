@@ -371,8 +371,8 @@ mod tests {
     #[test]
     fn media_helpers_map_to_mcp_blocks_not_text() {
         for block in [
-            ContentBlock::image("AAAA", "image/png"),
-            ContentBlock::audio("AAAA", "audio/wav"),
+            ContentBlock::image("AAAA", "image/png").unwrap(),
+            ContentBlock::audio("AAAA", "audio/wav").unwrap(),
             ContentBlock::resource_link("file:///a", "a"),
             ContentBlock::text_resource("file:///a.md", "text/markdown", "# A"),
         ] {

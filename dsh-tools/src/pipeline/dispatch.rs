@@ -117,7 +117,7 @@ pub(crate) async fn core_dispatch(
                 None => fut.await,
                 Some(limit) => {
                     let grace = tool.definition.timeout_grace;
-                    match with_deadline(fut, limit, grace, &body_signal).await {
+                    match with_deadline(fut, &exec.name, limit, grace, &body_signal).await {
                         Some(settled) => settled,
                         // The deadline passed: whatever came back (or nothing, past the grace).
                         None => {
@@ -153,6 +153,7 @@ pub(crate) async fn core_dispatch(
 /// body is then awaited as if it declared none, with a warning, instead of panicking.
 async fn with_deadline<F: Future>(
     body: F,
+    name: &str,
     limit: std::time::Duration,
     grace: std::time::Duration,
     signal: &CancellationToken,
@@ -166,8 +167,10 @@ async fn with_deadline<F: Future>(
         return Some(body.await);
     };
     let mut deadline = pin!(deadline);
+    let started = std::time::Instant::now();
     let settled = poll_fn(|cx| {
         if let Poll::Ready(out) = body.as_mut().poll(cx) {
+            crate::definition::warn_if_blocked_past(name, limit, started.elapsed());
             return Poll::Ready(Some(out));
         }
         match deadline.as_mut().poll(cx) {

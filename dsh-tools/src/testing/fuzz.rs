@@ -91,6 +91,24 @@ impl fmt::Display for FuzzFailure {
 
 impl std::error::Error for FuzzFailure {}
 
+/// The name of the threads a fuzzing run calls the tool on (its own and the blocking pool's).
+const FUZZ_THREAD: &str = "dsh-tools-fuzz";
+
+/// Shrinking calls a panicking body many times; each panic is caught and reported once, in the
+/// [`FuzzFailure`], so the default hook's message is not printed for them. Installed once: the
+/// hook in place before it (the default one, or yours) still runs for every other thread.
+fn quiet_panics_on_fuzz_threads() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if std::thread::current().name() != Some(FUZZ_THREAD) {
+                previous(info);
+            }
+        }));
+    });
+}
+
 /// Fuzzes one tool through the whole call (validation, decode, body, output check) with
 /// arguments generated from its own parameters schema: values the schema accepts and near-misses
 /// (a valid value with one thing broken: a required property dropped, a wrong type somewhere, an
@@ -104,7 +122,9 @@ impl std::error::Error for FuzzFailure {}
 ///
 /// The body's own errors are allowed (and counted). A failure is shrunk by proptest to a minimal
 /// argument value; the same seed reproduces it. It runs on a thread of its own with its own
-/// runtime, so it can be called from a plain `#[test]` or inside `#[tokio::test]`. Bodies run for
+/// runtime, so it can be called from a plain `#[test]` or inside `#[tokio::test]`; the panics it
+/// provokes while shrinking are not printed (a panic hook, installed on the first run, stays
+/// quiet on the fuzzing threads only), the failure is reported once. Bodies run for
 /// real: point stateful tools at a scratch workspace. The generator follows the parameters
 /// schema, which suits any Rust type's schema; schemas nested past [`MAX_FUZZ_SCHEMA_DEPTH`] or
 /// whose smallest arguments exceed [`MAX_FUZZ_VALUES`] fail at once with a message.
@@ -194,12 +214,15 @@ pub fn fuzz_tool(
     if let Err(e) = registry.register(definition) {
         return Err(failure(Value::Null, format!("it does not register: {e}")));
     }
+    quiet_panics_on_fuzz_threads();
     let outcome = std::thread::scope(|scope| {
-        scope
-            .spawn(|| {
+        let thread = std::thread::Builder::new()
+            .name(FUZZ_THREAD.to_owned())
+            .spawn_scoped(scope, || {
                 let strategy = arguments(&parameters, config.max_depth);
                 let runtime = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
+                    .thread_name(FUZZ_THREAD)
                     .build()
                     .map_err(|e| format!("no runtime for the tool: {e}"))?;
                 let mut seed = [0u8; 32];
@@ -261,13 +284,17 @@ pub fn fuzz_tool(
                 });
                 let report = *report.lock().unwrap_or_else(PoisonError::into_inner);
                 Ok::<_, String>((result, report))
-            })
-            .join()
+            });
+        match thread {
+            Ok(thread) => thread
+                .join()
+                .map_err(|_| "the fuzzing thread panicked".to_owned()),
+            Err(e) => Err(format!("no thread for fuzzing: {e}")),
+        }
     });
     let (result, report) = match outcome {
         Ok(Ok(done)) => done,
-        Ok(Err(message)) => return Err(failure(Value::Null, message)),
-        Err(_) => return Err(failure(Value::Null, "the fuzzing thread panicked".into())),
+        Ok(Err(message)) | Err(message) => return Err(failure(Value::Null, message)),
     };
     match result {
         Ok(()) => Ok(FuzzReport {

@@ -98,10 +98,16 @@ fn value(schema: &Value, depth: u32) -> BoxedStrategy<Value> {
             Integers::new(low, high).prop_map(|n| json!(n)).boxed()
         }
         Some("number") => {
-            // Bounded so that `high - low` stays finite for the sampler (a schema may say ±1e308).
-            let low = number("minimum").unwrap_or(-1e6).clamp(-1e15, 1e15);
-            let high = number("maximum").unwrap_or(1e6).clamp(-1e15, 1e15).max(low);
-            (low..=high)
+            let low = number("minimum")
+                .or_else(|| number("exclusiveMinimum").map(f64::next_up))
+                .unwrap_or(-f64::MAX);
+            let high = number("maximum")
+                .or_else(|| number("exclusiveMaximum").map(f64::next_down))
+                .unwrap_or(f64::MAX);
+            if !low.is_finite() || !high.is_finite() || low > high {
+                return Just(Number::from_f64(low).map_or(Value::Null, Value::Number)).boxed();
+            }
+            floats(low, high)
                 .prop_map(|f| Number::from_f64(f).map_or(Value::Null, Value::Number))
                 .boxed()
         }
@@ -140,7 +146,7 @@ fn value(schema: &Value, depth: u32) -> BoxedStrategy<Value> {
     }
 }
 
-/// Integers in `[low, high]`: the edges and the values bodies trip on (0, ±1) half the time,
+/// Integers in `[low, high]`: the values bodies trip on ([`integer_edges`]) half the time,
 /// else any; a failure shrinks by binary search toward 0 (a candidate the schema rejects is
 /// classified as such, so the search still ends on the smallest failing value).
 #[derive(Debug)]
@@ -148,12 +154,94 @@ struct Integers {
     pick: BoxedStrategy<i64>,
 }
 
+/// The integers bodies trip on: the bounds and their neighbours, 0 and ±1, the limits of Rust's
+/// integer types (a `u64` field given `i32::MAX + 1`), and 2^53, past which a JSON peer loses
+/// precision.
+fn integer_edges(low: i64, high: i64) -> Vec<i64> {
+    let mut edges = vec![
+        low,
+        high,
+        low.saturating_add(1),
+        high.saturating_sub(1),
+        0,
+        1,
+        -1,
+        2,
+        i64::from(i8::MIN),
+        i64::from(i8::MAX),
+        i64::from(u8::MAX),
+        i64::from(i16::MIN),
+        i64::from(i16::MAX),
+        i64::from(u16::MAX),
+        i64::from(i32::MIN),
+        i64::from(i32::MAX),
+        i64::from(u32::MAX),
+        1 << 53,
+        (1 << 53) + 1,
+        -(1 << 53),
+        i64::MIN,
+        i64::MAX,
+    ];
+    edges.retain(|n| (low..=high).contains(n));
+    edges.sort_unstable();
+    edges.dedup();
+    edges
+}
+
+/// Floats in `[low, high]` (finite, `low <= high`): half the time one of the values that break
+/// arithmetic (the bounds and the next floats inside them, 0, ±1, ±½, ±`f64::MAX`, the smallest
+/// normal and subnormal, ±1e±300, 2^53, `1 + ε`), else a uniform draw (over at most ±1e15) or
+/// any magnitude at all (random bits, clamped into the range).
+fn floats(low: f64, high: f64) -> BoxedStrategy<f64> {
+    let tiny = f64::from_bits(1);
+    let mut edges: Vec<f64> = vec![
+        low,
+        high,
+        low.next_up(),
+        high.next_down(),
+        0.0,
+        1.0,
+        -1.0,
+        0.5,
+        -0.5,
+        f64::MAX,
+        -f64::MAX,
+        f64::MIN_POSITIVE,
+        -f64::MIN_POSITIVE,
+        tiny,
+        -tiny,
+        1e-300,
+        -1e-300,
+        1e300,
+        -1e300,
+        9_007_199_254_740_992.0,
+        1.0 + f64::EPSILON,
+    ];
+    edges.retain(|f| f.is_finite() && (low..=high).contains(f));
+    edges.sort_by(f64::total_cmp);
+    edges.dedup_by(|a, b| a.to_bits() == b.to_bits());
+    // `low..=high` samples `high - low`, which must stay finite.
+    let span_low = low.max(-1e15);
+    let span_high = high.min(1e15).max(span_low);
+    let (span_low, span_high) = if span_low <= high {
+        (span_low, span_high)
+    } else {
+        (low, low)
+    };
+    prop_oneof![
+        2 => proptest::sample::select(edges),
+        1 => span_low..=span_high,
+        1 => any::<u64>().prop_map(move |bits| {
+            let f = f64::from_bits(bits);
+            if f.is_finite() { f.clamp(low, high) } else { low }
+        }),
+    ]
+    .boxed()
+}
+
 impl Integers {
     fn new(low: i64, high: i64) -> Self {
-        let edges: Vec<i64> = [low, high, 0, 1, -1]
-            .into_iter()
-            .filter(|n| (low..=high).contains(n))
-            .collect();
+        let edges = integer_edges(low, high);
         let small = low.max(-100).min(high)..=high.min(100).max(low);
         Self {
             pick: prop_oneof![

@@ -72,7 +72,12 @@ impl ExecuteWrapper for Timeouts {
         Box::pin(async move {
             let deadline = CancellationToken::new();
             let inner = next.run_with_signal(deadline.clone());
+            let started = std::time::Instant::now();
             let (result, fired) = until_settled(inner, tokio::time::sleep(limit), &deadline).await;
+            if !fired {
+                let name = call.execution.name();
+                crate::definition::warn_if_blocked_past(name, limit, started.elapsed());
+            }
             if fired {
                 Ok(ToolExecutionResult::failure(ToolError::timeout(limit)))
             } else {

@@ -3,6 +3,8 @@
 //! [`ToolDefinition::typed`](crate::ToolDefinition::typed) and by `#[tool]` types alike, so it
 //! sits below both.
 
+mod aliases;
+
 use crate::error::ToolError;
 use crate::schema::bridge::{self, BridgeError};
 use crate::schema::fast::{ArgsValidator, Generated};
@@ -33,7 +35,7 @@ pub(crate) fn schemas<A, O>(
     generated: &Option<Generated>,
 ) -> Result<Arc<TypedSchemas>, BridgeError>
 where
-    A: JsonSchema + 'static,
+    A: serde::de::DeserializeOwned + JsonSchema + 'static,
     O: JsonSchema + 'static,
 {
     // Generic only where it must be: the rest is compiled once, not once per tool.
@@ -41,18 +43,53 @@ where
         [TypeId::of::<A>(), TypeId::of::<O>()],
         allow_unknown,
         generated,
-        bridge::schema_for_args::<A>,
-        bridge::schema_for_serialize::<O>,
+        Erased {
+            parameters: bridge::schema_for_args::<A>,
+            output: bridge::schema_for_serialize::<O>,
+            serde_names: aliases::serde_names::<A>,
+        },
         std::any::type_name::<A>(),
     )
+}
+
+/// The per-type functions [`schemas_erased`] calls.
+struct Erased {
+    parameters: fn(bool) -> Result<Value, BridgeError>,
+    output: fn() -> Result<Value, BridgeError>,
+    serde_names: fn() -> std::collections::BTreeSet<&'static str>,
+}
+
+/// `#[serde(alias)]` names on the arguments (schemars leaves them out): the validator would
+/// refuse each as undeclared, so the alias could never be used. With unknown arguments allowed
+/// they pass and decode, so they are fine there.
+fn refuse_aliases(
+    parameters: &Value,
+    serde_names: fn() -> std::collections::BTreeSet<&'static str>,
+    args_name: &str,
+) -> Result<(), BridgeError> {
+    let declared = aliases::schema_names(parameters);
+    let dead: Vec<String> = serde_names()
+        .into_iter()
+        .filter(|name| !declared.contains(name))
+        .map(|name| format!("`{name}`"))
+        .collect();
+    if dead.is_empty() {
+        return Ok(());
+    }
+    Err(BridgeError::internal(format!(
+        "`{args_name}` accepts names its schema does not declare: {} (a `#[serde(alias)]` on a \
+         field or variant: schemars leaves aliases out of the schema, so the model never sees \
+         them and the validator refuses them); remove the alias, or rename the field or variant \
+         to the name the model should use",
+        dead.join(", ")
+    )))
 }
 
 fn schemas_erased(
     types: [TypeId; 2],
     allow_unknown: bool,
     generated: &Option<Generated>,
-    parameters: fn(bool) -> Result<Value, BridgeError>,
-    output: fn() -> Result<Value, BridgeError>,
+    erased: Erased,
     args_name: &str,
 ) -> Result<Arc<TypedSchemas>, BridgeError> {
     let key = (types[0], types[1], allow_unknown, generated.is_some());
@@ -61,14 +98,17 @@ fn schemas_erased(
     if let Some(found) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(Arc::clone(found));
     }
-    let parameters = parameters(allow_unknown)?;
+    let parameters = (erased.parameters)(allow_unknown)?;
     if parameters.get("type").and_then(Value::as_str) != Some("object") {
         return Err(BridgeError::internal(format!(
             "a tool's parameters must be an object, and `{args_name}` is not a struct with named \
              fields (for one argument, write the inline form: document the parameter with `///`)"
         )));
     }
-    let output = output()?;
+    if !allow_unknown {
+        refuse_aliases(&parameters, erased.serde_names, args_name)?;
+    }
+    let output = (erased.output)()?;
     // The bridge guarantees a supported schema; compile cannot fail on its output.
     let compiled = CompiledSchema::compile(&parameters)
         .map_err(|e| BridgeError::internal(format!("bridged parameters do not compile: {e}")))?;
