@@ -481,18 +481,16 @@ async fn run_prompt(
 #[tokio::main]
 async fn main() -> ExitCode {
     let registry = Registry::new();
-    registry.on_execute(wrappers::timeout(&registry)).keep();
+    registry.on_execute(wrappers::timeout(&registry));
     // Policy: reading is free; writing, editing and running commands ask the user.
-    registry
-        .on_pre_execute(|exec, next| async move {
-            match exec.name() {
-                "write_file" | "edit_file" | "run_command" => Ok(PreToolDecision::ask(Some(
-                    "changes files or runs a command",
-                ))),
-                _ => next.run().await,
-            }
-        })
-        .keep();
+    registry.on_pre_execute(|exec, next| async move {
+        match exec.name() {
+            "write_file" | "edit_file" | "run_command" => Ok(PreToolDecision::ask(Some(
+                "changes files or runs a command",
+            ))),
+            _ => next.run().await,
+        }
+    });
     let bridge = AcpBridge::new(&registry);
     let agents: Arc<Mutex<Agents>> = Arc::default();
 

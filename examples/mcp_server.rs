@@ -15,16 +15,15 @@
 mod fixtures;
 
 use dsh_tools::mcp::{HttpConfig, McpServer};
-use dsh_tools::present::{FileDiff, ReadFileLine, ToolResultView};
+use dsh_tools::present::ToolResultView;
 use dsh_tools::workspace::{EntryKind, Workspace};
 use dsh_tools::{Registry, State, Tool, ToolError, tool};
 use schemars::JsonSchema;
-use serde::Serialize;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[derive(Serialize, JsonSchema)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 struct ReadOutput {
     path: String,
     offset: u32,
@@ -119,52 +118,26 @@ async fn add(
         .ok_or_else(|| ToolError::new(format!("{a} + {b} overflows a 64-bit integer")))
 }
 
-/// The read and diff cards as presentation metadata (`_meta["dev.dsh-tools/presentation"]`).
+/// The read and diff cards as presentation metadata (`_meta["dev.dsh-tools/presentation"]`), drawn
+/// from the typed arguments and output.
 fn with_cards(registry: &Registry, ws: &Workspace) -> Result<(), Box<dyn std::error::Error>> {
-    let read =
-        ReadFile::with(ws.clone())
-            .definition()
-            .presentation_meta(|args: &Value, value: &Value| {
-                let offset = value["offset"].as_u64().unwrap_or(1);
-                let lines: Vec<ReadFileLine> = value["lines"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .zip(offset..)
-                    .map(|(l, number)| ReadFileLine {
-                        number,
-                        text: l.as_str().unwrap_or("").to_owned(),
-                    })
-                    .collect();
-                let card = ToolResultView::Read {
-                    title: None,
-                    path: args["path"].as_str().unwrap_or("?").to_owned(),
-                    offset,
-                    total_lines: lines.len() as u64 + offset - 1,
-                    lines,
-                    lang: None,
-                    content: None,
-                };
-                serde_json::to_value(card).unwrap_or(Value::Null)
-            });
-    registry.register(read)?.keep();
-    let write = WriteFile::with(ws.clone())
-        .definition()
-        .presentation_meta(|args: &Value, _| {
-            let card = ToolResultView::Diff {
-                title: None,
-                diffs: vec![FileDiff {
-                    path: args["path"].as_str().unwrap_or("?").to_owned(),
-                    old_text: None,
-                    new_text: args["content"].as_str().unwrap_or("").to_owned(),
-                }],
-            };
-            serde_json::to_value(card).unwrap_or(Value::Null)
-        });
-    registry.register(write)?.keep();
-    registry.register(ListFiles::with(ws.clone()))?.keep();
-    registry.register(Echo)?.keep();
-    registry.register(Add)?.keep();
+    registry.register(
+        ReadFile::with(ws.clone()).result_card(|args, out: &ReadOutput| {
+            let lines = out.lines.iter().map(String::as_str);
+            Some(ToolResultView::read(
+                &args.path,
+                u64::from(out.offset),
+                lines,
+            ))
+        }),
+    )?;
+    registry.register(
+        WriteFile::with(ws.clone())
+            .result_card(|args, _| Some(ToolResultView::created(&args.path, &args.content))),
+    )?;
+    registry.register(ListFiles::with(ws.clone()))?;
+    registry.register(Echo)?;
+    registry.register(Add)?;
     Ok(())
 }
 

@@ -166,34 +166,29 @@ fn main() {
 async fn turn() {
     let registry = Registry::new();
     for tool in [read_file(), write_file(), bash()] {
-        registry.register(tool).expect("valid definition").keep();
+        registry.register(tool).expect("valid definition");
     }
-    // Around dispatch: timeouts (each tool's declared limit).
-    registry.on_execute(wrappers::timeout(&registry)).keep();
+    // Each tool's declared timeout is enforced on every call: no wrapper to install.
     // Policy: writes need a human; destructive shell commands are denied outright.
-    registry
-        .on_pre_execute(|exec, next| async move {
-            let command = exec
-                .arguments()
-                .and_then(|a| a.get("command"))
-                .and_then(Value::as_str);
-            match (exec.name(), command) {
-                ("write_file", _) => Ok(PreToolDecision::ask(Some("writes need approval"))),
-                ("bash", Some(c)) if c.contains("rm -rf") => {
-                    Ok(PreToolDecision::deny("refusing a recursive delete"))
-                }
-                _ => next.run().await,
+    registry.on_pre_execute(|exec, next| async move {
+        let command = exec
+            .arguments()
+            .and_then(|a| a.get("command"))
+            .and_then(Value::as_str);
+        match (exec.name(), command) {
+            ("write_file", _) => Ok(PreToolDecision::ask(Some("writes need approval"))),
+            ("bash", Some(c)) if c.contains("rm -rf") => {
+                Ok(PreToolDecision::deny("refusing a recursive delete"))
             }
-        })
-        .keep();
+            _ => next.run().await,
+        }
+    });
     // A guard can only deny: nothing outside /etc and /src is readable.
-    registry
-        .guard(|exec| {
-            let path = exec.arguments()?.get("path")?.as_str()?;
-            (!path.starts_with("/etc") && !path.starts_with("/src"))
-                .then(|| format!("{path} is outside the workspace"))
-        })
-        .keep();
+    registry.guard(|exec| {
+        let path = exec.arguments()?.get("path")?.as_str()?;
+        (!path.starts_with("/etc") && !path.starts_with("/src"))
+            .then(|| format!("{path} is outside the workspace"))
+    });
     // The approval service: here, a user who approves every write.
     registry.set_approval_service(|request: ApprovalRequest| async move {
         println!(

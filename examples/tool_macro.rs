@@ -51,8 +51,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     use serde_json::json;
 
     let registry = Registry::new();
-    registry.register(ReadFile)?.keep(); // the generated type is the fn name in UpperCamelCase
-    registry.register(Add)?.keep();
+    registry.register(ReadFile)?; // the generated type is the fn name in UpperCamelCase
+    registry.register(Add)?;
 
     println!(
         "{}",

@@ -144,10 +144,34 @@ impl ToolFn {
         let state = match params.first().and_then(|p| state_type(&p.ty)) {
             Some(ty) => {
                 params.remove(0);
+                if let Type::Reference(_) = &ty {
+                    cx.error_spanned(
+                        &ty,
+                        "the state is held by the tool and cloned into every call, so it cannot \
+                         borrow: share one value with `State<Arc<T>>` (or hold any `T: Clone + \
+                         Send + Sync + 'static`)",
+                    );
+                }
                 Some(ty)
             }
             None => None,
         };
+        // A documented context would become an argument the model must send.
+        for param in &params {
+            if param.attrs.iter().any(is_doc) && is_context(&param.ty) {
+                let doc = param
+                    .attrs
+                    .iter()
+                    .find(|a| is_doc(a))
+                    .expect("checked: documented");
+                cx.error_spanned(
+                    doc,
+                    "the context is never documented: remove this doc comment (a documented \
+                     parameter is an argument the model sends; the last undocumented parameter \
+                     is the context)",
+                );
+            }
+        }
         for param in &params {
             if state_type(&param.ty).is_some() {
                 cx.error_spanned(
@@ -192,7 +216,8 @@ impl ToolFn {
                             "too many parameters: a `#[tool]` function takes its arguments struct \
                              and optionally the context (`args: Args, ctx: ToolRunContext`); to \
                              take each argument as a parameter (the inline form), document each \
-                             with `///`",
+                             with `///`; host state (a database, a client) is \
+                             `State(db): State<Db>`, first",
                         );
                     }
                     (
@@ -231,6 +256,11 @@ impl ToolFn {
     pub(crate) fn name(&self) -> String {
         self.item.sig.ident.unraw().to_string()
     }
+}
+
+/// Whether `ty` is written `ToolRunContext` (any path ending so): for a diagnostic only.
+fn is_context(ty: &Type) -> bool {
+    matches!(ty, Type::Path(path) if path.path.segments.last().is_some_and(|s| s.ident == "ToolRunContext"))
 }
 
 /// `T` when `ty` is written `State<T>` (any path ending in `State` with one type argument).

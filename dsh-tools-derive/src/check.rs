@@ -105,7 +105,87 @@ pub(crate) fn check(attrs: &Attrs, tool: &ToolFn, cx: &mut Ctxt) -> Checked {
         },
     };
     hints(attrs, cx);
+    collisions(attrs, tool, cx);
     Checked { name, description }
+}
+
+/// The type `#[tool]` generates for the tool (`ReadFile` for `fn read_file`, or `struct_name`).
+pub(crate) fn struct_name(attrs: &Attrs, tool: &ToolFn) -> String {
+    match &attrs.struct_name {
+        Some(set) => set.value.to_string(),
+        None => crate::expand::upper_camel(&tool.name()),
+    }
+}
+
+/// A type in the signature with the name of a generated type (the tool's, or the inline form's
+/// arguments): rustc would report E0428 and follow-on errors, none naming the fix. One error at
+/// the author's type instead, naming `struct_name`.
+fn collisions(attrs: &Attrs, tool: &ToolFn, cx: &mut Ctxt) {
+    let tool_type = struct_name(attrs, tool);
+    let args_type =
+        matches!(tool.form, crate::ast::Form::Inline(_)).then(|| format!("{tool_type}Args"));
+    let sig = &tool.item.sig;
+    let mut stack: Vec<&syn::Type> = sig
+        .inputs
+        .iter()
+        .filter_map(|input| match input {
+            syn::FnArg::Typed(param) => Some(&*param.ty),
+            syn::FnArg::Receiver(_) => None,
+        })
+        .collect();
+    if let syn::ReturnType::Type(_, ty) = &sig.output {
+        stack.push(ty);
+    }
+    stack.reverse();
+    while let Some(ty) = stack.pop() {
+        match ty {
+            syn::Type::Path(path) => {
+                for segment in path.path.segments.iter().rev() {
+                    if let syn::PathArguments::AngleBracketed(args) = &segment.arguments {
+                        for arg in args.args.iter().rev() {
+                            if let syn::GenericArgument::Type(inner) = arg {
+                                stack.push(inner);
+                            }
+                        }
+                    }
+                }
+                let Some(last) = path.path.segments.last() else {
+                    continue;
+                };
+                let fix = format!("`#[tool(struct_name = {tool_type}Tool)]`");
+                if last.ident == tool_type {
+                    cx.error_spanned(
+                        ty,
+                        format!(
+                            "`{tool_type}` is also the name `#[tool]` gives the tool's own type \
+                             (after `fn {}`): name the tool's type another way with {fix}",
+                            tool.name()
+                        ),
+                    );
+                    return;
+                }
+                if args_type.as_deref().is_some_and(|args| last.ident == args) {
+                    cx.error_spanned(
+                        ty,
+                        format!(
+                            "`{tool_type}Args` is also the name `#[tool]` gives the tool's \
+                             arguments type (its documented parameters as one struct): name \
+                             both another way with {fix} (the arguments become \
+                             `{tool_type}ToolArgs`)"
+                        ),
+                    );
+                    return;
+                }
+            }
+            syn::Type::Reference(r) => stack.push(&r.elem),
+            syn::Type::Paren(p) => stack.push(&p.elem),
+            syn::Type::Group(g) => stack.push(&g.elem),
+            syn::Type::Array(a) => stack.push(&a.elem),
+            syn::Type::Slice(s) => stack.push(&s.elem),
+            syn::Type::Tuple(t) => stack.extend(t.elems.iter().rev()),
+            _ => {}
+        }
+    }
 }
 
 /// `read_only` with `destructive`: MCP reads `destructive` only when the tool is not read-only,

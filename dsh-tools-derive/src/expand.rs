@@ -37,7 +37,7 @@ pub(crate) fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// `read_file` → `ReadFile`.
-fn upper_camel(name: &str) -> String {
+pub(crate) fn upper_camel(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     let mut upper = true;
     for c in name.chars() {
@@ -93,7 +93,14 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
             TokenStream::new(),
         ),
         Form::Inline(args) => {
-            let ident = format_ident!("__dsh_tools_{}Args", struct_ident);
+            // A public, documented name (the one an author would write), so that rustc's
+            // messages about it read naturally.
+            let ident = format_ident!("{}Args", struct_ident);
+            let args_doc = format!(
+                "The arguments of [`{struct_ident}`]: the documented parameters of `fn {}` as \
+                 one struct (what the model sends).",
+                tool.name()
+            );
             let serde = format!("{}::serde", path_string(&private));
             let schemars = format!("{}::schemars", path_string(&private));
             let fields = args.iter().map(|arg| {
@@ -111,7 +118,7 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
                 quote!(#[serde(crate = #serde, deny_unknown_fields)])
             };
             let args_struct = quote! {
-                #[doc(hidden)]
+                #[doc = #args_doc]
                 #[allow(non_camel_case_types)]
                 #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
                 #deny
@@ -400,6 +407,14 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
                         f.debug_struct(#name_text).finish_non_exhaustive()
                     }
                 }
+
+                // The value namespace's `ReadFile` (a braced struct has none): written where a
+                // tool goes (`register(ReadFile)`), it is an error naming `ReadFile::with`
+                // instead of rustc's "use struct literal syntax".
+                #[doc(hidden)]
+                #[allow(non_upper_case_globals, dead_code)]
+                #vis const #struct_ident: #private::NeedsState<#struct_ident> =
+                    #private::NeedsState::new();
             }
         }
     };

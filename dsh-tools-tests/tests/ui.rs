@@ -17,6 +17,8 @@ fn ui() {
         "hooks",
         "state",
         "fast_check",
+        "collisions",
+        "cards",
     ] {
         cases.compile_fail(format!("tests/ui/{category}/*.rs"));
     }

@@ -34,3 +34,41 @@ pub async fn blocking<R: Send + 'static>(
         ))),
     }
 }
+
+/// What a stateful tool's name means as a value (`registry.register(ReadFile)`): not a tool.
+/// Converting it into a `ToolDefinition` fails with a message naming `ReadFile::with(state)`.
+pub struct NeedsState<T>(std::marker::PhantomData<fn() -> T>);
+
+impl<T> NeedsState<T> {
+    /// The marker.
+    #[allow(clippy::new_without_default)]
+    pub const fn new() -> Self {
+        Self(std::marker::PhantomData)
+    }
+}
+
+/// Never implemented: the bound that carries the message.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` holds state: build it with `{Self}::with(state)`",
+    label = "a stateful tool is registered with its state: `{Self}::with(state)`",
+    note = "the function's first parameter is `State(..): State<T>`, so each `{Self}` holds a `T` (cloned into every call)"
+)]
+pub trait BuiltWithState: sealed::Never {}
+
+mod sealed {
+    /// Private and implemented for nothing, so `BuiltWithState` cannot be implemented either.
+    pub trait Never {}
+}
+
+impl<T: crate::Tool + BuiltWithState> From<NeedsState<T>> for crate::ToolDefinition {
+    fn from(_: NeedsState<T>) -> Self {
+        // Not reachable (no type is `BuiltWithState`); a definition that refuses to register.
+        crate::ToolDefinition::invalid(
+            String::new(),
+            String::new(),
+            crate::schema::bridge::BridgeError::internal(
+                "a stateful tool is built with `with(state)`".to_owned(),
+            ),
+        )
+    }
+}

@@ -354,6 +354,29 @@ impl ToolDefinition {
         self
     }
 
+    /// The same tool under another model-facing name.
+    /// Two instances of one stateful tool (one per workspace, say) coexist this way.
+    ///
+    /// ```
+    /// use dsh_tools::{Registry, State, ToolDefinition, ToolError, tool};
+    ///
+    /// /// Reads a file under the workspace root.
+    /// #[tool]
+    /// async fn read(State(root): State<String>, /** The path */ path: String) -> Result<String, ToolError> {
+    ///     Ok(format!("{root}/{path}"))
+    /// }
+    ///
+    /// let registry = Registry::new();
+    /// registry.register(ToolDefinition::from(Read::with("/srv/docs".into())).named("read_docs"))?;
+    /// registry.register(ToolDefinition::from(Read::with("/srv/code".into())).named("read_code"))?;
+    /// assert_eq!(registry.tools(None).len(), 2);
+    /// # Ok::<(), dsh_tools::registry::RegistrationError>(())
+    /// ```
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
     /// A human-readable title for user interfaces (the model reads `name` and `description`).
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.title = Some(title.into());

@@ -36,7 +36,7 @@
 //!     Ok::<_, ToolError>(format!("contents of {}", args.path))
 //! })?
 //! .timeout(Duration::from_secs(30));
-//! registry.register(read)?.keep();
+//! registry.register(read)?;
 //!
 //! // A policy, a guard and a wrapper.
 //! registry.on_pre_execute(|exec, next| async move {
@@ -44,12 +44,12 @@
 //!         return Ok(PreToolDecision::deny("that file is off limits"));
 //!     }
 //!     next.run().await
-//! }).keep();
+//! });
 //! registry.guard(|exec| {
 //!     let path = exec.arguments()?.get("path")?.as_str()?;
 //!     (!path.starts_with('/')).then(|| format!("{path} is not absolute"))
-//! }).keep();
-//! registry.on_execute(wrappers::timeout(&registry)).keep();
+//! });
+//! registry.on_execute(wrappers::timeout(&registry));
 //!
 //! let call = |args| ToolExecutionInput::new("call_1", "read_file", args, CancellationToken::new());
 //! let ok = registry.execute(call(json!({"path": "/etc/hosts"}))).await;

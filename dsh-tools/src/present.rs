@@ -293,7 +293,141 @@ pub enum ToolResultView {
     Web(WebResult),
 }
 
+/// One-expression constructors for the common cards (no title: the pending card's stays).
+///
+/// ```
+/// use dsh_tools::present::{TerminalExit, ToolResultView};
+///
+/// let read = ToolResultView::read("src/main.rs", 10, ["fn main() {", "}"]);
+/// assert_eq!(serde_json::to_value(&read).unwrap()["totalLines"], 11);
+/// let edit = ToolResultView::edit("notes.txt", "old\n", "new\n");
+/// let new_file = ToolResultView::created("todo.txt", "- ship\n");
+/// let run = ToolResultView::terminal("ok\n", 0);
+/// assert!(matches!(run, ToolResultView::Terminal(t) if t.exit == Some(TerminalExit::Code(0))));
+/// let hits = ToolResultView::search_paths(["a.rs", "b.rs"]);
+/// let page = ToolResultView::fetched("https://example.com", 200);
+/// # let _ = (edit, new_file, hits, page);
+/// ```
 impl ToolResultView {
+    /// A read card: `lines` of `path`, the first numbered `first_line` (1-based); the file's
+    /// total is taken to end with the last line (set `total_lines` on the variant when it does
+    /// not).
+    pub fn read<L: Into<String>>(
+        path: impl Into<String>,
+        first_line: u64,
+        lines: impl IntoIterator<Item = L>,
+    ) -> Self {
+        let first_line = first_line.max(1);
+        let lines: Vec<ReadFileLine> = lines
+            .into_iter()
+            .zip(first_line..)
+            .map(|(text, number)| ReadFileLine {
+                number,
+                text: text.into(),
+            })
+            .collect();
+        Self::Read {
+            title: None,
+            path: path.into(),
+            offset: first_line,
+            total_lines: first_line - 1 + lines.len() as u64,
+            lines,
+            lang: None,
+            content: None,
+        }
+    }
+
+    /// An edit card: `path` changed from `old` to `new`.
+    pub fn edit(path: impl Into<String>, old: impl Into<String>, new: impl Into<String>) -> Self {
+        Self::diff(path.into(), Some(old.into()), new.into())
+    }
+
+    /// A diff card for a new (or wholly overwritten) file: no before-image.
+    pub fn created(path: impl Into<String>, new: impl Into<String>) -> Self {
+        Self::diff(path.into(), None, new.into())
+    }
+
+    fn diff(path: String, old_text: Option<String>, new_text: String) -> Self {
+        Self::Diff {
+            title: None,
+            diffs: vec![FileDiff {
+                path,
+                old_text,
+                new_text,
+            }],
+        }
+    }
+
+    /// A terminal card: what a command printed and its exit code.
+    pub fn terminal(output: impl Into<String>, exit_code: i64) -> Self {
+        Self::Terminal(TerminalResult {
+            title: None,
+            output: Some(output.into()),
+            exit: Some(TerminalExit::Code(exit_code)),
+        })
+    }
+
+    /// A search card listing matching paths (all of them: not truncated).
+    pub fn search_paths<P: Into<String>>(paths: impl IntoIterator<Item = P>) -> Self {
+        let paths: Vec<String> = paths.into_iter().map(Into::into).collect();
+        Self::Search(SearchResult::Paths {
+            title: None,
+            total: paths.len() as u64,
+            paths,
+            truncated: false,
+        })
+    }
+
+    /// A search card of matching lines, `(path, line number, line)` each, grouped by file in the
+    /// order the paths first appear (all of them: not truncated).
+    pub fn search_matches<P: Into<String>, T: Into<String>>(
+        matches: impl IntoIterator<Item = (P, u64, T)>,
+    ) -> Self {
+        let mut files: Vec<SearchFile> = Vec::new();
+        let mut total = 0;
+        for (path, line_number, line) in matches {
+            total += 1;
+            let path = path.into();
+            let hit = SearchMatch {
+                line_number,
+                line: line.into(),
+            };
+            match files.iter_mut().find(|f| f.path == path) {
+                Some(file) => file.matches.push(hit),
+                None => files.push(SearchFile {
+                    path,
+                    matches: vec![hit],
+                }),
+            }
+        }
+        Self::Search(SearchResult::Matches {
+            title: None,
+            files,
+            truncated: false,
+            total,
+        })
+    }
+
+    /// A web card for a fetched page.
+    pub fn fetched(url: impl Into<String>, status_code: u16) -> Self {
+        Self::Web(WebResult::Fetch {
+            title: None,
+            url: url.into(),
+            status_code,
+            truncated: false,
+        })
+    }
+
+    /// A web card for search hits.
+    pub fn web_search(sources: Vec<WebSource>) -> Self {
+        Self::Web(WebResult::Search {
+            title: None,
+            sources,
+            answer: None,
+            truncated: false,
+        })
+    }
+
     /// The generic card showing the result's content.
     pub fn fallback(content: &[ContentBlock]) -> Self {
         Self::Generic {

@@ -135,7 +135,7 @@ enum Done {
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let registry = Registry::new();
 /// registry.register(ToolDefinition::new("read", "reads", json!({}), OutputDecl::text(),
-///     |args, _| async move { Ok(args["path"].clone()) }).concurrency_safe(|_| true)).unwrap().keep();
+///     |args, _| async move { Ok(args["path"].clone()) }).concurrency_safe(|_| true)).unwrap();
 /// let turn = CancellationToken::new();
 /// let calls = (0..3)
 ///     .map(|i| ToolExecutionInput::new(format!("c{i}"), "read", json!({"path": format!("/f{i}")}), turn.clone()))

@@ -70,7 +70,7 @@
 //! }
 //!
 //! let registry = dsh_tools::Registry::new();
-//! registry.register(ReadFile.definition())?.keep();
+//! registry.register(ReadFile.definition())?;
 //! # Ok::<(), dsh_tools::registry::RegistrationError>(())
 //! ```
 //!
@@ -437,7 +437,8 @@ impl<O, E: Into<ToolError>> ToolReturn for Result<O, E> {
     message = "`{Self}` is not the tool context",
     label = "the context parameter must be a `ToolRunContext`",
     note = "a `#[tool]` fn takes `(args: Args)` or `(args: Args, ctx: ToolRunContext)`, or documented arguments (the inline form) optionally followed by an undocumented `ctx: ToolRunContext`",
-    note = "to take several arguments, document each with `///` (the inline form)"
+    note = "host state (a database handle, a client) is the tool's state: `State(db): State<Db>` as the first parameter, registered with `Tool::with(db)`",
+    note = "arguments the model sends are documented with `///` (the inline form); the context never is"
 )]
 pub trait ToolContext: Sized {
     /// The context as this parameter's type.
@@ -494,7 +495,7 @@ impl JsonSchema for NoArgs {
 /// }
 ///
 /// let registry = Registry::new();
-/// registry.register(Resolve::with(Workspace { root: "/srv".into() }))?.keep();
+/// registry.register(Resolve::with(Workspace { root: "/srv".into() }))?;
 /// # Ok::<(), dsh_tools::registry::RegistrationError>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

@@ -450,12 +450,10 @@ pub(crate) fn workspace_tools(workspace: &Path) -> Registry {
         write_file(Arc::clone(&root)),
         bash(root),
     ] {
-        registry.register(tool).expect("valid definition").keep();
+        registry.register(tool).expect("valid definition");
     }
-    registry.on_execute(wrappers::timeout(&registry)).keep();
-    registry
-        .guard(|exec| outside(exec.arguments()?.get("path")?.as_str()?))
-        .keep();
+    registry.on_execute(wrappers::timeout(&registry));
+    registry.guard(|exec| outside(exec.arguments()?.get("path")?.as_str()?));
     registry
 }
 
@@ -587,12 +585,10 @@ pub(crate) async fn run_agent(
     }
     // Results as they are committed (model order within a step), printed while the turn runs.
     let (committed, mut settled) = mpsc::unbounded_channel::<(String, ToolExecutionResult)>();
-    registry
-        .on_result(move |exec: &ToolExecution, result: &ToolExecutionResult| {
-            let _ = committed.send((exec.call_id().to_owned(), result.clone()));
-            Ok(())
-        })
-        .keep();
+    registry.on_result(move |exec: &ToolExecution, result: &ToolExecutionResult| {
+        let _ = committed.send((exec.call_id().to_owned(), result.clone()));
+        Ok(())
+    });
     let tools = registry
         .provider_tools(None, config.dialect)
         .map_err(AgentError::Export)?;

@@ -151,7 +151,7 @@ pub(crate) fn tools(root: &Path) -> Registry {
     .expect("read_file")
     .concurrency_safe(|_| true);
     for tool in [list, grep, read] {
-        registry.register(tool).expect("registered").keep();
+        registry.register(tool).expect("registered");
     }
     registry
 }

@@ -110,7 +110,7 @@ pub(crate) fn register(registry: &Registry) -> Result<(), Box<dyn std::error::Er
         ),
     ];
     for tool in tools {
-        registry.register(tool)?.keep();
+        registry.register(tool)?;
     }
     Ok(())
 }

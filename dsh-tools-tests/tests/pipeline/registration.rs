@@ -232,8 +232,11 @@ fn scenario_009_duplicates_and_disposal() {
     let err = registry.register(echo()).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "tool \"echo\" is already registered (for a per-agent variant, register through that \
-         agent's `agent.ctx` instead)"
+        // The spec's text names TypeScript's `agent.ctx`; ours names what a Rust author writes
+        // (issue 22 item 10: a deliberate difference; the prefix is the spec's).
+        "tool \"echo\" is already registered (for a per-agent variant, register it in that \
+         agent's scope: `registry.scope(agent).register(..)`; for a second instance, give it \
+         another name: `.named(\"...\")`)"
     );
     // Dropping the disposer keeps the tool (as the spec's ignored disposer does); a scoped
     // handle undoes it when dropped.

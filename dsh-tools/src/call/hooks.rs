@@ -44,8 +44,8 @@ pub(crate) fn contained<T: Send + 'static>(
 ///         return Ok(PreToolDecision::deny("not here"));
 ///     }
 ///     next.run().await
-/// }).keep();
-/// registry.guard(|exec| (exec.name() == "dd").then(|| "not here either".to_owned())).keep();
+/// });
+/// registry.guard(|exec| (exec.name() == "dd").then(|| "not here either".to_owned()));
 /// ```
 pub trait PreExecuteHook:
     Fn(Arc<ToolExecution>, PreNext) -> <Self as PreExecuteHook>::Decided + Send + Sync + 'static

@@ -22,7 +22,7 @@
 //! #[tokio::main]
 //! async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //!     let registry = Registry::new();
-//!     registry.register(Echo)?.keep();
+//!     registry.register(Echo)?;
 //!     McpServer::new(registry).serve_stdio().await?;
 //!     Ok(())
 //! }

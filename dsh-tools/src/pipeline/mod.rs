@@ -94,7 +94,7 @@ impl Registry {
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// let registry = Registry::new();
     /// registry.register(ToolDefinition::new("echo", "echo", json!({"type": "object"}), OutputDecl::text(),
-    ///     |args, _| async move { Ok(args["text"].clone()) })).unwrap().keep();
+    ///     |args, _| async move { Ok(args["text"].clone()) })).unwrap();
     /// let input = ToolExecutionInput::new("c1", "echo", json!({"text": "hi"}), CancellationToken::new());
     /// let result = registry.execute(input).await;
     /// assert_eq!(result.text(), "hi");

@@ -446,10 +446,10 @@ impl ProviderTools {
     /// let tool = |name: &str| ToolDefinition::new(name, "d", json!({"type": "object"}),
     ///     OutputDecl::text(), |_, _| async { Ok(json!("")) });
     /// let registry = Registry::new();
-    /// registry.register(tool("a.b"))?.keep();
+    /// registry.register(tool("a.b"))?;
     /// let first = registry.provider_tools(None, Dialect::new(Provider::Anthropic))?;
     /// assert_eq!(first.tools()[0].provider_name(), "a_b");
-    /// registry.register(tool("a_b"))?.keep();
+    /// registry.register(tool("a_b"))?;
     /// let next = first.refresh(&registry)?;
     /// // `a_b` still means `a.b` in this conversation; our `a_b` gets another name.
     /// assert_eq!(next.by_provider_name("a_b").unwrap().name(), "a.b");

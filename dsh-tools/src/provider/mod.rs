@@ -33,7 +33,7 @@
 //! let read = ToolDefinition::typed("read_file", "Read a file.", |a: ReadArgs, _| async move {
 //!     Ok::<_, ToolError>(format!("{} from {:?}, {} lines", a.path, a.offset, a.limit))
 //! })?;
-//! registry.register(read)?.keep();
+//! registry.register(read)?;
 //!
 //! let tools = registry.provider_tools(None, Dialect::strict(Provider::OpenAiChat))?;
 //! let entry = &tools.entries()[0];

@@ -17,7 +17,7 @@ impl Registry {
     /// let registry = Registry::new();
     /// let seen = Arc::new(Mutex::new(Vec::new()));
     /// let s = seen.clone();
-    /// registry.on_change(move |e: &ChangeEvent| { s.lock().unwrap().push(e.clone()); Ok(()) }).keep();
+    /// registry.on_change(move |e: &ChangeEvent| { s.lock().unwrap().push(e.clone()); Ok(()) });
     /// let tool = || ToolDefinition::new("t", "t", json!({}), OutputDecl::text(), |_, _| async { Ok(json!("")) });
     /// registry.register(tool()).unwrap().dispose();
     /// assert_eq!(seen.lock().unwrap().len(), 2); // registered, then removed
@@ -26,7 +26,7 @@ impl Registry {
     /// registry.on_change(|e: &ChangeEvent| match e {
     ///     ChangeEvent::ToolRegistered { .. } => Err(ToolError::new("not now")),
     ///     _ => Ok(()),
-    /// }).keep();
+    /// });
     /// assert!(registry.register(tool()).is_err());
     /// assert!(registry.get("t", None).is_none());
     /// ```

@@ -46,7 +46,7 @@ impl Registry {
     ///
     /// let registry = Registry::new();
     /// registry.register(ToolDefinition::new("add", "Add.", json!({"type": "object"}), OutputDecl::json(json!({})),
-    ///     |args, _| async move { Ok(json!(args["a"].as_i64().unwrap_or(0) + args["b"].as_i64().unwrap_or(0))) }))?.keep();
+    ///     |args, _| async move { Ok(json!(args["a"].as_i64().unwrap_or(0) + args["b"].as_i64().unwrap_or(0))) }))?;
     /// registry.set_presentation_mode(PresentationMode::Code);
     /// // A stand-in for an engine: the "program" calls tools.add and returns the sum.
     /// registry.set_code_runtime(FakeRuntime::new(|_request, run| async move {
@@ -136,8 +136,7 @@ impl Registry {
     /// registry
     ///     .on_code_dispatch(move |agent: &AgentId, record: &CodeDispatchRecord| {
     ///         sink.lock().unwrap().push(format!("{agent}: {} {}", record.kind.record_type(), record.sub_call_id));
-    ///     })
-    ///     .keep();
+    ///     });
     /// ```
     pub fn on_code_dispatch(
         &self,
@@ -239,7 +238,7 @@ impl Registry {
     /// registry.register(ToolDefinition::new("echo", "Echo a value.",
     ///     json!({"type": "object", "properties": {"value": {"type": "string"}}, "required": ["value"],
     ///            "additionalProperties": false}),
-    ///     OutputDecl::json(json!({"type": "string"})), |args, _| async move { Ok(args["value"].clone()) }))?.keep();
+    ///     OutputDecl::json(json!({"type": "string"})), |args, _| async move { Ok(args["value"].clone()) }))?;
     /// assert_eq!(registry.code_prompt(None)?, ""); // native: nothing to add
     /// registry.set_presentation_mode(PresentationMode::Code);
     /// assert!(registry.code_prompt(None).is_err()); // no runtime yet

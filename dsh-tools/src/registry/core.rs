@@ -39,8 +39,7 @@ impl Inner {
 /// let registry = Registry::new();
 /// registry
 ///     .register(ToolDefinition::new("ping", "answers pong", json!({"type": "object"}), OutputDecl::text(),
-///         |_, _| async { Ok(json!("pong")) }))?
-///     .keep();
+///         |_, _| async { Ok(json!("pong")) }))?;
 /// assert_eq!(registry.schemas(None)?[0].name, "ping");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -422,7 +421,7 @@ impl Registry {
     /// let plugin: Vec<_> = (0..1000)
     ///     .map(|i| registry.register(tool(format!("t{i}"))).unwrap())
     ///     .collect();
-    /// registry.register(tool("kept".into()))?.keep();
+    /// registry.register(tool("kept".into()))?;
     /// registry.dispose_all(plugin);
     /// assert_eq!(registry.schemas(None)?.len(), 1);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -557,7 +556,7 @@ impl Registry {
     ///     OutputDecl::text(), |_, _| async { Ok(json!("pong")) })
     ///     .title("Ping")
     ///     .hints(ToolHints::new().read_only(true));
-    /// registry.register(ping)?.keep();
+    /// registry.register(ping)?;
     /// let tools = registry.tools(None);
     /// assert_eq!(tools[0].tool_title(), Some("Ping"));
     /// assert_eq!(tools[0].output().schema(), &json!({"type": "string"}));

@@ -72,7 +72,7 @@ impl fmt::Display for RegistrationError {
             ),
             Self::Duplicate { name, scoped: false } => write!(
                 f,
-                "tool \"{name}\" is already registered (for a per-agent variant, register through that agent's `agent.ctx` instead)"
+                "tool \"{name}\" is already registered (for a per-agent variant, register it in that agent's scope: `registry.scope(agent).register(..)`; for a second instance, give it another name: `.named(\"...\")`)"
             ),
             Self::Duplicate { name, scoped: true } => write!(f, "tool \"{name}\" is already registered in this scope"),
             Self::NotLossless { name } => {

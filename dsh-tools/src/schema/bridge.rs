@@ -603,6 +603,8 @@ impl fmt::Display for BridgeProblem {
 pub struct BridgeError {
     problems: Vec<BridgeProblem>,
     unlisted: usize,
+    /// Whose schema it is (`the output type \`Shot\``), when not the arguments'.
+    subject: Option<String>,
 }
 
 impl BridgeError {
@@ -614,7 +616,15 @@ impl BridgeError {
                 message,
             }],
             unlisted: 0,
+            subject: None,
         }
+    }
+
+    /// The same error, said of the output type `type_name`: a registration that fails because
+    /// of the output says so.
+    pub(crate) fn of_output(mut self, type_name: &str) -> Self {
+        self.subject = Some(format!("the output type `{type_name}`"));
+        self
     }
 
     /// Every problem, in schema order (at most
@@ -631,7 +641,13 @@ impl BridgeError {
 
 impl fmt::Display for BridgeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("cannot bridge the schemars schema into the subset: ")?;
+        match &self.subject {
+            Some(subject) => write!(
+                f,
+                "cannot bridge the schemars schema of {subject} into the subset: "
+            )?,
+            None => f.write_str("cannot bridge the schemars schema into the subset: ")?,
+        }
         for (i, p) in self.problems.iter().enumerate() {
             if i > 0 {
                 f.write_str("; ")?;
@@ -674,6 +690,7 @@ impl Problems {
         BridgeError {
             problems: self.list,
             unlisted: self.unlisted,
+            subject: None,
         }
     }
 }

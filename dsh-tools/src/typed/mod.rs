@@ -48,7 +48,7 @@ where
             output: bridge::schema_for_serialize::<O>,
             serde_names: aliases::serde_names::<A>,
         },
-        std::any::type_name::<A>(),
+        [std::any::type_name::<A>(), std::any::type_name::<O>()],
     )
 }
 
@@ -90,7 +90,7 @@ fn schemas_erased(
     allow_unknown: bool,
     generated: &Option<Generated>,
     erased: Erased,
-    args_name: &str,
+    [args_name, output_name]: [&str; 2],
 ) -> Result<Arc<TypedSchemas>, BridgeError> {
     let key = (types[0], types[1], allow_unknown, generated.is_some());
     static CACHE: OnceLock<Cache> = OnceLock::new();
@@ -108,7 +108,7 @@ fn schemas_erased(
     if !allow_unknown {
         refuse_aliases(&parameters, erased.serde_names, args_name)?;
     }
-    let output = (erased.output)()?;
+    let output = (erased.output)().map_err(|e| e.of_output(output_name))?;
     // The bridge guarantees a supported schema; compile cannot fail on its output.
     let compiled = CompiledSchema::compile(&parameters)
         .map_err(|e| BridgeError::internal(format!("bridged parameters do not compile: {e}")))?;

@@ -41,13 +41,13 @@ pub fn is_transient(result: &ToolExecutionResult) -> bool {
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let registry = Registry::new();
-/// registry.on_execute(wrappers::retry(3)).keep();
+/// registry.on_execute(wrappers::retry(3));
 /// let tries = Arc::new(AtomicU32::new(0));
 /// let t = tries.clone();
 /// registry.register(ToolDefinition::new("flaky", "fails twice", json!({}), OutputDecl::text(), move |_, _| {
 ///     let n = t.fetch_add(1, Ordering::SeqCst);
 ///     async move { if n < 2 { Err(ToolError::transient("busy")) } else { Ok(json!("done")) } }
-/// })).unwrap().keep();
+/// })).unwrap();
 /// let result = registry.execute(ToolExecutionInput::new("c1", "flaky", json!({}), CancellationToken::new())).await;
 /// assert_eq!(result.text(), "done");
 /// assert_eq!(tries.load(Ordering::SeqCst), 3);

@@ -37,13 +37,13 @@ pub struct Timeouts {
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let registry = Registry::new();
-/// registry.on_execute(wrappers::timeout(&registry)).keep();
+/// registry.on_execute(wrappers::timeout(&registry));
 /// let slow = ToolDefinition::new("slow", "sleeps", json!({"type": "object"}), OutputDecl::text(), |_, ctx| async move {
 ///     ctx.signal().cancelled().await; // honours cancellation
 ///     Ok(json!("woke up"))
 /// })
 /// .timeout(Duration::from_millis(20));
-/// registry.register(slow).unwrap().keep();
+/// registry.register(slow).unwrap();
 /// let result = registry.execute(ToolExecutionInput::new("c1", "slow", json!({}), CancellationToken::new())).await;
 /// assert_eq!(result.code(), Some("TOOL_TIMEOUT"));
 /// assert_eq!(result.text(), "Error: tool call timed out after 20ms");

@@ -1,5 +1,5 @@
-// the generated type clashes with the author's own: the error points at the function's name,
-// and `struct_name` is the fix
+// the generated type clashes with the author's own output type: one error at that type,
+// naming `struct_name`
 use dsh_tools::{tool, ToolError};
 use schemars::JsonSchema;
 use serde::Serialize;
