@@ -1029,3 +1029,107 @@ mod serde_aliases {
         Registry::new().register(Plain).unwrap().keep();
     }
 }
+
+/// Issue 22 item 9: validation messages (they reach the model) with the right path and the whole
+/// choice, in one format.
+mod validation_messages {
+    use dsh_tools::{ToolError, testing, tool};
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+    use serde_json::json;
+
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(tag = "kind", rename_all = "snake_case")]
+    enum Op {
+        Add { a: i64, b: i64 },
+        Neg { a: i64 },
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    enum Shape {
+        Point,
+        Circle { radius: f64 },
+        Square(f64),
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    enum Color {
+        Red,
+        Green,
+    }
+
+    /// Computes.
+    #[tool]
+    async fn compute(
+        /// The operation
+        op: Op,
+        /// Tags
+        tags: Option<Vec<String>>,
+        /// A shape
+        shape: Option<Shape>,
+        /// A color
+        color: Option<Color>,
+    ) -> Result<String, ToolError> {
+        let _ = (op, tags, shape, color);
+        Ok(String::new())
+    }
+
+    async fn message(args: serde_json::Value) -> String {
+        let result = testing::call(Compute, args).await;
+        assert_eq!(result.code(), Some("INVALID_ARGS"));
+        result.text()
+    }
+
+    #[tokio::test]
+    async fn messages_name_the_right_path_and_the_whole_choice() {
+        let neg = json!({"kind": "neg", "a": 1});
+        let cases = [
+            // A string where the tagged enum's object goes: not the tag hint alone.
+            (
+                json!({"op": "add"}),
+                r#""op" must be an object whose "op.kind" is one of ["add","neg"]"#,
+            ),
+            // The tag's path reads as the fields' paths do.
+            (
+                json!({"op": {"kind": "pow", "a": 1}}),
+                r#""op.kind" must be one of ["add","neg"]"#,
+            ),
+            (
+                json!({"op": {"kind": "add", "a": 1}}),
+                r#"for "op.kind": "add", missing required property "op.b""#,
+            ),
+            // `(or null)` only where the value is not the option's type at all.
+            (
+                json!({"op": neg, "tags": [1]}),
+                r#""tags[0]" must be a string"#,
+            ),
+            (
+                json!({"op": neg, "tags": "x"}),
+                r#""tags" must be an array (or null)"#,
+            ),
+            // An externally tagged enum: the whole choice, or the named variant's violations.
+            (
+                json!({"op": neg, "shape": "hexagon"}),
+                r#""shape" must be one of ["point"], or an object with one key, one of ["circle","square"] (the variant's name, its data as the value) (or null)"#,
+            ),
+            (
+                json!({"op": neg, "shape": {"circle": {"radius": "big"}}}),
+                r#"for "circle", "shape.circle.radius" must be a number"#,
+            ),
+            // One list format everywhere: the spec's compact JSON.
+            (
+                json!({"op": neg, "color": "blue"}),
+                r#""color" must be one of ["red","green"]"#,
+            ),
+        ];
+        for (args, why) in cases {
+            let text = message(args.clone()).await;
+            assert!(
+                text.ends_with(&format!("(matched 0): {why}")),
+                "{args}: {text}"
+            );
+        }
+    }
+}

@@ -25,8 +25,13 @@
 //! - a `oneOf` that matched no branch is explained: for a tagged union (every branch an object
 //!   with the same property fixed to a distinct string), the chosen branch's violations
 //!   (`"op" must match exactly one oneOf branch (matched 0): for "kind": "add", missing required
-//!   property "op.b"`) or the valid tags (`... (matched 0): "kind" must be one of "add", "neg"`);
-//!   for `[T, null]` (every `Option<T>`), `T`'s violations and `(or null)`; otherwise the closest
+//!   property "op.b"`) or the valid tags (`... (matched 0): "op.kind" must be one of
+//!   ["add","neg"]`, the tag's path as the fields' read, the list in the `enum` message's format;
+//!   a value that is not an object at all: `"op" must be an object whose "op.kind" is one of
+//!   ["add","neg"]`); for serde's externally tagged enums, the named variant's violations (`for
+//!   "circle", ...`) or the whole choice (`"shape" must be one of ["point"], or an object with
+//!   one key, one of ["circle","square"] ...`); for `[T, null]` (every `Option<T>`), `T`'s
+//!   violations, with `(or null)` when the value is not of `T`'s JSON type; otherwise the closest
 //!   branch (of the value's JSON type, then fewest violations): `... (matched 0): closest is
 //!   branch 1: ...`. Branches are re-checked once each for this, never recursively.
 //!

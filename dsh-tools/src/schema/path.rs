@@ -105,6 +105,20 @@ fn plain(key: &str) -> bool {
             .any(|c| c == '"' || c == '\\' || c == ';' || c.is_control())
 }
 
+/// `label` followed by `key`, as [`PathArena::render`] writes a key segment.
+pub(crate) fn join_key(label: &str, key: &str) -> String {
+    let mut out = label.to_owned();
+    if plain(key) {
+        if !out.is_empty() {
+            out.push('.');
+        }
+        out.push_str(key);
+    } else {
+        bracketed(&mut out, key);
+    }
+    out
+}
+
 /// `["<key as a JSON string>"]`, the key cut to [`MAX_KEY_BYTES`] with a note of the rest.
 fn bracketed(out: &mut String, key: &str) {
     let (shown, cut) = if key.len() > MAX_KEY_BYTES {

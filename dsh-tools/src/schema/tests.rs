@@ -335,30 +335,34 @@ fn one_of_that_matches_nothing_is_explained() {
     assert_eq!(
         op.validate_at(&json!({"op": {"kind": "add", "a": "1"}}), Root::Parameters),
         [
-            r#""op" must match exactly one oneOf branch (matched 0): for "kind": "add", missing required property "op.b", "op.a" must be an integer"#
+            r#""op" must match exactly one oneOf branch (matched 0): for "op.kind": "add", missing required property "op.b", "op.a" must be an integer"#
         ]
     );
     assert_eq!(
         op.validate_at(&json!({"op": {"kind": "pow", "a": 1}}), Root::Parameters),
         [
-            r#""op" must match exactly one oneOf branch (matched 0): "kind" must be one of "add", "neg""#
+            r#""op" must match exactly one oneOf branch (matched 0): "op.kind" must be one of ["add","neg"]"#
         ]
     );
     assert_eq!(
         op.validate_at(&json!({"op": {"a": 1}}), Root::Parameters),
         [
-            r#""op" must match exactly one oneOf branch (matched 0): "kind" must be one of "add", "neg""#
+            r#""op" must match exactly one oneOf branch (matched 0): "op.kind" must be one of ["add","neg"]"#
         ]
     );
-    // `Option<T>`: T's violations, and null is allowed.
+    // `Option<T>`: T's violations; `(or null)` when the value is not a `T` at all.
     let opt = CompiledSchema::compile(
         &json!({"oneOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]}),
     )
     .unwrap();
     assert_eq!(
         opt.validate(&json!(-1)),
+        [r#""value" must match exactly one oneOf branch (matched 0): "value" must be >= 0"#]
+    );
+    assert_eq!(
+        opt.validate(&json!("1")),
         [
-            r#""value" must match exactly one oneOf branch (matched 0): "value" must be >= 0 (or null)"#
+            r#""value" must match exactly one oneOf branch (matched 0): "value" must be an integer (or null)"#
         ]
     );
     // Anything else: the closest branch, at most five violations.

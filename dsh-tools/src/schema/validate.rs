@@ -471,24 +471,94 @@ impl<'a> Collector<'a> {
             (count, shown.join(", "))
         };
         if let Some(of) = nullable {
-            return format!("{} (or null)", list(*of).1);
-        }
-        if let Some((key, tags)) = tagged(self.schema, branches) {
-            let quoted = |t: &str| crate::json::to_compact_string(&Value::from(t));
-            let key_text = quoted(key);
-            let given = value
-                .as_object()
-                .and_then(|m| m.get(key))
-                .and_then(Value::as_str);
-            if let Some(i) = given.and_then(|g| tags.iter().position(|t| *t == g)) {
-                return format!(
-                    "for {key_text}: {}, {}",
-                    quoted(tags[i]),
-                    list(branches[i]).1
-                );
+            // `(or null)` only where the value is not a `T` at all: under a value of `T`'s kind
+            // (`[1]` for `Option<Vec<String>>`) the violations are about its insides.
+            let text = list(*of).1;
+            if same_kind(&self.schema.nodes[*of as usize], value) {
+                return text;
             }
-            let all: Vec<String> = tags.iter().map(|t| quoted(t)).collect();
-            return format!("{key_text} must be one of {}", all.join(", "));
+            return format!("{text} (or null)");
+        }
+        let quoted_path = |p: &str| {
+            if p.is_empty() {
+                "\"arguments\"".to_owned()
+            } else {
+                format!("\"{p}\"")
+            }
+        };
+        let json_list = |names: &[&str]| {
+            let values: Vec<Value> = names.iter().map(|n| Value::from(*n)).collect();
+            crate::json::to_compact_string(&Value::Array(values))
+        };
+        // `Option<Enum>` flattens to the enum's branches and a `null` one: explained as the enum,
+        // with `(or null)` where the whole choice is listed.
+        let is_null = |b: &NodeId| {
+            matches!(&self.schema.nodes[*b as usize], Node::Literal(l)
+                if l.ty == super::subset::Type::Null && l.one_of.is_none() && l.constant.is_none())
+        };
+        let or_null = if branches.iter().any(is_null) {
+            " (or null)"
+        } else {
+            ""
+        };
+        let branches: Vec<NodeId> = branches.iter().copied().filter(|b| !is_null(b)).collect();
+        let branches = &branches[..];
+        if let Some((key, tags)) = tagged(self.schema, branches) {
+            // The tag's path as the fields' paths read (`"op.kind"`), the tags as an enum lists
+            // its members (compact JSON).
+            let key_text = quoted_path(&super::path::join_key(&label, key));
+            let choices = json_list(&tags);
+            let Some(map) = value.as_object() else {
+                return format!(
+                    "{} must be an object whose {key_text} is one of {choices}{or_null}",
+                    quoted_path(&label)
+                );
+            };
+            let given = map.get(key).and_then(Value::as_str);
+            if let Some(i) = given.and_then(|g| tags.iter().position(|t| *t == g)) {
+                let tag = crate::json::to_compact_string(&Value::from(tags[i]));
+                return format!("for {key_text}: {tag}, {}", list(branches[i]).1);
+            }
+            return format!("{key_text} must be one of {choices}");
+        }
+        if let Some(variants) = externally_tagged(self.schema, branches) {
+            // serde's default enum: unit variants as strings, the others as `{"name": …}`.
+            let data: Vec<&str> = variants
+                .iter()
+                .filter_map(|(name, unit)| (!unit).then_some(*name))
+                .collect();
+            if let Some(map) = value.as_object()
+                && map.len() == 1
+                && let Some((name, _)) = map.iter().next()
+                && let Some(i) = data.iter().position(|d| *d == name)
+            {
+                let branch = branches
+                    .iter()
+                    .find(|b| variant_key(self.schema, **b) == Some(data[i]));
+                if let Some(branch) = branch {
+                    let tag = crate::json::to_compact_string(&Value::from(data[i]));
+                    return format!("for {tag}, {}", list(*branch).1);
+                }
+            }
+            let units: Vec<&str> = variants
+                .iter()
+                .filter_map(|(name, unit)| unit.then_some(*name))
+                .collect();
+            let mut choice = Vec::new();
+            if !units.is_empty() {
+                choice.push(format!("one of {}", json_list(&units)));
+            }
+            if !data.is_empty() {
+                choice.push(format!(
+                    "an object with one key, one of {} (the variant's name, its data as the value)",
+                    json_list(&data)
+                ));
+            }
+            return format!(
+                "{} must be {}{or_null}",
+                quoted_path(&label),
+                choice.join(", or ")
+            );
         }
         // Closest: a branch of the value's own JSON type first, then the fewest violations.
         let (mut best, mut best_rank, mut best_text) = (0, (true, usize::MAX), String::new());
@@ -707,6 +777,42 @@ fn tagged<'s>(schema: &'s CompiledSchema, branches: &[NodeId]) -> Option<(&'s st
         let distinct = tags.iter().collect::<rustc_hash::FxHashSet<_>>().len() == tags.len();
         distinct.then_some((&*p.key, tags))
     })
+}
+
+/// The property of a one-property object branch that requires it and allows nothing else (an
+/// externally tagged variant with data: `{"circle": {...}}`).
+fn variant_key(schema: &CompiledSchema, branch: NodeId) -> Option<&str> {
+    let Node::Object(o) = &schema.nodes[branch as usize] else {
+        return None;
+    };
+    match (&*o.props, &*o.required, &o.additional) {
+        ([prop], [required], super::compile::Additional::Deny) if prop.key == *required => {
+            Some(&prop.key)
+        }
+        _ => None,
+    }
+}
+
+/// serde's externally tagged enum: every branch a string enum (unit variants) or a
+/// [`variant_key`] object, at least one of the latter. Each variant's name and whether it is a
+/// unit variant, in branch order.
+fn externally_tagged<'s>(
+    schema: &'s CompiledSchema,
+    branches: &[NodeId],
+) -> Option<Vec<(&'s str, bool)>> {
+    let mut variants = Vec::new();
+    for branch in branches {
+        if let Some(key) = variant_key(schema, *branch) {
+            variants.push((key, false));
+            continue;
+        }
+        let Node::String(s) = &schema.nodes[*branch as usize] else {
+            return None;
+        };
+        let names = s.constant.as_ref().or(s.one_of.as_ref())?;
+        variants.extend(names.members.iter().map(|n| (&**n, true)));
+    }
+    variants.iter().any(|(_, unit)| !unit).then_some(variants)
 }
 
 /// What a model needs to fix a made-up property: the names it may use (at most 32, each cut at
