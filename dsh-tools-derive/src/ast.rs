@@ -312,6 +312,27 @@ fn inline_arg(param: &syn::PatType, cx: &mut Ctxt) -> Option<InlineArg> {
         }
         _ => {}
     }
+    // schemars leaves an alias out of the schema: the model never sees it, and the closed
+    // arguments object refuses it.
+    for attr in param.attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("alias") {
+                cx.error_spanned(
+                    &meta.path,
+                    "an inline argument cannot have a serde `alias`: the model only sees the \
+                     schema's name, and the arguments object refuses any other; rename the \
+                     parameter to the name the model should use",
+                );
+            }
+            // Skip the value (`= "..."`, or a nested list) to reach the next key.
+            if meta.input.peek(syn::Token![=]) {
+                let _: syn::Expr = meta.value()?.parse()?;
+            } else if meta.input.peek(syn::token::Paren) {
+                let _ = meta.parse_nested_meta(|_| Ok(()));
+            }
+            Ok(())
+        });
+    }
     Some(InlineArg {
         ident: ident?,
         ty: (*param.ty).clone(),

@@ -19,6 +19,8 @@ pub(crate) const IDEMPOTENT: &str = "idempotent";
 pub(crate) const OPEN_WORLD: &str = "open_world";
 pub(crate) const RENDER: &str = "render";
 pub(crate) const PRESENT_CALL: &str = "present_call";
+pub(crate) const CALL_CARD: &str = "call_card";
+pub(crate) const RESULT_CARD: &str = "result_card";
 pub(crate) const PRESENT_RESULT: &str = "present_result";
 pub(crate) const FINALIZE_CONTENT: &str = "finalize_content";
 pub(crate) const STRUCT_NAME: &str = "struct_name";
@@ -38,6 +40,8 @@ pub(crate) const KEYS: &[&str] = &[
     IDEMPOTENT,
     OPEN_WORLD,
     RENDER,
+    CALL_CARD,
+    RESULT_CARD,
     PRESENT_CALL,
     PRESENT_RESULT,
     FINALIZE_CONTENT,
@@ -93,6 +97,8 @@ pub(crate) struct Attrs {
     pub(crate) concurrency: Option<Set<Concurrency>>,
     pub(crate) render: Option<Set<Path>>,
     pub(crate) present_call: Option<Set<Path>>,
+    pub(crate) call_card: Option<Set<Path>>,
+    pub(crate) result_card: Option<Set<Path>>,
     pub(crate) present_result: Option<Set<Path>>,
     pub(crate) finalize_content: Option<Set<Path>>,
     pub(crate) krate: Option<Set<Path>>,
@@ -183,6 +189,8 @@ fn parse_key(attrs: &mut Attrs, meta: ParseNestedMeta<'_>, cx: &mut Ctxt) -> syn
         OPEN_WORLD => flag(&mut attrs.hints.open_world, OPEN_WORLD, value, key_span, cx),
         RENDER => path_key(&mut attrs.render, RENDER, value, key_span, cx),
         PRESENT_CALL => path_key(&mut attrs.present_call, PRESENT_CALL, value, key_span, cx),
+        CALL_CARD => path_key(&mut attrs.call_card, CALL_CARD, value, key_span, cx),
+        RESULT_CARD => path_key(&mut attrs.result_card, RESULT_CARD, value, key_span, cx),
         PRESENT_RESULT => path_key(
             &mut attrs.present_result,
             PRESENT_RESULT,

@@ -320,8 +320,17 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
             )))
         }
     });
+    // The inline form's parameters were checked for aliases when the macro expanded.
+    let serde_names = matches!(tool.form, Form::Inline(_)).then(|| {
+        quote! {
+            fn serde_names() -> ::std::collections::BTreeSet<&'static str> {
+                ::std::collections::BTreeSet::new()
+            }
+        }
+    });
     let generated_check = quote! {
         const GENERATED_CHECK: ::core::option::Option<#fast::Generated> = #check;
+        #serde_names
     };
 
     // The impl's header is spanned at the return type too: an unsatisfied `Tool::Output` is
@@ -419,11 +428,25 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
         }
     };
 
+    // Typed cards set on the tool itself: the same `Carded` the methods build.
+    let definition = if attrs.call_card.is_none() && attrs.result_card.is_none() {
+        quote!(#krate::Tool::definition(tool))
+    } else {
+        let call = attrs.call_card.as_ref().map(|set| {
+            let path = &set.value;
+            quote_spanned!(path.span()=> .call_card(#path))
+        });
+        let result = attrs.result_card.as_ref().map(|set| {
+            let path = &set.value;
+            quote_spanned!(path.span()=> .result_card(#path))
+        });
+        quote!(#krate::Carded::new_for(tool) #call #result .definition())
+    };
     let from_impl = quote_spanned! {output_ty.span()=>
         #[automatically_derived]
         impl ::core::convert::From<#struct_ident> for #krate::ToolDefinition {
             fn from(tool: #struct_ident) -> Self {
-                #krate::Tool::definition(tool)
+                #definition
             }
         }
     };

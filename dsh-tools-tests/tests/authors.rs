@@ -1032,6 +1032,7 @@ mod serde_aliases {
 
 /// Issue 22 item 9: validation messages (they reach the model) with the right path and the whole
 /// choice, in one format.
+#[allow(dead_code)] // the types are decoded, never read
 mod validation_messages {
     use dsh_tools::{ToolError, testing, tool};
     use schemars::JsonSchema;
@@ -1131,5 +1132,196 @@ mod validation_messages {
                 "{args}: {text}"
             );
         }
+    }
+}
+
+/// Issue 22 items 12 and 13: fuzzing around known-good arguments, a harness with the tools a
+/// tool calls, an in-memory MCP round trip, and two instances of one stateful tool.
+mod testing_round3 {
+    #[cfg(feature = "mcp")]
+    use dsh_tools::testing::McpRoundTrip;
+    use dsh_tools::testing::{FuzzConfig, Harness, fuzz_tool};
+    use dsh_tools::{Registry, State, ToolDefinition, ToolError, ToolRunContext, tool};
+    use serde_json::json;
+
+    /// Reads a line of the one file there is.
+    #[tool]
+    async fn read_line(
+        /// The file
+        path: String,
+        /// The line, from 0
+        line: u32,
+    ) -> Result<String, ToolError> {
+        if path != "notes.txt" {
+            return Err(ToolError::new("no such file"));
+        }
+        let lines = ["first", "second"];
+        Ok(lines[line as usize].to_owned()) // panics past the last line
+    }
+
+    #[test]
+    fn fuzzing_around_an_example_reaches_the_code_past_the_error_paths() {
+        // From the schema alone every valid case names a file that is not there.
+        let report = fuzz_tool(ReadLine, FuzzConfig::default().cases(128)).unwrap();
+        assert_eq!(report.tool_errors, report.valid, "{report:?}");
+        let failure = fuzz_tool(
+            ReadLine,
+            FuzzConfig::default()
+                .cases(128)
+                .examples([json!({"path": "notes.txt", "line": 0})]),
+        )
+        .unwrap_err();
+        assert!(
+            failure.problem.starts_with("the body panicked"),
+            "{failure}"
+        );
+        assert_eq!(failure.arguments["path"], "notes.txt");
+        assert!(
+            failure.arguments["line"].as_u64().unwrap() >= 2,
+            "{failure}"
+        );
+    }
+
+    /// Looks a word up in a dictionary.
+    #[tool]
+    async fn lookup(
+        State(words): State<Vec<&'static str>>,
+        /// The word
+        word: String,
+        ctx: ToolRunContext,
+    ) -> Result<bool, ToolError> {
+        ctx.report_progress(1.0, Some(1.0), Some(&format!("looked up {word}")));
+        Ok(words.contains(&word.as_str()))
+    }
+
+    /// Checks a sentence against both dictionaries.
+    #[tool]
+    async fn check(
+        /// The sentence
+        text: String,
+        ctx: ToolRunContext,
+    ) -> Result<Vec<String>, ToolError> {
+        let mut unknown = Vec::new();
+        for (i, word) in text.split_whitespace().enumerate() {
+            let mut known = false;
+            for dict in ["lookup_en", "lookup_fr"] {
+                let input = ctx.nested(format!("w{i}{dict}"), dict, json!({"word": word}));
+                known |= ctx.registry().execute(input).await.value() == Some(&json!(true));
+            }
+            if !known {
+                unknown.push(word.to_owned());
+            }
+        }
+        Ok(unknown)
+    }
+
+    #[tokio::test]
+    async fn a_harness_holds_the_tools_a_tool_calls_two_instances_named_apart() {
+        let en = ToolDefinition::from(Lookup::with(vec!["hello", "world"])).named("lookup_en");
+        let fr = ToolDefinition::from(Lookup::with(vec!["bonjour"])).named("lookup_fr");
+        let harness = Harness::new(Check)
+            .unwrap()
+            .with(en)
+            .unwrap()
+            .with(fr)
+            .unwrap();
+        let result = harness
+            .call("check", json!({"text": "hello bonjour xyz"}))
+            .await;
+        assert_eq!(result.value(), Some(&json!(["xyz"])), "{}", result.text());
+        let messages: Vec<String> = harness
+            .progress()
+            .into_iter()
+            .filter_map(|p| p.message)
+            .collect();
+        assert_eq!(messages.len(), 6);
+        assert_eq!(messages[0], "looked up hello");
+        // The same name twice is still refused, with the way out in the message.
+        let again = ToolDefinition::from(Lookup::with(vec![])).named("lookup_en");
+        let error = harness.registry().register(again).unwrap_err().to_string();
+        assert!(error.contains(".named("), "{error}");
+    }
+
+    #[cfg(feature = "mcp")]
+    #[tokio::test]
+    async fn an_mcp_round_trip_in_one_call() {
+        let server = Registry::new();
+        server.register(ReadLine).unwrap();
+        let mcp = McpRoundTrip::new(&server).await.unwrap();
+        assert_eq!(mcp.imported().names(), ["read_line"]);
+        let ok = mcp
+            .call("read_line", json!({"path": "notes.txt", "line": 1}))
+            .await;
+        assert_eq!(ok.text(), "second");
+        let missing = mcp.call("read_line", json!({"path": "x", "line": 0})).await;
+        assert!(missing.is_error());
+        assert!(
+            missing.text().contains("no such file"),
+            "{}",
+            missing.text()
+        );
+        let bad = mcp.call("read_line", json!({"path": 1})).await;
+        assert_eq!(bad.code(), Some("INVALID_ARGS"));
+    }
+}
+
+/// Issue 22 item 11: typed cards set on the tool itself, built with the one-expression
+/// constructors.
+mod card_keys {
+    use dsh_tools::present::{ToolCallKind, ToolCallView, ToolResultView};
+    use dsh_tools::{Registry, ToolError, ToolExecutionInput, tool};
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+    use serde_json::json;
+
+    #[derive(Serialize, Deserialize, JsonSchema)]
+    struct Listing {
+        lines: Vec<String>,
+    }
+
+    fn show_call(args: &ShowArgs) -> Option<ToolCallView> {
+        Some(ToolCallView::Generic {
+            title: format!("Show {}", args.path),
+            kind: Some(ToolCallKind::Read),
+            raw_input: None,
+            content: None,
+            locations: None,
+        })
+    }
+
+    fn show_result(args: &ShowArgs, out: &Listing) -> Option<ToolResultView> {
+        let lines = out.lines.iter().map(String::as_str);
+        Some(ToolResultView::read(&args.path, 1, lines))
+    }
+
+    /// Shows a file.
+    #[tool(call_card = show_call, result_card = show_result)]
+    async fn show(
+        /// The file
+        path: String,
+    ) -> Result<Listing, ToolError> {
+        Ok(Listing {
+            lines: vec![format!("contents of {path}"), "end".into()],
+        })
+    }
+
+    #[tokio::test]
+    async fn call_card_and_result_card_keys_attach_typed_cards() {
+        let registry = Registry::new();
+        registry.register(Show).unwrap();
+        let args = json!({"path": "a.txt"});
+        assert_eq!(
+            registry.present_call("show", &args, None).title(),
+            "Show a.txt"
+        );
+        let input = ToolExecutionInput::new("c", "show", args.clone(), Default::default());
+        let result = registry.execute(input).await;
+        let card = registry.present_result("show", &args, &result, None);
+        assert_eq!(
+            serde_json::to_value(card).unwrap(),
+            json!({"card": "read", "path": "a.txt", "offset": 1, "totalLines": 2, "lines": [
+                {"number": 1, "text": "contents of a.txt"}, {"number": 2, "text": "end"}
+            ]})
+        );
     }
 }

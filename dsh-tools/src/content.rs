@@ -84,7 +84,7 @@ fn base64_problem(data: &str) -> Option<String> {
             "data is not base64: {shown:?} at byte {at} (standard alphabet, no whitespace)"
         ));
     }
-    if padding > 2 || bytes.len() % 4 != 0 {
+    if padding > 2 || !bytes.len().is_multiple_of(4) {
         return Some(format!(
             "data is not base64: its length {} is not a multiple of 4 (pad with `=`)",
             bytes.len()

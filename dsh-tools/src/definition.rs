@@ -562,7 +562,7 @@ impl ToolDefinition {
         F: Fn(A, ToolRunContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
     {
-        let schemas = crate::typed::schemas::<A, O>(false, &None)?;
+        let schemas = crate::typed::schemas::<A, O>(false, &None, crate::typed::serde_names::<A>)?;
         let compiled = Arc::clone(&schemas.args);
         let body = Arc::new(body);
         let mut definition = Self::from_parts(

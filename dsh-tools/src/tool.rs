@@ -253,10 +253,24 @@ pub trait Tool: Send + Sync + Sized + 'static {
     #[doc(hidden)]
     const GENERATED_CHECK: Option<Generated> = None;
 
+    /// Every field and variant name serde accepts for `Args`, aliases included (registration
+    /// refuses an alias the schema does not show). `#[tool]`'s inline form checks its own
+    /// parameters when it expands and overrides this, so no probe is compiled for it.
+    #[doc(hidden)]
+    fn serde_names() -> std::collections::BTreeSet<&'static str>
+    where
+        Self: Sized,
+    {
+        crate::typed::serde_names::<Self::Args>()
+    }
+
     /// The definition, or why the types' schemas cannot be bridged into the subset.
     fn try_definition(self) -> Result<ToolDefinition, BridgeError> {
-        let schemas =
-            schemas::<Self::Args, Self::Output>(self.allow_unknown_args(), &Self::GENERATED_CHECK)?;
+        let schemas = schemas::<Self::Args, Self::Output>(
+            self.allow_unknown_args(),
+            &Self::GENERATED_CHECK,
+            Self::serde_names,
+        )?;
         Ok(build(self, schemas))
     }
 
@@ -266,8 +280,11 @@ pub trait Tool: Send + Sync + Sized + 'static {
     fn definition(self) -> ToolDefinition {
         let name = self.name().to_owned();
         let description = self.description().to_owned();
-        match schemas::<Self::Args, Self::Output>(self.allow_unknown_args(), &Self::GENERATED_CHECK)
-        {
+        match schemas::<Self::Args, Self::Output>(
+            self.allow_unknown_args(),
+            &Self::GENERATED_CHECK,
+            Self::serde_names,
+        ) {
             Ok(schemas) => build(self, schemas),
             Err(error) => ToolDefinition::invalid(name, description, error),
         }
@@ -597,6 +614,12 @@ impl<T: Tool> std::fmt::Debug for Carded<T> {
 }
 
 impl<T: Tool> Carded<T> {
+    /// `tool` with no card yet (what the `call_card` and `result_card` keys of `#[tool]` start
+    /// from; in code, the [`Tool`] methods of the same names read better).
+    pub fn new_for(tool: T) -> Self {
+        Self::new(tool)
+    }
+
     pub(super) fn new(tool: T) -> Self {
         Self {
             tool,
@@ -651,7 +674,8 @@ impl<T: Tool> Carded<T> {
         let allow_unknown = self.tool.allow_unknown_args();
         let generated = &T::GENERATED_CHECK;
         let mut definition = self.tool.definition();
-        let Ok(schemas) = schemas::<T::Args, T::Output>(allow_unknown, generated) else {
+        let Ok(schemas) = schemas::<T::Args, T::Output>(allow_unknown, generated, T::serde_names)
+        else {
             // The definition carries the bridge error; registering it reports that.
             return definition;
         };

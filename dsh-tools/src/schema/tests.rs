@@ -388,7 +388,7 @@ fn one_of_that_matches_nothing_is_explained() {
         (0..8).map(|i| (format!("p{i}"), json!("x"))).collect();
     let message = &many.validate(&Value::Object(bad))[0];
     assert!(
-        message.ends_with(r#""value.p4" must be an integer, ... (or null)"#),
+        message.ends_with(r#""value.p4" must be an integer, ..."#),
         "{message}"
     );
     // Matching two branches keeps the spec's message alone.

@@ -2,11 +2,12 @@
 //! through the whole call, with the failures shrunk (feature `proptest`).
 
 pub use super::generate::{MAX_FUZZ_SCHEMA_DEPTH, MAX_FUZZ_VALUES};
-use super::generate::{arguments, generation_limits};
+use super::generate::{arguments, around, generation_limits};
 use crate::error::codes;
 use crate::schema::CompiledSchema;
 use crate::{CancellationToken, Registry, ToolDefinition, ToolError, ToolExecutionInput};
 use futures_util::FutureExt;
+use proptest::prelude::{Strategy, prop_oneof};
 
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
 use serde_json::Value;
@@ -15,7 +16,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// How [`fuzz_tool`] runs: how many cases, from which seed, how deep generated values nest.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct FuzzConfig {
     /// Cases to run (default 256).
     pub cases: u32,
@@ -24,6 +25,8 @@ pub struct FuzzConfig {
     /// How deep generated values nest below the arguments object (default 4); deeper parts of a
     /// schema get the shortest value they admit.
     pub max_depth: u32,
+    /// Known-good arguments to start from (see [`examples`](Self::examples)).
+    pub examples: Vec<Value>,
 }
 
 impl Default for FuzzConfig {
@@ -32,6 +35,7 @@ impl Default for FuzzConfig {
             cases: 256,
             seed: 0x5eed,
             max_depth: 4,
+            examples: Vec::new(),
         }
     }
 }
@@ -46,6 +50,16 @@ impl FuzzConfig {
     /// Another seed.
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = seed;
+        self
+    }
+
+    /// Known-good arguments (`{"path": "notes/a.txt"}` for a file that exists): three cases in
+    /// four then start from one of them, with one property replaced by a value drawn from its
+    /// schema, or one thing broken, or as given; the rest are drawn from the schema alone. For
+    /// tools whose valid cases would otherwise all end in error paths (random paths name no
+    /// file).
+    pub fn examples(mut self, examples: impl IntoIterator<Item = Value>) -> Self {
+        self.examples = examples.into_iter().collect();
         self
     }
 }
@@ -219,7 +233,15 @@ pub fn fuzz_tool(
         let thread = std::thread::Builder::new()
             .name(FUZZ_THREAD.to_owned())
             .spawn_scoped(scope, || {
-                let strategy = arguments(&parameters, config.max_depth);
+                let strategy = if config.examples.is_empty() {
+                    arguments(&parameters, config.max_depth)
+                } else {
+                    prop_oneof![
+                        1 => arguments(&parameters, config.max_depth),
+                        3 => around(&parameters, config.examples.clone(), config.max_depth),
+                    ]
+                    .boxed()
+                };
                 let runtime = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .thread_name(FUZZ_THREAD)

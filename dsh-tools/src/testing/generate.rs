@@ -64,6 +64,41 @@ pub(super) fn arguments(schema: &Value, depth: u32) -> BoxedStrategy<Value> {
     prop_oneof![valid, near].boxed()
 }
 
+/// Arguments around known-good `examples` (not empty): an example with one top-level property
+/// replaced by a value drawn from its schema (half the time), with one near-miss mutation (a
+/// quarter), or as given.
+pub(super) fn around(schema: &Value, examples: Vec<Value>, depth: u32) -> BoxedStrategy<Value> {
+    let pick = proptest::sample::select(examples);
+    let near = (pick.clone(), any::<usize>(), 0..MUTATIONS)
+        .prop_map(|(v, at, op)| mutate(v, at, op))
+        .boxed();
+    let properties = schema.get("properties").and_then(Value::as_object);
+    let replaced: Vec<BoxedStrategy<Value>> = properties
+        .into_iter()
+        .flatten()
+        .map(|(key, property)| {
+            let key = key.clone();
+            (pick.clone(), value(property, depth))
+                .prop_map(move |(mut example, v)| {
+                    if let Value::Object(map) = &mut example {
+                        map.insert(key.clone(), v);
+                    }
+                    example
+                })
+                .boxed()
+        })
+        .collect();
+    if replaced.is_empty() {
+        return prop_oneof![1 => pick, 1 => near].boxed();
+    }
+    prop_oneof![
+        1 => pick,
+        2 => proptest::strategy::Union::new(replaced),
+        1 => near,
+    ]
+    .boxed()
+}
+
 /// A value the schema (most likely) accepts; the validator decides in the end.
 fn value(schema: &Value, depth: u32) -> BoxedStrategy<Value> {
     let Some(map) = schema.as_object() else {

@@ -1,4 +1,6 @@
-//! Helpers for tool authors' own tests: [`call`] a tool without a registry, check a type's
+//! Helpers for tool authors' own tests: [`call`] a tool without a registry (or a [`Harness`] with
+//! the tools it calls and its progress), an in-memory MCP round trip (`McpRoundTrip`, feature
+//! `mcp`), check a type's
 //! schema is portable ([`assert_portable`]) and, with feature `proptest`, fuzz a tool from its own
 //! schema (`fuzz_tool`); a code runtime without an engine ([`FakeRuntime`]).
 
@@ -7,11 +9,17 @@ mod code;
 mod fuzz;
 #[cfg(feature = "proptest")]
 mod generate;
+mod harness;
+#[cfg(feature = "mcp")]
+mod mcp;
 pub use code::{FAKE_BACKEND, FakeOutcome, FakeRun, FakeRuntime};
 #[cfg(feature = "proptest")]
 pub use fuzz::{
     FuzzConfig, FuzzFailure, FuzzReport, MAX_FUZZ_SCHEMA_DEPTH, MAX_FUZZ_VALUES, fuzz_tool,
 };
+pub use harness::Harness;
+#[cfg(feature = "mcp")]
+pub use mcp::McpRoundTrip;
 
 use crate::provider::{Dialect, lint};
 use crate::schema::bridge;

@@ -5,6 +5,8 @@
 
 mod aliases;
 
+pub(crate) use aliases::serde_names;
+
 use crate::error::ToolError;
 use crate::schema::bridge::{self, BridgeError};
 use crate::schema::fast::{ArgsValidator, Generated};
@@ -33,9 +35,10 @@ type Cache = Mutex<FxHashMap<(TypeId, TypeId, bool, bool), Arc<TypedSchemas>>>;
 pub(crate) fn schemas<A, O>(
     allow_unknown: bool,
     generated: &Option<Generated>,
+    serde_names: fn() -> std::collections::BTreeSet<&'static str>,
 ) -> Result<Arc<TypedSchemas>, BridgeError>
 where
-    A: serde::de::DeserializeOwned + JsonSchema + 'static,
+    A: JsonSchema + 'static,
     O: JsonSchema + 'static,
 {
     // Generic only where it must be: the rest is compiled once, not once per tool.
@@ -46,7 +49,7 @@ where
         Erased {
             parameters: bridge::schema_for_args::<A>,
             output: bridge::schema_for_serialize::<O>,
-            serde_names: aliases::serde_names::<A>,
+            serde_names,
         },
         [std::any::type_name::<A>(), std::any::type_name::<O>()],
     )
