@@ -1140,7 +1140,7 @@ mod validation_messages {
 mod testing_round3 {
     #[cfg(feature = "mcp")]
     use dsh_tools::testing::McpRoundTrip;
-    use dsh_tools::testing::{FuzzConfig, Harness, fuzz_tool};
+    use dsh_tools::testing::{FuzzConfig, Harness, fuzz_tool, fuzz_tool_around};
     use dsh_tools::{Registry, State, ToolDefinition, ToolError, ToolRunContext, tool};
     use serde_json::json;
 
@@ -1164,11 +1164,10 @@ mod testing_round3 {
         // From the schema alone every valid case names a file that is not there.
         let report = fuzz_tool(ReadLine, FuzzConfig::default().cases(128)).unwrap();
         assert_eq!(report.tool_errors, report.valid, "{report:?}");
-        let failure = fuzz_tool(
+        let failure = fuzz_tool_around(
             ReadLine,
-            FuzzConfig::default()
-                .cases(128)
-                .examples([json!({"path": "notes.txt", "line": 0})]),
+            [json!({"path": "notes.txt", "line": 0})],
+            FuzzConfig::default().cases(128),
         )
         .unwrap_err();
         assert!(

@@ -16,7 +16,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// How [`fuzz_tool`] runs: how many cases, from which seed, how deep generated values nest.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FuzzConfig {
     /// Cases to run (default 256).
     pub cases: u32,
@@ -25,8 +25,6 @@ pub struct FuzzConfig {
     /// How deep generated values nest below the arguments object (default 4); deeper parts of a
     /// schema get the shortest value they admit.
     pub max_depth: u32,
-    /// Known-good arguments to start from (see [`examples`](Self::examples)).
-    pub examples: Vec<Value>,
 }
 
 impl Default for FuzzConfig {
@@ -35,7 +33,6 @@ impl Default for FuzzConfig {
             cases: 256,
             seed: 0x5eed,
             max_depth: 4,
-            examples: Vec::new(),
         }
     }
 }
@@ -50,16 +47,6 @@ impl FuzzConfig {
     /// Another seed.
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = seed;
-        self
-    }
-
-    /// Known-good arguments (`{"path": "notes/a.txt"}` for a file that exists): three cases in
-    /// four then start from one of them, with one property replaced by a value drawn from its
-    /// schema, or one thing broken, or as given; the rest are drawn from the schema alone. For
-    /// tools whose valid cases would otherwise all end in error paths (random paths name no
-    /// file).
-    pub fn examples(mut self, examples: impl IntoIterator<Item = Value>) -> Self {
-        self.examples = examples.into_iter().collect();
         self
     }
 }
@@ -180,7 +167,47 @@ pub fn fuzz_tool(
     tool: impl Into<ToolDefinition>,
     config: FuzzConfig,
 ) -> Result<FuzzReport, Box<FuzzFailure>> {
-    let mut definition = tool.into();
+    fuzz(tool.into(), config, Vec::new())
+}
+
+/// [`fuzz_tool`] starting from known-good arguments (`{"path": "notes/a.txt"}` for a file that
+/// exists): three cases in four start from one of `examples`, with one property replaced by a
+/// value drawn from its schema, or one thing broken, or as given; the rest are drawn from the
+/// schema alone. For tools whose valid cases would otherwise all end in error paths (random
+/// paths name no file). No examples: the same as [`fuzz_tool`].
+///
+/// ```
+/// use dsh_tools::testing::{FuzzConfig, fuzz_tool_around};
+/// use dsh_tools::{ToolError, tool};
+/// use serde_json::json;
+///
+/// /// Reads a line of the one file there is.
+/// #[tool]
+/// async fn read_line(/** The file */ path: String, /** From 0 */ line: u32) -> Result<String, ToolError> {
+///     if path != "notes.txt" {
+///         return Err(ToolError::new("no such file"));
+///     }
+///     ["first", "second"].get(line as usize).map(|l| l.to_string()).ok_or_else(|| "no such line".into())
+/// }
+///
+/// let examples = [json!({"path": "notes.txt", "line": 0})];
+/// let report = fuzz_tool_around(ReadLine, examples, FuzzConfig::default().cases(64)).unwrap();
+/// assert!(report.tool_errors < report.valid); // some valid cases read a line
+/// ```
+pub fn fuzz_tool_around(
+    tool: impl Into<ToolDefinition>,
+    examples: impl IntoIterator<Item = Value>,
+    config: FuzzConfig,
+) -> Result<FuzzReport, Box<FuzzFailure>> {
+    fuzz(tool.into(), config, examples.into_iter().collect())
+}
+
+fn fuzz(
+    tool: ToolDefinition,
+    config: FuzzConfig,
+    examples: Vec<Value>,
+) -> Result<FuzzReport, Box<FuzzFailure>> {
+    let mut definition = tool;
     let name = definition.name().to_owned();
     let failure = |arguments: Value, problem: String| {
         Box::new(FuzzFailure {
@@ -233,12 +260,12 @@ pub fn fuzz_tool(
         let thread = std::thread::Builder::new()
             .name(FUZZ_THREAD.to_owned())
             .spawn_scoped(scope, || {
-                let strategy = if config.examples.is_empty() {
+                let strategy = if examples.is_empty() {
                     arguments(&parameters, config.max_depth)
                 } else {
                     prop_oneof![
                         1 => arguments(&parameters, config.max_depth),
-                        3 => around(&parameters, config.examples.clone(), config.max_depth),
+                        3 => around(&parameters, examples.clone(), config.max_depth),
                     ]
                     .boxed()
                 };

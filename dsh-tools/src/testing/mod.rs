@@ -16,6 +16,7 @@ pub use code::{FAKE_BACKEND, FakeOutcome, FakeRun, FakeRuntime};
 #[cfg(feature = "proptest")]
 pub use fuzz::{
     FuzzConfig, FuzzFailure, FuzzReport, MAX_FUZZ_SCHEMA_DEPTH, MAX_FUZZ_VALUES, fuzz_tool,
+    fuzz_tool_around,
 };
 pub use harness::Harness;
 #[cfg(feature = "mcp")]
