@@ -344,3 +344,24 @@ fn inline_arg(param: &syn::PatType, cx: &mut Ctxt) -> Option<InlineArg> {
             .collect(),
     })
 }
+
+/// `read_file` → `ReadFile`.
+pub(crate) fn upper_camel(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut upper = true;
+    for c in name.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    if out.is_empty() {
+        "Tool".to_owned()
+    } else {
+        out
+    }
+}

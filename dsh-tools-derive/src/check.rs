@@ -113,7 +113,7 @@ pub(crate) fn check(attrs: &Attrs, tool: &ToolFn, cx: &mut Ctxt) -> Checked {
 pub(crate) fn struct_name(attrs: &Attrs, tool: &ToolFn) -> String {
     match &attrs.struct_name {
         Some(set) => set.value.to_string(),
-        None => crate::expand::upper_camel(&tool.name()),
+        None => crate::ast::upper_camel(&tool.name()),
     }
 }
 

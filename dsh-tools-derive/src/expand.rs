@@ -36,27 +36,6 @@ pub(crate) fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-/// `read_file` → `ReadFile`.
-pub(crate) fn upper_camel(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut upper = true;
-    for c in name.chars() {
-        if c == '_' {
-            upper = true;
-        } else if upper {
-            out.extend(c.to_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    if out.is_empty() {
-        "Tool".to_owned()
-    } else {
-        out
-    }
-}
-
 fn path_string(tokens: &TokenStream) -> String {
     tokens.to_string().replace(' ', "")
 }
@@ -76,7 +55,7 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
     let struct_ident = match &attrs.struct_name {
         Some(set) => set.value.clone(),
         // At the function's name: a clash with the author's own type (E0428) points there.
-        None => Ident::new(&upper_camel(&tool.name()), fn_ident.span()),
+        None => Ident::new(&crate::ast::upper_camel(&tool.name()), fn_ident.span()),
     };
     let name = &checked.name;
     let description = &checked.description;
@@ -93,14 +72,11 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
             TokenStream::new(),
         ),
         Form::Inline(args) => {
-            // A public, documented name (the one an author would write), so that rustc's
-            // messages about it read naturally.
+            // The name an author would write (documented with the macro), so that rustc's
+            // messages about it read naturally. Hidden from rustdoc rather than documented: a
+            // doc comment on the struct would become the schema's description, which the model
+            // reads.
             let ident = format_ident!("{}Args", struct_ident);
-            let args_doc = format!(
-                "The arguments of [`{struct_ident}`]: the documented parameters of `fn {}` as \
-                 one struct (what the model sends).",
-                tool.name()
-            );
             let serde = format!("{}::serde", path_string(&private));
             let schemars = format!("{}::schemars", path_string(&private));
             let fields = args.iter().map(|arg| {
@@ -118,7 +94,7 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
                 quote!(#[serde(crate = #serde, deny_unknown_fields)])
             };
             let args_struct = quote! {
-                #[doc = #args_doc]
+                #[doc(hidden)]
                 #[allow(non_camel_case_types)]
                 #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
                 #deny
@@ -466,7 +442,7 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
 
 #[cfg(test)]
 mod tests {
-    use super::upper_camel;
+    use crate::ast::upper_camel;
 
     #[test]
     fn camel() {

@@ -23,7 +23,7 @@ use crate::{CancellationToken, Registry, ToolExecutionInput, ToolExecutionResult
 /// let server = Registry::new();
 /// server.register(Add)?;
 /// let mcp = McpRoundTrip::new(&server).await?;
-/// assert_eq!(mcp.call("add", json!({"a": 2, "b": 3})).await.value(), Some(&json!(5)));
+/// assert_eq!(mcp.call("add", json!({"a": 2, "b": 3})).await.text(), "5");
 /// // Checked on the client side too: the imported schema is the one MCP carried.
 /// assert_eq!(mcp.call("add", json!({"a": 2})).await.code(), Some("INVALID_ARGS"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
