@@ -81,6 +81,68 @@ impl RawHttp {
     }
 }
 
+/// Sends one bodiless request on a connection of its own (`Connection: close`) and returns the
+/// status code and the body.
+fn one_shot(addr: std::net::SocketAddr, method: &str, session: Option<&str>) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut head = format!(
+        "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nMCP-Protocol-Version: 2025-11-25\r\n\
+         Accept: application/json, text/event-stream\r\nConnection: close\r\n"
+    );
+    if let Some(session) = session {
+        head.push_str(&format!("Mcp-Session-Id: {session}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let status = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    let body = answer.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    (status, body.to_owned())
+}
+
+/// `DELETE` ends a session with `204` (rmcp answers `202`, which Python's client logs as a
+/// failed termination); a session this server does not hold, or no longer holds, is `404`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_answers_204_for_a_session_and_404_for_an_unknown_one() {
+    let probe = Arc::new(Probe::default());
+    let server = McpServer::new(registry(&probe))
+        .bind_http("127.0.0.1:0", HttpConfig::default())
+        .await
+        .unwrap();
+    let addr = server.local_addr();
+    let stop = server.shutdown_token();
+    let running = tokio::spawn(server.run());
+    tokio::task::spawn_blocking(move || {
+        let mut client = RawHttp::connect(addr);
+        client.post(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "raw", "version": "1"}}}));
+        let session = client.session.clone().expect("a session id");
+        assert_eq!(one_shot(addr, "DELETE", Some("not-a-session")).0, 404);
+        assert_eq!(
+            one_shot(addr, "DELETE", Some(&session)),
+            (204, String::new())
+        );
+        // Gone: a second DELETE, and a request in it, find no session.
+        let (status, body) = one_shot(addr, "DELETE", Some(&session));
+        assert_eq!((status, body.as_str()), (404, "session not found"));
+        // Without a session header rmcp's own answer stands.
+        assert_eq!(one_shot(addr, "DELETE", None).0, 400);
+    })
+    .await
+    .unwrap();
+    stop.cancel();
+    running.await.unwrap().unwrap();
+}
+
 /// Every answer leaves at once. Without `TCP_NODELAY` on accepted connections, rmcp's later
 /// writes of an SSE answer wait for the client's delayed ACK: about 44 ms per call on Linux
 /// (seen with this client and with the Python and TypeScript SDKs; rmcp's own client happens
@@ -168,6 +230,223 @@ async fn two_host_headers_are_refused() {
     .unwrap();
     assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
     assert!(answer.contains("more than one Host header"), "{answer}");
+    stop.cancel();
+    running.await.unwrap().unwrap();
+}
+
+/// Serves `registry(probe)` with `config` on a free loopback port.
+async fn serve(
+    probe: &Arc<Probe>,
+    config: HttpConfig,
+) -> (
+    std::net::SocketAddr,
+    tokio_util::sync::CancellationToken,
+    tokio::task::JoinHandle<std::io::Result<()>>,
+) {
+    let server = McpServer::new(registry(probe))
+        .bind_http("127.0.0.1:0", config)
+        .await
+        .unwrap();
+    let addr = server.local_addr();
+    let stop = server.shutdown_token();
+    (addr, stop, tokio::spawn(server.run()))
+}
+
+/// Writes `request` on a connection of its own and reads the answer to its end (the server
+/// closes): the status and the body.
+fn exchange(addr: std::net::SocketAddr, request: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let status = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    let body = answer.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    (status, body.to_owned())
+}
+
+fn initialize(addr: std::net::SocketAddr) -> (u16, String) {
+    let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "1"}}})
+    .to_string();
+    exchange(
+        addr,
+        &format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nConnection: close\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        ),
+    )
+}
+
+/// A body declared over the limit is refused from its `Content-Length`, none of it sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_body_is_413_before_it_is_read() {
+    let probe = Arc::new(Probe::default());
+    let (addr, stop, running) = serve(&probe, HttpConfig::default()).await;
+    let answer = tokio::task::spawn_blocking(move || {
+        exchange(
+            addr,
+            &format!(
+                "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+                 Accept: application/json, text/event-stream\r\nConnection: close\r\n\
+                 Content-Length: 100000000\r\n\r\n"
+            ),
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        answer,
+        (
+            413,
+            "request body too large (the limit is 4194304 bytes)".to_owned()
+        )
+    );
+    stop.cancel();
+    running.await.unwrap().unwrap();
+}
+
+/// Past the session cap an `initialize` is `503`, and the cap frees up when a session ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_past_the_cap_are_refused() {
+    let probe = Arc::new(Probe::default());
+    let (addr, stop, running) = serve(&probe, HttpConfig::default().max_sessions(2)).await;
+    tokio::task::spawn_blocking(move || {
+        assert_eq!(initialize(addr).0, 200);
+        assert_eq!(initialize(addr).0, 200);
+        assert_eq!(initialize(addr), (503, "too many sessions".to_owned()));
+    })
+    .await
+    .unwrap();
+    stop.cancel();
+    running.await.unwrap().unwrap();
+}
+
+/// A client that never finishes its headers is disconnected at the header deadline, and
+/// connections past the limit get `503` at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_headers_are_cut_off_and_connections_are_limited() {
+    let probe = Arc::new(Probe::default());
+    let config = HttpConfig::default()
+        .header_read_timeout(Duration::from_millis(200))
+        .max_connections(2);
+    let (addr, stop, running) = serve(&probe, config).await;
+    tokio::task::spawn_blocking(move || {
+        // Two slowloris connections hold both places...
+        let mut slow: Vec<TcpStream> = (0..2)
+            .map(|_| {
+                let mut s = TcpStream::connect(addr).unwrap();
+                s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+                s.write_all(b"POST /mcp HTTP/1.1\r\nHost: ").unwrap();
+                s
+            })
+            .collect();
+        // ...so a third is refused (the accept loop may not have taken both yet: retry).
+        let mut refused = (0, String::new());
+        for _ in 0..50 {
+            refused = initialize(addr);
+            if refused.0 == 503 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(refused, (503, "too many connections".to_owned()));
+        // The deadline closes them: the server ends each (EOF or a 408), never waits forever.
+        for s in &mut slow {
+            let mut rest = Vec::new();
+            let read = s.read_to_end(&mut rest);
+            assert!(read.is_ok(), "{read:?}");
+            let text = String::from_utf8_lossy(&rest);
+            assert!(
+                text.is_empty() || text.starts_with("HTTP/1.1 408"),
+                "{text}"
+            );
+        }
+        // And their places are free again.
+        let mut served = (0, String::new());
+        for _ in 0..50 {
+            served = initialize(addr);
+            if served.0 == 200 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(served.0, 200, "{served:?}");
+    })
+    .await
+    .unwrap();
+    stop.cancel();
+    running.await.unwrap().unwrap();
+}
+
+/// Past the in-flight limit a request is `503`; an answer streamed over SSE counts until its
+/// stream ends (here: the client goes away).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_past_the_in_flight_limit_are_refused() {
+    let probe = Arc::new(Probe::default());
+    let (addr, stop, running) =
+        serve(&probe, HttpConfig::default().max_requests_in_flight(2)).await;
+    let started = Arc::clone(&probe);
+    tokio::task::spawn_blocking(move || {
+        let mut client = RawHttp::connect(addr);
+        client.post(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "raw", "version": "1"}}}));
+        client.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        let session = client.session.clone().unwrap();
+        // Two slow calls hold both places while their streams stay open.
+        let call = |id: u32| {
+            let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "slow", "arguments": {}}})
+            .to_string();
+            let mut s = TcpStream::connect(addr).unwrap();
+            s.write_all(
+                format!(
+                    "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+                     Accept: application/json, text/event-stream\r\n\
+                     MCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: {session}\r\n\
+                     Content-Length: {}\r\n\r\n{body}",
+                    body.len()
+                )
+                .as_bytes(),
+            )
+            .unwrap();
+            s
+        };
+        let held: Vec<TcpStream> = vec![call(1), call(2)];
+        for _ in 0..500 {
+            if started.started.load(std::sync::atomic::Ordering::SeqCst) >= 2 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(
+            initialize(addr),
+            (503, "too many requests in flight".to_owned())
+        );
+        drop(held);
+        let mut served = (0, String::new());
+        for _ in 0..100 {
+            served = initialize(addr);
+            if served.0 == 200 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(served.0, 200, "{served:?}");
+    })
+    .await
+    .unwrap();
     stop.cancel();
     running.await.unwrap().unwrap();
 }

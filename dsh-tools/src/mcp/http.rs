@@ -9,6 +9,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio_util::sync::CancellationToken;
 
@@ -17,10 +18,31 @@ pub const MCP_PATH: &str = "/mcp";
 
 /// Settings of the HTTP transport. The default is safe for a local server: only loopback
 /// `Host`s (`localhost`, `127.0.0.1`, `::1`) and loopback `Origin`s (any port) are accepted,
-/// which is what guards against DNS rebinding; request bodies are limited to 4 MiB.
+/// which is what guards against DNS rebinding; and every resource a client can hold is bounded,
+/// each refusal a clear HTTP answer:
+///
+/// | limit | default | past it |
+/// |---|---|---|
+/// | request body ([`max_request_body_bytes`](Self::max_request_body_bytes)) | 4 MiB | `413`, from the `Content-Length` before any of the body is read |
+/// | open sessions ([`max_sessions`](Self::max_sessions)) | 1,000 | `503 too many sessions` for the `initialize` that would open one more |
+/// | session idle time ([`session_idle_timeout`](Self::session_idle_timeout)) | 5 minutes | the session is closed (later requests in it: `404`) |
+/// | open connections ([`max_connections`](Self::max_connections), [`HttpServer`] only) | 512 | `503 too many connections`, then closed |
+/// | time to send a request's headers ([`header_read_timeout`](Self::header_read_timeout), [`HttpServer`] only) | 10 s | the connection is closed |
+/// | requests being answered at once ([`max_requests_in_flight`](Self::max_requests_in_flight)) | 256 | `503 too many requests in flight` |
 #[derive(Clone, Debug)]
 pub struct HttpConfig {
     inner: StreamableHttpServerConfig,
+    limits: Limits,
+}
+
+/// The limits `HttpConfig` adds to rmcp's settings.
+#[derive(Clone, Copy, Debug)]
+struct Limits {
+    max_sessions: usize,
+    session_idle: Duration,
+    max_connections: usize,
+    header_timeout: Duration,
+    max_in_flight: usize,
 }
 
 impl Default for HttpConfig {
@@ -31,6 +53,13 @@ impl Default for HttpConfig {
                 "http://127.0.0.1:*",
                 "http://[::1]:*",
             ]),
+            limits: Limits {
+                max_sessions: 1_000,
+                session_idle: Duration::from_secs(300),
+                max_connections: 512,
+                header_timeout: Duration::from_secs(10),
+                max_in_flight: 256,
+            },
         }
     }
 }
@@ -64,26 +93,195 @@ impl HttpConfig {
         self
     }
 
+    /// At most `sessions` sessions open at once (at least 1).
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.limits.max_sessions = sessions.max(1);
+        self
+    }
+
+    /// A session no request has used for this long is closed.
+    pub fn session_idle_timeout(mut self, idle: Duration) -> Self {
+        self.limits.session_idle = idle;
+        self
+    }
+
+    /// At most `connections` connections open at once (at least 1; [`HttpServer`] only: a
+    /// service mounted elsewhere is bounded by its server).
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.limits.max_connections = connections.max(1);
+        self
+    }
+
+    /// A client gets this long to send a request's headers, the first request's and each next
+    /// one's on a kept-alive connection ([`HttpServer`] only).
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.header_timeout = timeout;
+        self
+    }
+
+    /// At most `requests` requests answered at once (at least 1); an answer streamed over SSE
+    /// counts until its stream ends.
+    pub fn max_requests_in_flight(mut self, requests: usize) -> Self {
+        self.limits.max_in_flight = requests.max(1);
+        self
+    }
+
     /// rmcp's own settings, for everything else (session mode, keep-alive, ...).
     pub fn rmcp(self) -> StreamableHttpServerConfig {
         self.inner
     }
 }
 
+/// The MCP endpoint as a tower service: rmcp's streamable HTTP service, with `DELETE` answered
+/// as the MCP spec says (`204 No Content` for a session this server held and closed, `404` for
+/// one it does not hold; rmcp answers `202` to both).
+#[derive(Clone)]
+pub struct McpHttpService {
+    inner: StreamableHttpService<McpServer, LocalSessionManager>,
+    sessions: Arc<LocalSessionManager>,
+    max_sessions: usize,
+    max_body: usize,
+    in_flight: Arc<tokio::sync::Semaphore>,
+}
+
+impl std::fmt::Debug for McpHttpService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpHttpService").finish_non_exhaustive()
+    }
+}
+
+/// An answer of the MCP endpoint.
+pub type HttpResponse =
+    hyper::Response<http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>>;
+
+impl McpHttpService {
+    /// Answers one request.
+    pub async fn handle<B>(&self, request: hyper::Request<B>) -> HttpResponse
+    where
+        B: hyper::body::Body + Send + 'static,
+        B::Error: std::fmt::Display,
+        B::Data: Send + 'static,
+    {
+        use rmcp::transport::streamable_http_server::session::SessionManager;
+        // A body over the limit is refused from its declared length, before it is read.
+        let declared = request
+            .headers()
+            .get(hyper::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        if declared.is_some_and(|length| length > self.max_body as u64) {
+            return plain(
+                hyper::StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "request body too large (the limit is {} bytes)",
+                    self.max_body
+                ),
+            );
+        }
+        let Ok(permit) = Arc::clone(&self.in_flight).try_acquire_owned() else {
+            return plain(
+                hyper::StatusCode::SERVICE_UNAVAILABLE,
+                "too many requests in flight",
+            );
+        };
+        let opens_session = request.method() == hyper::Method::POST
+            && !request.headers().contains_key("mcp-session-id");
+        // Whether the session existed is read before rmcp closes it; rmcp's own checks (Host,
+        // Origin, the session header, the protocol version) still answer first.
+        let held = if request.method() == hyper::Method::DELETE {
+            let id = request
+                .headers()
+                .get("mcp-session-id")
+                .and_then(|v| v.to_str().ok())
+                .map(Arc::<str>::from);
+            match id {
+                Some(id) => Some(self.sessions.has_session(&id).await.unwrap_or(false)),
+                None => None,
+            }
+        } else {
+            None
+        };
+        let mut response = self.inner.handle(request).await;
+        if let Some(held) = held
+            && response.status() == hyper::StatusCode::ACCEPTED
+        {
+            if held {
+                *response.status_mut() = hyper::StatusCode::NO_CONTENT;
+            } else {
+                return plain(hyper::StatusCode::NOT_FOUND, "session not found");
+            }
+        }
+        // A session opened past the cap is closed at once (counted after rmcp made it, so two
+        // racing `initialize`s cannot both slip under the cap).
+        if opens_session
+            && let Some(id) = response
+                .headers()
+                .get("mcp-session-id")
+                .and_then(|v| v.to_str().ok())
+                .map(Arc::<str>::from)
+            && self.sessions.sessions.read().await.len() > self.max_sessions
+        {
+            let _ = self.sessions.close_session(&id).await;
+            return plain(hyper::StatusCode::SERVICE_UNAVAILABLE, "too many sessions");
+        }
+        // The permit lives as long as the body: a streamed answer counts until it ends.
+        response.map(|body| {
+            body.map_frame(move |frame| {
+                let _held = &permit;
+                frame
+            })
+            .boxed()
+        })
+    }
+}
+
+impl<B> tower_service::Service<hyper::Request<B>> for McpHttpService
+where
+    B: hyper::body::Body + Send + 'static,
+    B::Error: std::fmt::Display,
+    B::Data: Send + 'static,
+{
+    type Response = HttpResponse;
+    type Error = std::convert::Infallible;
+    type Future = std::pin::Pin<
+        Box<
+            dyn std::future::Future<Output = Result<HttpResponse, std::convert::Infallible>> + Send,
+        >,
+    >;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: hyper::Request<B>) -> Self::Future {
+        let service = self.clone();
+        Box::pin(async move { Ok(service.handle(request).await) })
+    }
+}
+
 impl McpServer {
     /// The MCP endpoint as a tower service (mount it with axum's `nest_service("/mcp", svc)` or
     /// serve it with hyper). Stopping `shutdown` closes its sessions.
-    pub fn http_service(
-        &self,
-        config: HttpConfig,
-        shutdown: &CancellationToken,
-    ) -> StreamableHttpService<McpServer, LocalSessionManager> {
+    pub fn http_service(&self, config: HttpConfig, shutdown: &CancellationToken) -> McpHttpService {
         let server = self.clone();
-        StreamableHttpService::new(
-            move || Ok(server.clone()),
-            Arc::new(LocalSessionManager::default()),
-            config.inner.with_cancellation_token(shutdown.child_token()),
-        )
+        let limits = config.limits;
+        let mut sessions = LocalSessionManager::default();
+        sessions.session_config.keep_alive = Some(limits.session_idle);
+        let sessions = Arc::new(sessions);
+        McpHttpService {
+            max_body: config.inner.max_request_body_bytes,
+            inner: StreamableHttpService::new(
+                move || Ok(server.clone()),
+                Arc::clone(&sessions),
+                config.inner.with_cancellation_token(shutdown.child_token()),
+            ),
+            sessions,
+            max_sessions: limits.max_sessions,
+            in_flight: Arc::new(tokio::sync::Semaphore::new(limits.max_in_flight)),
+        }
     }
 
     /// Binds `addr` (`"127.0.0.1:0"` picks a free port) for serving at `/mcp` with
@@ -104,22 +302,22 @@ impl McpServer {
     ) -> std::io::Result<HttpServer> {
         let listener = TcpListener::bind(addr).await?;
         let shutdown = CancellationToken::new();
+        let limits = config.limits;
         let service = self.http_service(config, &shutdown);
         Ok(HttpServer {
             addr: listener.local_addr()?,
             listener,
             service,
             shutdown,
+            connections: Arc::new(tokio::sync::Semaphore::new(limits.max_connections)),
+            header_timeout: limits.header_timeout,
         })
     }
 }
 
 /// A short plain-text answer.
-fn plain(
-    status: hyper::StatusCode,
-    text: &'static str,
-) -> hyper::Response<http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>> {
-    let body = Full::new(Bytes::from_static(text.as_bytes()))
+fn plain(status: hyper::StatusCode, text: impl Into<String>) -> HttpResponse {
+    let body = Full::new(Bytes::from(text.into()))
         .map_err(|never| match never {})
         .boxed();
     let mut response = hyper::Response::new(body);
@@ -127,13 +325,25 @@ fn plain(
     response
 }
 
+/// `503 too many connections` on a connection past the limit, then closed (within a second:
+/// what it sends is never read).
+async fn refuse(mut stream: tokio::net::TcpStream) {
+    use tokio::io::AsyncWriteExt;
+    const ANSWER: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n\
+        Content-Length: 20\r\nConnection: close\r\n\r\ntoo many connections";
+    let _ = tokio::time::timeout(Duration::from_secs(1), stream.write_all(ANSWER)).await;
+    let _ = stream.shutdown().await;
+}
+
 /// An MCP server bound to a TCP address, serving HTTP/1.1 at [`MCP_PATH`] (anything else is
 /// `404`).
 pub struct HttpServer {
     addr: SocketAddr,
     listener: TcpListener,
-    service: StreamableHttpService<McpServer, LocalSessionManager>,
+    service: McpHttpService,
     shutdown: CancellationToken,
+    connections: Arc<tokio::sync::Semaphore>,
+    header_timeout: Duration,
 }
 
 impl std::fmt::Debug for HttpServer {
@@ -180,6 +390,13 @@ impl HttpServer {
             if let Err(e) = stream.set_nodelay(true) {
                 tracing::debug!("MCP HTTP: TCP_NODELAY not set: {e}");
             }
+            let Ok(permit) = Arc::clone(&self.connections).try_acquire_owned() else {
+                // Answered and closed on a task of its own: a client that does not read cannot
+                // hold up the accept loop.
+                tokio::spawn(refuse(stream));
+                continue;
+            };
+            let header_timeout = self.header_timeout;
             let service = self.service.clone();
             let shutdown = self.shutdown.clone();
             tokio::spawn(async move {
@@ -209,7 +426,10 @@ impl HttpServer {
                         Ok(service.handle(request).await)
                     }
                 });
+                let _permit = permit;
                 let connection = hyper::server::conn::http1::Builder::new()
+                    .timer(hyper_util::rt::TokioTimer::new())
+                    .header_read_timeout(header_timeout)
                     .serve_connection(TokioIo::new(stream), handler);
                 tokio::pin!(connection);
                 tokio::select! {

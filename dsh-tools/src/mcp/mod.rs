@@ -71,7 +71,7 @@ mod server;
 mod sync;
 
 #[cfg(feature = "mcp-http")]
-pub use http::{HttpConfig, HttpServer, MCP_PATH};
+pub use http::{HttpConfig, HttpResponse, HttpServer, MCP_PATH, McpHttpService};
 pub use import::{Connector, ImportedTools, McpImport};
 pub use lines::MAX_IN_FLIGHT;
 pub use map::{
