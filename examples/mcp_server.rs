@@ -19,11 +19,11 @@ use dsh_tools::present::ToolResultView;
 use dsh_tools::workspace::{EntryKind, Workspace};
 use dsh_tools::{Registry, State, Tool, ToolError, tool};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[derive(Serialize, Deserialize, JsonSchema)]
+#[derive(Serialize, JsonSchema)]
 struct ReadOutput {
     path: String,
     offset: u32,

@@ -1270,10 +1270,11 @@ mod card_keys {
     use dsh_tools::present::{ToolCallKind, ToolCallView, ToolResultView};
     use dsh_tools::{Registry, ToolError, ToolExecutionInput, tool};
     use schemars::JsonSchema;
-    use serde::{Deserialize, Serialize};
+    use serde::Serialize;
     use serde_json::json;
 
-    #[derive(Serialize, Deserialize, JsonSchema)]
+    /// Not `Deserialize`: the card is drawn from the output as the body returns it.
+    #[derive(Serialize, JsonSchema)]
     struct Listing {
         lines: Vec<String>,
     }

@@ -227,11 +227,11 @@ pub trait Tool: Send + Sync + Sized + 'static {
     /// shows the same card (and MCP clients get it in `_meta`). Failed calls, a card of `None` and
     /// a card that panics show the generic card (it replaces the tool's own
     /// [`present_result`](Tool::present_result) and uses the presentation-metadata slot). The
-    /// output type must also be `Deserialize`. See [`Carded`].
+    /// card is drawn from the output as the body returns it, so the output type need not be
+    /// `Deserialize`. See [`Carded`].
     fn result_card<F>(self, card: F) -> Carded<Self>
     where
         F: Fn(&Self::Args, &Self::Output) -> Option<ToolResultView> + Send + Sync + 'static,
-        Self::Output: DeserializeOwned,
     {
         Carded::new(self).result_card(card)
     }
@@ -329,6 +329,61 @@ fn build<T: Tool>(tool: T, schemas: Arc<TypedSchemas>) -> ToolDefinition {
             encode(body.call(decoded, ctx).await?)
         })
     });
+    assemble_typed(tool, execute, &schemas)
+}
+
+/// [`build`] with a typed result card computed from the typed output, before it is encoded:
+/// the output type need not be `Deserialize`.
+fn build_carded<T: Tool>(
+    tool: T,
+    schemas: Arc<TypedSchemas>,
+    card: TypedResultCardOut<T>,
+) -> ToolDefinition {
+    let tool = Arc::new(tool);
+    let compiled = Arc::clone(&schemas.args);
+    let body = Arc::clone(&tool);
+    let execute: ExecuteFn = Arc::new(move |args: Arc<Value>, ctx: ToolRunContext| {
+        let compiled = Arc::clone(&compiled);
+        let body = Arc::clone(&body);
+        let card = Arc::clone(&card);
+        Box::pin(async move {
+            let decoded: T::Args = validate_and_decode(&compiled, &args)?;
+            // The card reads the arguments after the body consumed its copy: decoded again
+            // (they validated, so they decode).
+            let for_card: Option<T::Args> = validate_and_decode(&compiled, &args).ok();
+            drop(args);
+            let execution = Arc::clone(&ctx.execution);
+            let output = body.call(decoded, ctx).await?;
+            if let Some(args) = for_card {
+                // A card is for the UI: one that panics shows the generic card, never fails
+                // the call.
+                let made =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| card(&args, &output)))
+                        .unwrap_or_else(|payload| {
+                            crate::error::drop_panic_payload(payload);
+                            None
+                        });
+                if let Some(view) = made
+                    && let Ok(meta) = serde_json::to_value(view)
+                {
+                    execution.run.set_presentation(meta);
+                }
+            }
+            encode(output)
+        })
+    });
+    assemble_typed(tool, execute, &schemas)
+}
+
+/// A typed result card over the typed output.
+type TypedResultCardOut<T> =
+    Arc<dyn Fn(&<T as Tool>::Args, &<T as Tool>::Output) -> Option<ToolResultView> + Send + Sync>;
+
+fn assemble_typed<T: Tool>(
+    tool: Arc<T>,
+    execute: ExecuteFn,
+    schemas: &Arc<TypedSchemas>,
+) -> ToolDefinition {
     let classifier: Option<ClassifierFn> = match tool.concurrency() {
         Concurrency::Exclusive => None,
         Concurrency::Parallel => Some(Arc::new(|_: &Value| true)),
@@ -532,7 +587,6 @@ impl<T> std::ops::DerefMut for State<T> {
 }
 
 type TypedCallCard<A> = Arc<dyn Fn(&A) -> Option<ToolCallView> + Send + Sync>;
-type TypedResultCard<A> = Arc<dyn Fn(&A, &Value) -> Option<ToolResultView> + Send + Sync>;
 
 /// A typed tool with cards drawn from its typed arguments and output instead of raw JSON
 /// ([`Tool::call_card`], [`Tool::result_card`]). Register it like the tool itself.
@@ -596,7 +650,7 @@ type TypedResultCard<A> = Arc<dyn Fn(&A, &Value) -> Option<ToolResultView> + Sen
 pub struct Carded<T: Tool> {
     tool: T,
     call: Option<TypedCallCard<T::Args>>,
-    result: Option<TypedResultCard<T::Args>>,
+    result: Option<TypedResultCardOut<T>>,
     render: Option<TypedRender<T::Args>>,
 }
 
@@ -642,17 +696,8 @@ impl<T: Tool> Carded<T> {
     pub fn result_card<F>(mut self, card: F) -> Self
     where
         F: Fn(&T::Args, &T::Output) -> Option<ToolResultView> + Send + Sync + 'static,
-        T::Output: DeserializeOwned,
     {
-        self.result = Some(Arc::new(move |args: &T::Args, value: &Value| {
-            let output: T::Output = decode_output(value)?;
-            // A card is for the UI: one that panics shows the generic card, never fails the call.
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| card(args, &output)))
-                .unwrap_or_else(|payload| {
-                    crate::error::drop_panic_payload(payload);
-                    None
-                })
-        }));
+        self.result = Some(Arc::new(card));
         self
     }
 
@@ -673,11 +718,16 @@ impl<T: Tool> Carded<T> {
     pub fn definition(self) -> ToolDefinition {
         let allow_unknown = self.tool.allow_unknown_args();
         let generated = &T::GENERATED_CHECK;
-        let mut definition = self.tool.definition();
         let Ok(schemas) = schemas::<T::Args, T::Output>(allow_unknown, generated, T::serde_names)
         else {
             // The definition carries the bridge error; registering it reports that.
-            return definition;
+            return self.tool.definition();
+        };
+        let has_result_card = self.result.is_some();
+        let mut definition = match self.result {
+            // The card is drawn from the typed output as the body returns it.
+            Some(card) => build_carded(self.tool, Arc::clone(&schemas), card),
+            None => self.tool.definition(),
         };
         // Only arguments that validate are decoded: their depth is the schema's.
         let decode = {
@@ -694,25 +744,17 @@ impl<T: Tool> Carded<T> {
             });
         }
         if let Some(card) = self.call {
-            let decode = decode.clone();
             definition =
                 definition.present_call(Arc::new(move |args: &Value| card(&decode(args)?)));
         }
-        if let Some(card) = self.result {
-            definition = definition
-                .presentation_meta(move |args: &Value, value: &Value| {
-                    decode(args)
-                        .and_then(|args| card(&args, value))
-                        .and_then(|view| serde_json::to_value(view).ok())
-                        .unwrap_or(Value::Null)
-                })
-                .present_result(Arc::new(
-                    |_args: &Value, result: &crate::present::ResultSummary| {
-                        let meta = result.meta.as_ref().filter(|_| !result.is_error)?;
-                        // Refuses meta past the decode depth before serde recurses.
-                        crate::json::decode::<ToolResultView>(meta).ok()
-                    },
-                ));
+        if has_result_card {
+            definition = definition.present_result(Arc::new(
+                |_args: &Value, result: &crate::present::ResultSummary| {
+                    let meta = result.meta.as_ref().filter(|_| !result.is_error)?;
+                    // Refuses meta past the decode depth before serde recurses.
+                    crate::json::decode::<ToolResultView>(meta).ok()
+                },
+            ));
         }
         definition
     }

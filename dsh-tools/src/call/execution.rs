@@ -319,11 +319,25 @@ pub(crate) struct RunState {
     pub(crate) attached: Mutex<Vec<ContentBlock>>,
     pub(crate) concluded: AtomicBool,
     pub(crate) body_invoked: AtomicBool,
+    /// Presentation metadata the body's typed result card computed from the typed output (used
+    /// instead of the definition's `presentation_meta` projection when set).
+    pub(crate) presentation: Mutex<Option<Value>>,
 }
 
 impl RunState {
     pub(crate) fn take_deferred(&self) -> Vec<UserMessage> {
         std::mem::take(&mut *self.deferred.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    pub(crate) fn set_presentation(&self, meta: Value) {
+        *self.presentation.lock().unwrap_or_else(|e| e.into_inner()) = Some(meta);
+    }
+
+    pub(crate) fn take_presentation(&self) -> Option<Value> {
+        self.presentation
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
     }
 
     pub(crate) fn take_attached(&self) -> Vec<ContentBlock> {

@@ -97,6 +97,7 @@ pub(crate) async fn core_dispatch(
     exec.run.body_invoked.store(true, Ordering::Release);
     // Each invocation attaches its own blocks: a retried body's earlier ones are gone.
     drop(exec.run.take_attached());
+    drop(exec.run.take_presentation());
     let run = ToolRunContext {
         execution: Arc::clone(exec),
         signal: Signal::new(body_signal.clone()),
@@ -273,7 +274,10 @@ fn checked_parts(
     let mut content = std::panic::catch_unwind(AssertUnwindSafe(|| render(args, value)))
         .map_err(|p| output_error(name, format!("output.render failed: {}", panic_text(p))))?;
     content.extend(exec.run.take_attached());
+    // A typed result card computed from the typed output wins (only a top-level call gets one).
+    let computed = exec.run.take_presentation().filter(is_lossless);
     let meta = match (&tool.definition.output.presentation_meta, exec.parent) {
+        (_, None) if computed.is_some() => computed,
         (Some(project), None) => {
             let meta = std::panic::catch_unwind(AssertUnwindSafe(|| project(args, value)))
                 .map_err(|p| {
