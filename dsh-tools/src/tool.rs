@@ -409,7 +409,7 @@ fn assemble_typed<T: Tool>(
             classifier,
             execute,
         },
-        &schemas,
+        schemas,
     )
 }
 
