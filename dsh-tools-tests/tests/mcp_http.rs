@@ -450,3 +450,177 @@ async fn requests_past_the_in_flight_limit_are_refused() {
     stop.cancel();
     running.await.unwrap().unwrap();
 }
+
+/// Sessions shared through a store, as a Redis or a database would hold them for a fleet.
+#[derive(Default)]
+struct SharedStore(
+    std::sync::Mutex<
+        std::collections::HashMap<
+            String,
+            dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::SessionState,
+        >,
+    >,
+);
+
+#[async_trait::async_trait]
+impl dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::SessionStore
+    for SharedStore
+{
+    async fn load(
+        &self,
+        id: &str,
+    ) -> Result<
+        Option<
+            dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::SessionState,
+        >,
+        dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::SessionStoreError,
+    > {
+        Ok(self.0.lock().unwrap().get(id).cloned())
+    }
+    async fn store(
+        &self,
+        id: &str,
+        state: &dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::SessionState,
+    ) -> Result<
+        (),
+        dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::SessionStoreError,
+    > {
+        self.0.lock().unwrap().insert(id.to_owned(), state.clone());
+        Ok(())
+    }
+    async fn delete(
+        &self,
+        id: &str,
+    ) -> Result<
+        (),
+        dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::SessionStoreError,
+    > {
+        self.0.lock().unwrap().remove(id);
+        Ok(())
+    }
+}
+
+/// A round-robin TCP proxy over `upstreams`: each connection goes to the next one, no affinity.
+async fn round_robin(upstreams: Vec<std::net::SocketAddr>) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut next = 0usize;
+        while let Ok((mut client, _)) = listener.accept().await {
+            let upstream = upstreams[next % upstreams.len()];
+            next += 1;
+            tokio::spawn(async move {
+                if let Ok(mut server) = tokio::net::TcpStream::connect(upstream).await {
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// One JSON-RPC message over its own connection (so the proxy sends it to the next instance):
+/// the status, the session id the answer carries, and the body.
+fn send(
+    proxy: std::net::SocketAddr,
+    host: std::net::SocketAddr,
+    session: Option<&str>,
+    method: &str,
+    message: Option<&Value>,
+) -> (u16, Option<String>, String) {
+    let body = message.map(Value::to_string).unwrap_or_default();
+    let mut head = format!(
+        "{method} /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n\
+         Connection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if let Some(session) = session {
+        head.push_str(&format!("Mcp-Session-Id: {session}\r\n"));
+    }
+    let mut stream = TcpStream::connect(proxy).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    stream
+        .write_all(format!("{head}\r\n{body}").as_bytes())
+        .unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let status = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    let (head, rest) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let session = head.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.eq_ignore_ascii_case("mcp-session-id")
+            .then(|| value.trim().to_owned())
+    });
+    (status, session, rest.to_owned())
+}
+
+/// Two instances behind a round-robin proxy: with a shared session store every request of a
+/// 2025-11-25 session is served whichever instance it lands on; without one, the second
+/// instance does not know the session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_behind_a_round_robin_proxy_share_sessions_through_a_store() {
+    for shared in [true, false] {
+        let probe = Arc::new(Probe::default());
+        let store: Arc<SharedStore> = Arc::default();
+        let config = || {
+            let config = HttpConfig::default();
+            if shared {
+                config.session_store(store.clone())
+            } else {
+                config
+            }
+        };
+        let (a, stop_a, run_a) = serve(&probe, config()).await;
+        let (b, stop_b, run_b) = serve(&probe, config()).await;
+        let proxy = round_robin(vec![a, b]).await;
+        // The Host the instances check is the proxy's (loopback, allowed).
+        tokio::task::spawn_blocking(move || {
+            let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                           "clientInfo": {"name": "raw", "version": "1"}}});
+            let (status, session, _) = send(proxy, proxy, None, "POST", Some(&init));
+            assert_eq!(status, 200);
+            let session = session.expect("a session id");
+            let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+            let (status, _, body) = send(proxy, proxy, Some(&session), "POST", Some(&initialized));
+            if !shared {
+                // Instance B never saw the session.
+                assert_eq!(status, 404, "{body}");
+                return;
+            }
+            assert_eq!(status, 202, "{body}");
+            for i in 1..=4 {
+                let call = json!({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                    "params": {"name": "add", "arguments": {"a": i, "b": 1}}});
+                let (status, _, body) = send(proxy, proxy, Some(&session), "POST", Some(&call));
+                assert_eq!(status, 200, "call {i}: {body}");
+                assert!(
+                    body.contains(&format!("\"text\":\"{}\"", i + 1)),
+                    "call {i}: {body}"
+                );
+            }
+            let (status, _, _) = send(proxy, proxy, Some(&session), "DELETE", None);
+            assert_eq!(status, 204);
+        })
+        .await
+        .unwrap();
+        if shared {
+            assert!(
+                store.0.lock().unwrap().is_empty(),
+                "DELETE removes the stored session"
+            );
+        }
+        stop_a.cancel();
+        stop_b.cancel();
+        run_a.await.unwrap().unwrap();
+        run_b.await.unwrap().unwrap();
+    }
+}

@@ -126,6 +126,21 @@ impl HttpConfig {
         self
     }
 
+    /// Keeps each session's `initialize` in `store` too, so that every instance sharing the store
+    /// serves the session: behind a load balancer without affinity, a request of a 2025-11-25
+    /// session that lands on another instance is served there (rmcp replays the handshake from
+    /// the store) instead of `404 Session not found`. The 2026-07-28 era needs no store: its
+    /// requests carry no session. What a session receives unasked (`tools/list_changed` on a
+    /// `GET` stream, `subscriptions/listen`) comes from the instance holding that stream, so
+    /// every instance should register the same tools.
+    pub fn session_store(
+        mut self,
+        store: Arc<dyn rmcp::transport::streamable_http_server::session::store::SessionStore>,
+    ) -> Self {
+        self.inner.session_store = Some(store);
+        self
+    }
+
     /// rmcp's own settings, for everything else (session mode, keep-alive, ...).
     pub fn rmcp(self) -> StreamableHttpServerConfig {
         self.inner
@@ -142,6 +157,7 @@ pub struct McpHttpService {
     max_sessions: usize,
     max_body: usize,
     in_flight: Arc<tokio::sync::Semaphore>,
+    store: Option<Arc<dyn rmcp::transport::streamable_http_server::session::store::SessionStore>>,
 }
 
 impl std::fmt::Debug for McpHttpService {
@@ -195,7 +211,15 @@ impl McpHttpService {
                 .and_then(|v| v.to_str().ok())
                 .map(Arc::<str>::from);
             match id {
-                Some(id) => Some(self.sessions.has_session(&id).await.unwrap_or(false)),
+                Some(id) => {
+                    let here = self.sessions.has_session(&id).await.unwrap_or(false);
+                    // Held by another instance sharing the store: still a session to end.
+                    let shared = match (&self.store, here) {
+                        (Some(store), false) => store.load(&id).await.ok().flatten().is_some(),
+                        _ => false,
+                    };
+                    Some(here || shared)
+                }
                 None => None,
             }
         } else {
@@ -273,6 +297,7 @@ impl McpServer {
         let sessions = Arc::new(sessions);
         McpHttpService {
             max_body: config.inner.max_request_body_bytes,
+            store: config.inner.session_store.clone(),
             inner: StreamableHttpService::new(
                 move || Ok(server.clone()),
                 Arc::clone(&sessions),
