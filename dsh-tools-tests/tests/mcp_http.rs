@@ -322,9 +322,16 @@ async fn sessions_past_the_cap_are_refused() {
     let probe = Arc::new(Probe::default());
     let (addr, stop, running) = serve(&probe, HttpConfig::default().max_sessions(2)).await;
     tokio::task::spawn_blocking(move || {
-        assert_eq!(initialize(addr).0, 200);
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "raw", "version": "1"}}});
+        let (status, first, _) = send(addr, addr, None, "POST", Some(&init));
+        assert_eq!(status, 200);
         assert_eq!(initialize(addr).0, 200);
         assert_eq!(initialize(addr), (503, "too many sessions".to_owned()));
+        let first = first.expect("a session id");
+        assert_eq!(send(addr, addr, Some(&first), "DELETE", None).0, 204);
+        assert_eq!(initialize(addr).0, 200);
     })
     .await
     .unwrap();
@@ -423,6 +430,17 @@ async fn requests_past_the_in_flight_limit_are_refused() {
             .unwrap();
             s
         };
+        // The session's standalone GET stream stays open and does not count.
+        let mut listen = TcpStream::connect(addr).unwrap();
+        listen
+            .write_all(
+                format!(
+                    "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\
+                     MCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: {session}\r\n\r\n"
+                )
+                .as_bytes(),
+            )
+            .unwrap();
         let held: Vec<TcpStream> = vec![call(1), call(2)];
         for _ in 0..500 {
             if started.started.load(std::sync::atomic::Ordering::SeqCst) >= 2 {
@@ -435,6 +453,7 @@ async fn requests_past_the_in_flight_limit_are_refused() {
             (503, "too many requests in flight".to_owned())
         );
         drop(held);
+        drop(listen);
         let mut served = (0, String::new());
         for _ in 0..100 {
             served = initialize(addr);

@@ -28,7 +28,7 @@ pub const MCP_PATH: &str = "/mcp";
 /// | session idle time ([`session_idle_timeout`](Self::session_idle_timeout)) | 5 minutes | the session is closed (later requests in it: `404`) |
 /// | open connections ([`max_connections`](Self::max_connections), [`HttpServer`] only) | 512 | `503 too many connections`, then closed |
 /// | time to send a request's headers ([`header_read_timeout`](Self::header_read_timeout), [`HttpServer`] only) | 10 s | the connection is closed |
-/// | requests being answered at once ([`max_requests_in_flight`](Self::max_requests_in_flight)) | 256 | `503 too many requests in flight` |
+/// | `POST` requests being answered at once ([`max_requests_in_flight`](Self::max_requests_in_flight)) | 256 | `503 too many requests in flight` |
 #[derive(Clone, Debug)]
 pub struct HttpConfig {
     inner: StreamableHttpServerConfig,
@@ -194,11 +194,20 @@ impl McpHttpService {
                 ),
             );
         }
-        let Ok(permit) = Arc::clone(&self.in_flight).try_acquire_owned() else {
-            return plain(
-                hyper::StatusCode::SERVICE_UNAVAILABLE,
-                "too many requests in flight",
-            );
+        // Only requests count: a session's standalone `GET` stream stays open for the whole
+        // session (bounded by the session cap), and would otherwise use up every place.
+        let permit = if request.method() == hyper::Method::POST {
+            match Arc::clone(&self.in_flight).try_acquire_owned() {
+                Ok(permit) => Some(permit),
+                Err(_) => {
+                    return plain(
+                        hyper::StatusCode::SERVICE_UNAVAILABLE,
+                        "too many requests in flight",
+                    );
+                }
+            }
+        } else {
+            None
         };
         let opens_session = request.method() == hyper::Method::POST
             && !request.headers().contains_key("mcp-session-id");
@@ -249,13 +258,16 @@ impl McpHttpService {
             return plain(hyper::StatusCode::SERVICE_UNAVAILABLE, "too many sessions");
         }
         // The permit lives as long as the body: a streamed answer counts until it ends.
-        response.map(|body| {
-            body.map_frame(move |frame| {
-                let _held = &permit;
-                frame
-            })
-            .boxed()
-        })
+        match permit {
+            Some(permit) => response.map(|body| {
+                body.map_frame(move |frame| {
+                    let _held = &permit;
+                    frame
+                })
+                .boxed()
+            }),
+            None => response,
+        }
     }
 }
 
@@ -350,14 +362,28 @@ fn plain(status: hyper::StatusCode, text: impl Into<String>) -> HttpResponse {
     response
 }
 
-/// `503 too many connections` on a connection past the limit, then closed (within a second:
-/// what it sends is never read).
+/// `503 too many connections` on a connection past the limit, then closed. What the client
+/// sent is read and discarded (for at most a second, 64 KiB) before the socket is dropped:
+/// closing with unread input would reset the connection, and the client might never see the
+/// answer.
 async fn refuse(mut stream: tokio::net::TcpStream) {
-    use tokio::io::AsyncWriteExt;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     const ANSWER: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n\
         Content-Length: 20\r\nConnection: close\r\n\r\ntoo many connections";
-    let _ = tokio::time::timeout(Duration::from_secs(1), stream.write_all(ANSWER)).await;
-    let _ = stream.shutdown().await;
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        stream.write_all(ANSWER).await?;
+        stream.shutdown().await?;
+        let mut sink = [0u8; 4096];
+        let mut left = 64 * 1024usize;
+        while left > 0 {
+            match stream.read(&mut sink).await? {
+                0 => break,
+                n => left = left.saturating_sub(n),
+            }
+        }
+        Ok::<(), std::io::Error>(())
+    })
+    .await;
 }
 
 /// An MCP server bound to a TCP address, serving HTTP/1.1 at [`MCP_PATH`] (anything else is
