@@ -149,7 +149,13 @@ fn collisions(attrs: &Attrs, tool: &ToolFn, cx: &mut Ctxt) {
                         }
                     }
                 }
-                let Some(last) = path.path.segments.last() else {
+                // Only a bare name can be the generated type: `api::ReadFile` cannot clash.
+                let segments = &path.path.segments;
+                let bare = path.qself.is_none()
+                    && path.path.leading_colon.is_none()
+                    && (segments.len() == 1
+                        || (segments.len() == 2 && segments[0].ident == "self"));
+                let Some(last) = segments.last().filter(|_| bare) else {
                     continue;
                 };
                 let fix = format!("`#[tool(struct_name = {tool_type}Tool)]`");

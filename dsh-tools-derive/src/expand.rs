@@ -166,7 +166,7 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
         quote_spanned! {send_span=>
             {
                 let (#(#names,)*) = (#(#call_args,)*);
-                #private::blocking(move || #fn_ident(#(#names),*))
+                #private::blocking(__dsh_tools_signal, move || #fn_ident(#(#names),*))
             }
         }
     } else {
@@ -177,12 +177,18 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
 
     // Spanned at the return type: a return type that is not `Result<O, E: Into<ToolError>>`
     // fails here too, and the same error at the same span is reported once.
+    // A blocking body is abandoned when its signal fires (a deadline, the caller's abort): the
+    // caller is released at once, the thread finishes on its own.
+    let blocking_signal = tool
+        .blocking
+        .then(|| quote!(let __dsh_tools_signal = #ctx_ident.signal().clone();));
     let call = quote_spanned! {output_ty.span()=>
         fn call(
             &self,
             #args_ident: Self::Args,
             #ctx_ident: #krate::ToolRunContext,
         ) -> impl ::core::future::Future<Output = #result_ty> + ::core::marker::Send {
+            #blocking_signal
             #ignore_ctx
             #destructure
             let __dsh_tools_future = #future;
@@ -296,17 +302,58 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
             )))
         }
     });
-    // The inline form's parameters were checked for aliases when the macro expanded.
-    let serde_names = matches!(tool.form, Form::Inline(_)).then(|| {
-        quote! {
-            fn serde_names() -> ::std::collections::BTreeSet<&'static str> {
-                ::std::collections::BTreeSet::new()
+    // Typed cards set on the tool itself: read by `Tool::definition` however the tool is
+    // registered (`From`, `register_tool`, `.definition()`, the card methods).
+    let key_cards = {
+        let call = attrs.call_card.as_ref().map(|set| {
+            let path = &set.value;
+            quote_spanned! {path.span()=>
+                fn key_call_card() -> ::core::option::Option<
+                    fn(&Self::Args) -> ::core::option::Option<#krate::present::ToolCallView>,
+                > {
+                    ::core::option::Option::Some(#path)
+                }
             }
+        });
+        let result = attrs.result_card.as_ref().map(|set| {
+            let path = &set.value;
+            quote_spanned! {path.span()=>
+                fn key_result_card() -> ::core::option::Option<
+                    fn(&Self::Args, &Self::Output)
+                        -> ::core::option::Option<#krate::present::ToolResultView>,
+                > {
+                    ::core::option::Option::Some(#path)
+                }
+            }
+        });
+        quote!(#call #result)
+    };
+    // The inline form's own parameters were checked for aliases when the macro expanded; the
+    // names inside their types are probed at registration, except for types that hold no
+    // struct or enum of the author's (strings, numbers, and lists or options of them), so the
+    // common tool compiles no probe.
+    let serde_names = match &tool.form {
+        Form::Inline(args) => {
+            let probed: Vec<&syn::Type> = args
+                .iter()
+                .map(|a| &a.ty)
+                .filter(|ty| needs_probe(ty))
+                .collect();
+            Some(quote! {
+                fn serde_names() -> ::std::collections::BTreeSet<&'static str> {
+                    #[allow(unused_mut)]
+                    let mut names = ::std::collections::BTreeSet::new();
+                    #( names.extend(#private::serde_names::<#probed>()); )*
+                    names
+                }
+            })
         }
-    });
+        Form::Struct(_) => None,
+    };
     let generated_check = quote! {
         const GENERATED_CHECK: ::core::option::Option<#fast::Generated> = #check;
         #serde_names
+        #key_cards
     };
 
     // The impl's header is spanned at the return type too: an unsatisfied `Tool::Output` is
@@ -404,25 +451,11 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
         }
     };
 
-    // Typed cards set on the tool itself: the same `Carded` the methods build.
-    let definition = if attrs.call_card.is_none() && attrs.result_card.is_none() {
-        quote!(#krate::Tool::definition(tool))
-    } else {
-        let call = attrs.call_card.as_ref().map(|set| {
-            let path = &set.value;
-            quote_spanned!(path.span()=> .call_card(#path))
-        });
-        let result = attrs.result_card.as_ref().map(|set| {
-            let path = &set.value;
-            quote_spanned!(path.span()=> .result_card(#path))
-        });
-        quote!(#krate::Carded::new_for(tool) #call #result .definition())
-    };
     let from_impl = quote_spanned! {output_ty.span()=>
         #[automatically_derived]
         impl ::core::convert::From<#struct_ident> for #krate::ToolDefinition {
             fn from(tool: #struct_ident) -> Self {
-                #definition
+                #krate::Tool::definition(tool)
             }
         }
     };
@@ -452,4 +485,50 @@ mod tests {
         assert_eq!(upper_camel("do_2x"), "Do2x");
         assert_eq!(upper_camel("_"), "Tool");
     }
+}
+
+/// Whether a parameter type may hold a struct or enum whose serde names (aliases) need probing:
+/// anything but the standard scalars and `Option`, `Vec`, `Box` or string-keyed maps of them.
+fn needs_probe(ty: &syn::Type) -> bool {
+    const SCALARS: &[&str] = &[
+        "String", "str", "bool", "char", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16",
+        "u32", "u64", "u128", "usize", "f32", "f64", "PathBuf", "Value",
+    ];
+    const WRAPPERS: &[&str] = &["Option", "Vec", "Box", "BTreeMap", "HashMap", "IndexMap"];
+    let mut stack = vec![ty];
+    while let Some(ty) = stack.pop() {
+        match ty {
+            syn::Type::Reference(r) => stack.push(&r.elem),
+            syn::Type::Paren(p) => stack.push(&p.elem),
+            syn::Type::Group(g) => stack.push(&g.elem),
+            syn::Type::Array(a) => stack.push(&a.elem),
+            syn::Type::Slice(s) => stack.push(&s.elem),
+            syn::Type::Tuple(t) => stack.extend(t.elems.iter()),
+            syn::Type::Path(path) if path.qself.is_none() => {
+                let Some(last) = path.path.segments.last() else {
+                    return true;
+                };
+                let name = last.ident.to_string();
+                if SCALARS.contains(&name.as_str()) {
+                    continue;
+                }
+                if !WRAPPERS.contains(&name.as_str()) {
+                    return true;
+                }
+                match &last.arguments {
+                    syn::PathArguments::AngleBracketed(args) => {
+                        for arg in &args.args {
+                            match arg {
+                                syn::GenericArgument::Type(inner) => stack.push(inner),
+                                _ => return true,
+                            }
+                        }
+                    }
+                    _ => return true,
+                }
+            }
+            _ => return true,
+        }
+    }
+    false
 }

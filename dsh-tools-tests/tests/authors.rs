@@ -686,8 +686,9 @@ mod blocking_bodies {
 
     static FINISHED: AtomicBool = AtomicBool::new(false);
 
-    /// Blocks its thread (a plain `fn`: the blocking pool).
-    #[tool(timeout_ms = 50, timeout_grace_ms = 10)]
+    /// Blocks its thread (a plain `fn`: the blocking pool). The default grace (5 s) applies:
+    /// the caller is released at the deadline anyway.
+    #[tool(timeout_ms = 50)]
     fn blocks(
         /// How long to block, in milliseconds
         ms: u64,
@@ -854,7 +855,7 @@ mod fuzzing_edges {
         /// The byte
         b: u8,
     ) -> Result<u8, ToolError> {
-        Ok(b + 1) // overflows at 255 (a panic in debug builds)
+        Ok(b.checked_add(1).expect("255 + 1 overflows a byte")) // a bug at 255
     }
 
     /// Adds an `i32` to a `u32`.
@@ -1027,6 +1028,44 @@ mod serde_aliases {
     #[test]
     fn types_without_aliases_register() {
         Registry::new().register(Plain).unwrap().keep();
+    }
+
+    /// Picks a mode.
+    #[tool]
+    async fn pick(
+        /// The mode, nested in an option of a list
+        modes: Option<Vec<Mode>>,
+    ) -> Result<usize, ToolError> {
+        Ok(modes.map_or(0, |m| m.len()))
+    }
+
+    #[test]
+    fn an_alias_inside_an_inline_parameters_type_is_refused_too() {
+        let error = Registry::new().register(Pick).unwrap_err().to_string();
+        assert!(
+            error.contains("accepts names its schema does not declare: `fast`"),
+            "{error}"
+        );
+    }
+
+    mod api {
+        /// A type named like the tool's generated type, in another module.
+        #[derive(serde::Deserialize, schemars::JsonSchema)]
+        pub(super) struct ReadNote {
+            /// The note
+            pub(super) name: String,
+        }
+    }
+
+    /// Reads a note: a qualified path cannot clash with the generated `ReadNote`.
+    #[tool]
+    async fn read_note(args: api::ReadNote) -> Result<String, ToolError> {
+        Ok(args.name)
+    }
+
+    #[test]
+    fn a_qualified_type_named_like_the_tool_is_not_a_clash() {
+        Registry::new().register(ReadNote).unwrap();
     }
 }
 
@@ -1303,6 +1342,46 @@ mod card_keys {
         Ok(Listing {
             lines: vec![format!("contents of {path}"), "end".into()],
         })
+    }
+
+    #[test]
+    fn a_read_card_from_any_offset_does_not_overflow() {
+        let card = serde_json::to_value(ToolResultView::read("a", u64::MAX, ["x", "y"])).unwrap();
+        assert_eq!(card["lines"][0]["number"], u64::MAX);
+        assert_eq!(card["lines"][1]["number"], u64::MAX);
+        assert_eq!(card["totalLines"], u64::MAX);
+    }
+
+    #[tokio::test]
+    async fn card_keys_come_with_the_tool_however_it_is_registered() {
+        use dsh_tools::Tool;
+        let args = json!({"path": "b.txt"});
+        // `register_tool`, `.definition()` and the card methods all keep the keys' cards.
+        let registry = Registry::new();
+        registry.register_tool(Show).unwrap();
+        assert_eq!(
+            registry.present_call("show", &args, None).title(),
+            "Show b.txt"
+        );
+        let definition = Show.definition();
+        let card = definition.call_presenter().map(|present| present(&args));
+        assert_eq!(
+            card.flatten().map(|c| c.title().to_owned()).as_deref(),
+            Some("Show b.txt")
+        );
+        // A method's card replaces the key's of the same kind and keeps the other.
+        let registry = Registry::new();
+        registry
+            .register(Show.result_card(|_, _| Some(ToolResultView::terminal("ok", 0))))
+            .unwrap();
+        assert_eq!(
+            registry.present_call("show", &args, None).title(),
+            "Show b.txt"
+        );
+        let input = ToolExecutionInput::new("c", "show", args.clone(), Default::default());
+        let result = registry.execute(input).await;
+        let card = registry.present_result("show", &args, &result, None);
+        assert!(matches!(card, ToolResultView::Terminal(_)), "{card:?}");
     }
 
     #[tokio::test]

@@ -14,8 +14,11 @@ pub fn assert_send<F: Future + Send>(future: F) -> F {
 }
 
 /// Runs a blocking body (a `#[tool]` on a plain `fn`) on Tokio's blocking pool. Awaiting it
-/// yields, so a declared timeout releases the caller; a panic becomes the call's error.
+/// yields, and it gives up on the body when `signal` fires (a deadline, the caller's abort), so
+/// the caller is released at once while the thread finishes its work; a panic becomes the
+/// call's error.
 pub async fn blocking<R: Send + 'static>(
+    signal: crate::call::Signal,
     body: impl FnOnce() -> R + Send + 'static,
 ) -> Result<R, crate::ToolError> {
     let Ok(handle) = tokio::runtime::Handle::try_current() else {
@@ -24,14 +27,20 @@ pub async fn blocking<R: Send + 'static>(
              inside a Tokio runtime",
         ));
     };
-    match handle.spawn_blocking(body).await {
-        Ok(returned) => Ok(returned),
-        Err(error) if error.is_panic() => {
-            Err(crate::ToolError::from_panic_payload(error.into_panic()))
-        }
-        Err(error) => Err(crate::ToolError::new(format!(
-            "the blocking body did not run: {error}"
-        ))),
+    let task = handle.spawn_blocking(body);
+    tokio::select! {
+        joined = task => match joined {
+            Ok(returned) => Ok(returned),
+            Err(error) if error.is_panic() => {
+                Err(crate::ToolError::from_panic_payload(error.into_panic()))
+            }
+            Err(error) => Err(crate::ToolError::new(format!(
+                "the blocking body did not run: {error}"
+            ))),
+        },
+        () = signal.cancelled() => Err(crate::ToolError::new(
+            "the blocking body was abandoned when its signal fired (its thread runs on)",
+        )),
     }
 }
 
@@ -71,4 +80,10 @@ impl<T: crate::Tool + BuiltWithState> From<NeedsState<T>> for crate::ToolDefinit
             ),
         )
     }
+}
+
+/// Every struct field and enum variant name serde accepts for `T` (aliases included): the
+/// inline form's parameter types, checked at registration.
+pub fn serde_names<T: serde::de::DeserializeOwned>() -> std::collections::BTreeSet<&'static str> {
+    crate::typed::serde_names::<T>()
 }

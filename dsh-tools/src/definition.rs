@@ -586,13 +586,9 @@ impl ToolDefinition {
     }
 }
 
-/// A `warn` event when a body settled `elapsed` after its call started, past its `limit`: it
-/// blocked its thread, so the deadline could not be checked until it was done.
-pub(crate) fn warn_if_blocked_past(name: &str, limit: Duration, elapsed: Duration) {
-    if elapsed <= limit {
-        return;
-    }
-    let overrun = elapsed - limit;
+/// A `warn` event for a body that settled `overrun` past its `limit` in one poll that began
+/// before the deadline: it blocked its thread, so the deadline could not interrupt it.
+pub(crate) fn warn_blocked_past(name: &str, limit: Duration, overrun: Duration) {
     tracing::warn!(
         tool = name,
         limit_ms = u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),

@@ -318,11 +318,13 @@ impl ToolResultView {
         lines: impl IntoIterator<Item = L>,
     ) -> Self {
         let first_line = first_line.max(1);
+        // Numbered without overflow, whatever offset a model asked for (the last numbers
+        // saturate at `u64::MAX`).
         let lines: Vec<ReadFileLine> = lines
             .into_iter()
-            .zip(first_line..)
-            .map(|(text, number)| ReadFileLine {
-                number,
+            .enumerate()
+            .map(|(i, text)| ReadFileLine {
+                number: first_line.saturating_add(i as u64),
                 text: text.into(),
             })
             .collect();
@@ -330,7 +332,7 @@ impl ToolResultView {
             title: None,
             path: path.into(),
             offset: first_line,
-            total_lines: first_line - 1 + lines.len() as u64,
+            total_lines: (first_line - 1).saturating_add(lines.len() as u64),
             lines,
             lang: None,
             content: None,

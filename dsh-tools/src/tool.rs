@@ -264,6 +264,25 @@ pub trait Tool: Send + Sync + Sized + 'static {
         crate::typed::serde_names::<Self::Args>()
     }
 
+    /// The typed call card set by `#[tool(call_card = path)]` (see [`Tool::call_card`]).
+    #[doc(hidden)]
+    fn key_call_card() -> Option<fn(&Self::Args) -> Option<ToolCallView>>
+    where
+        Self: Sized,
+    {
+        None
+    }
+
+    /// The typed result card set by `#[tool(result_card = path)]` (see [`Tool::result_card`]).
+    #[doc(hidden)]
+    #[allow(clippy::type_complexity)]
+    fn key_result_card() -> Option<fn(&Self::Args, &Self::Output) -> Option<ToolResultView>>
+    where
+        Self: Sized,
+    {
+        None
+    }
+
     /// The definition, or why the types' schemas cannot be bridged into the subset.
     fn try_definition(self) -> Result<ToolDefinition, BridgeError> {
         let schemas = schemas::<Self::Args, Self::Output>(
@@ -271,6 +290,9 @@ pub trait Tool: Send + Sync + Sized + 'static {
             &Self::GENERATED_CHECK,
             Self::serde_names,
         )?;
+        if Self::key_call_card().is_some() || Self::key_result_card().is_some() {
+            return Ok(Carded::new(self).build(schemas));
+        }
         Ok(build(self, schemas))
     }
 
@@ -285,6 +307,10 @@ pub trait Tool: Send + Sync + Sized + 'static {
             &Self::GENERATED_CHECK,
             Self::serde_names,
         ) {
+            // Cards set by `#[tool]` keys come with the tool however it is registered.
+            Ok(schemas) if Self::key_call_card().is_some() || Self::key_result_card().is_some() => {
+                Carded::new(self).build(schemas)
+            }
             Ok(schemas) => build(self, schemas),
             Err(error) => ToolDefinition::invalid(name, description, error),
         }
@@ -668,17 +694,12 @@ impl<T: Tool> std::fmt::Debug for Carded<T> {
 }
 
 impl<T: Tool> Carded<T> {
-    /// `tool` with no card yet (what the `call_card` and `result_card` keys of `#[tool]` start
-    /// from; in code, the [`Tool`] methods of the same names read better).
-    pub fn new_for(tool: T) -> Self {
-        Self::new(tool)
-    }
-
+    /// `tool`, with the cards its `#[tool]` keys set (replaced by the methods' cards).
     pub(super) fn new(tool: T) -> Self {
         Self {
             tool,
-            call: None,
-            result: None,
+            call: T::key_call_card().map(|card| Arc::new(card) as TypedCallCard<T::Args>),
+            result: T::key_result_card().map(|card| Arc::new(card) as TypedResultCardOut<T>),
             render: None,
         }
     }
@@ -718,16 +739,24 @@ impl<T: Tool> Carded<T> {
     pub fn definition(self) -> ToolDefinition {
         let allow_unknown = self.tool.allow_unknown_args();
         let generated = &T::GENERATED_CHECK;
-        let Ok(schemas) = schemas::<T::Args, T::Output>(allow_unknown, generated, T::serde_names)
-        else {
-            // The definition carries the bridge error; registering it reports that.
-            return self.tool.definition();
-        };
+        match schemas::<T::Args, T::Output>(allow_unknown, generated, T::serde_names) {
+            Ok(schemas) => self.build(schemas),
+            Err(error) => {
+                // The definition carries the bridge error; registering it reports that.
+                let (name, description) = (self.tool.name().to_owned(), self.tool.description());
+                ToolDefinition::invalid(name, description.to_owned(), error)
+            }
+        }
+    }
+
+    /// The definition from the types' schemas (never through `T::definition`, which comes
+    /// back here when `#[tool]` keys set cards).
+    fn build(self, schemas: Arc<TypedSchemas>) -> ToolDefinition {
         let has_result_card = self.result.is_some();
         let mut definition = match self.result {
             // The card is drawn from the typed output as the body returns it.
             Some(card) => build_carded(self.tool, Arc::clone(&schemas), card),
-            None => self.tool.definition(),
+            None => build(self.tool, Arc::clone(&schemas)),
         };
         // Only arguments that validate are decoded: their depth is the schema's.
         let decode = {

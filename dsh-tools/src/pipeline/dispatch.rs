@@ -168,10 +168,17 @@ async fn with_deadline<F: Future>(
         return Some(body.await);
     };
     let mut deadline = pin!(deadline);
-    let started = std::time::Instant::now();
+    let due = std::time::Instant::now() + limit;
     let settled = poll_fn(|cx| {
+        let poll_started = std::time::Instant::now();
         if let Poll::Ready(out) = body.as_mut().poll(cx) {
-            crate::definition::warn_if_blocked_past(name, limit, started.elapsed());
+            // Only a poll that began before the deadline and ended past it blocked through it
+            // (a body woken late by a busy executor, or settling in the deadline's own tick,
+            // did not).
+            let ended = std::time::Instant::now();
+            if poll_started < due && ended > due {
+                crate::definition::warn_blocked_past(name, limit, ended - due);
+            }
             return Poll::Ready(Some(out));
         }
         match deadline.as_mut().poll(cx) {
@@ -264,6 +271,10 @@ fn checked_parts(
     value: &Value,
 ) -> Result<(Vec<ContentBlock>, Option<Value>), ToolError> {
     let name = &tool.definition.name;
+    // A typed result card computed from the body's output: taken first, so that it is gone
+    // whatever happens here, and a success rebuilt later (a wrapper's, a post-execute
+    // replacement) never shows a card of another value (it gets the generic one).
+    let computed = exec.run.take_presentation().filter(is_lossless);
     if !is_lossless(value) {
         return Err(output_error(name, "value is not lossless JSON".to_owned()));
     }
@@ -274,8 +285,7 @@ fn checked_parts(
     let mut content = std::panic::catch_unwind(AssertUnwindSafe(|| render(args, value)))
         .map_err(|p| output_error(name, format!("output.render failed: {}", panic_text(p))))?;
     content.extend(exec.run.take_attached());
-    // A typed result card computed from the typed output wins (only a top-level call gets one).
-    let computed = exec.run.take_presentation().filter(is_lossless);
+    // The typed result card wins over a projection (only a top-level call gets either).
     let meta = match (&tool.definition.output.presentation_meta, exec.parent) {
         (_, None) if computed.is_some() => computed,
         (Some(project), None) => {

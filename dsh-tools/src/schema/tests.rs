@@ -391,6 +391,17 @@ fn one_of_that_matches_nothing_is_explained() {
         message.ends_with(r#""value.p4" must be an integer, ..."#),
         "{message}"
     );
+    // The closest branch is numbered as declared, null branches included, and null allowed.
+    let mixed = CompiledSchema::compile(&json!({"oneOf": [
+        {"type": "null"}, {"type": "string"}, {"type": "integer", "minimum": 0}
+    ]}))
+    .unwrap();
+    assert_eq!(
+        mixed.validate(&json!(-1)),
+        [
+            r#""value" must match exactly one oneOf branch (matched 0): closest is branch 2: "value" must be >= 0 (or null)"#
+        ]
+    );
     // Matching two branches keeps the spec's message alone.
     let two = CompiledSchema::compile(&json!({"oneOf": [{"type": "integer"}, {"type": "number"}]}))
         .unwrap();

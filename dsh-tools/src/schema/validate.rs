@@ -501,6 +501,7 @@ impl<'a> Collector<'a> {
         } else {
             ""
         };
+        let all = branches;
         let branches: Vec<NodeId> = branches.iter().copied().filter(|b| !is_null(b)).collect();
         let branches = &branches[..];
         if let Some((key, tags)) = tagged(self.schema, branches) {
@@ -560,16 +561,17 @@ impl<'a> Collector<'a> {
                 choice.join(", or ")
             );
         }
-        // Closest: a branch of the value's own JSON type first, then the fewest violations.
+        // Closest: a branch of the value's own JSON type first, then the fewest violations;
+        // numbered as declared (null branches included).
         let (mut best, mut best_rank, mut best_text) = (0, (true, usize::MAX), String::new());
-        for (i, b) in branches.iter().enumerate() {
+        for (i, b) in all.iter().enumerate().filter(|(_, b)| !is_null(b)) {
             let (count, text) = list(*b);
             let rank = (!same_kind(&self.schema.nodes[*b as usize], value), count);
             if rank < best_rank {
                 (best, best_rank, best_text) = (i, rank, text);
             }
         }
-        format!("closest is branch {best}: {best_text}")
+        format!("closest is branch {best}: {best_text}{or_null}")
     }
 
     fn visit(&mut self, id: NodeId, v: &'a Value, path: PathId) {
