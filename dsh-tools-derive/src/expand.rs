@@ -343,7 +343,7 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
                 fn serde_names() -> ::std::collections::BTreeSet<&'static str> {
                     #[allow(unused_mut)]
                     let mut names = ::std::collections::BTreeSet::new();
-                    #( names.extend(#private::serde_names::<#probed>()); )*
+                    #( names.extend(#private::NamesOf::<#probed>::NEW.names()); )*
                     names
                 }
             })
@@ -473,20 +473,6 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use crate::ast::upper_camel;
-
-    #[test]
-    fn camel() {
-        assert_eq!(upper_camel("read_file"), "ReadFile");
-        assert_eq!(upper_camel("add"), "Add");
-        assert_eq!(upper_camel("_private_x"), "PrivateX");
-        assert_eq!(upper_camel("do_2x"), "Do2x");
-        assert_eq!(upper_camel("_"), "Tool");
-    }
-}
-
 /// Whether a parameter type may hold a struct or enum whose serde names (aliases) need probing:
 /// anything but the standard scalars and `Option`, `Vec`, `Box` or string-keyed maps of them.
 fn needs_probe(ty: &syn::Type) -> bool {
@@ -531,4 +517,18 @@ fn needs_probe(ty: &syn::Type) -> bool {
         }
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ast::upper_camel;
+
+    #[test]
+    fn camel() {
+        assert_eq!(upper_camel("read_file"), "ReadFile");
+        assert_eq!(upper_camel("add"), "Add");
+        assert_eq!(upper_camel("_private_x"), "PrivateX");
+        assert_eq!(upper_camel("do_2x"), "Do2x");
+        assert_eq!(upper_camel("_"), "Tool");
+    }
 }

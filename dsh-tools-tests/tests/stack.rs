@@ -109,7 +109,7 @@ fn deep_one_of_chain() {
         assert_eq!(
             compiled.validate(&json!(1)),
             [
-                r#""value" must match exactly one oneOf branch (matched 0): closest is branch 0: "value" must match exactly one oneOf branch (matched 0)"#
+                r#""value" must match exactly one oneOf branch (matched 0): closest is branch 0: "value" must match exactly one oneOf branch (matched 0) (or null)"#
             ]
         );
     });

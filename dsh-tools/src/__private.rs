@@ -83,7 +83,36 @@ impl<T: crate::Tool + BuiltWithState> From<NeedsState<T>> for crate::ToolDefinit
 }
 
 /// Every struct field and enum variant name serde accepts for `T` (aliases included): the
-/// inline form's parameter types, checked at registration.
-pub fn serde_names<T: serde::de::DeserializeOwned>() -> std::collections::BTreeSet<&'static str> {
-    crate::typed::serde_names::<T>()
+/// inline form's parameter types, checked at registration. `NamesOf::<T>::NEW.names()` picks
+/// this where `T: DeserializeOwned` and the empty fallback (behind `Deref`) otherwise, so a
+/// parameter that is not `Deserialize` is reported once, by the arguments struct's derive.
+pub struct NamesOf<T>(std::marker::PhantomData<fn() -> T>);
+
+impl<T> NamesOf<T> {
+    /// The probe.
+    pub const NEW: Self = Self(std::marker::PhantomData);
+}
+
+impl<T: serde::de::DeserializeOwned> NamesOf<T> {
+    /// `T`'s names.
+    pub fn names(&self) -> std::collections::BTreeSet<&'static str> {
+        crate::typed::serde_names::<T>()
+    }
+}
+
+/// The fallback of [`NamesOf`]: no names.
+pub struct NoNames;
+
+impl NoNames {
+    /// No names.
+    pub fn names(&self) -> std::collections::BTreeSet<&'static str> {
+        std::collections::BTreeSet::new()
+    }
+}
+
+impl<T> std::ops::Deref for NamesOf<T> {
+    type Target = NoNames;
+    fn deref(&self) -> &NoNames {
+        &NoNames
+    }
 }

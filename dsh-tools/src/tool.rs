@@ -266,6 +266,7 @@ pub trait Tool: Send + Sync + Sized + 'static {
 
     /// The typed call card set by `#[tool(call_card = path)]` (see [`Tool::call_card`]).
     #[doc(hidden)]
+    #[allow(clippy::type_complexity)]
     fn key_call_card() -> Option<fn(&Self::Args) -> Option<ToolCallView>>
     where
         Self: Sized,
