@@ -899,6 +899,13 @@ mod fuzzing_edges {
         if std::env::var_os(QUIET_CHILD).is_some() {
             let failure = fuzz_tool(EvenPanics, FuzzConfig::default().cases(64)).unwrap_err();
             assert!(failure.problem.contains("fuzz-quiet-marker"), "{failure}");
+            // Where it panicked, though nothing was printed.
+            assert!(
+                failure
+                    .problem
+                    .contains("(at dsh-tools-tests/tests/authors.rs:"),
+                "{failure}"
+            );
             assert_eq!(failure.arguments["n"].as_i64().unwrap() % 2, 0, "{failure}");
             let elsewhere = std::thread::spawn(|| panic!("outside-marker")).join();
             assert!(elsewhere.is_err());
@@ -1023,6 +1030,30 @@ mod serde_aliases {
     async fn plain(args: PlainArgs) -> Result<String, ToolError> {
         let _ = (args.extra, args.shape, args.op);
         Ok(args.file_path)
+    }
+
+    #[derive(Deserialize)]
+    struct Settings {
+        #[serde(alias = "lvl")]
+        level: u8,
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    struct OpaqueArgs {
+        /// Free-form settings (the schema admits any value)
+        #[schemars(with = "serde_json::Value")]
+        settings: Settings,
+    }
+
+    /// Configures.
+    #[tool]
+    async fn configure(args: OpaqueArgs) -> Result<u8, ToolError> {
+        Ok(args.settings.level)
+    }
+
+    #[test]
+    fn names_under_a_part_that_admits_any_value_are_not_refused() {
+        Registry::new().register(Configure).unwrap();
     }
 
     #[test]

@@ -105,9 +105,18 @@ fn quiet_panics_on_fuzz_threads() {
         std::panic::set_hook(Box::new(move |info| {
             if std::thread::current().name() != Some(FUZZ_THREAD) {
                 previous(info);
+                return;
             }
+            // Kept for the failure report: where the body panicked.
+            let at = info.location().map(ToString::to_string);
+            PANICKED_AT.with(|slot| *slot.borrow_mut() = at);
         }));
     });
+}
+
+thread_local! {
+    /// Where the last panic on this fuzzing thread happened (`file:line:column`).
+    static PANICKED_AT: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
 }
 
 /// Fuzzes one tool through the whole call (validation, decode, body, output check) with
@@ -243,8 +252,14 @@ fn fuzz(
                 Ok(result) => result,
                 Err(payload) => {
                     let error = ToolError::from_panic(&*payload);
-                    *slot.lock().unwrap_or_else(PoisonError::into_inner) =
-                        Some(error.message().to_owned());
+                    // The location, when the panic was on this thread (an `async` body; a
+                    // blocking body panics on the pool's).
+                    let at = PANICKED_AT.with(|slot| slot.borrow_mut().take());
+                    let message = match at {
+                        Some(at) => format!("{} (at {at})", error.message()),
+                        None => error.message().to_owned(),
+                    };
+                    *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(message);
                     crate::error::drop_panic_payload(payload);
                     Err(error)
                 }

@@ -70,6 +70,52 @@ pub(crate) fn schema_names(schema: &Value) -> BTreeSet<&str> {
     names
 }
 
+/// Whether some node of `schema` admits any value (`true`, or an object schema with no
+/// keyword that constrains the value), so that names under it cannot be known from the schema.
+pub(crate) fn admits_anything(schema: &Value) -> bool {
+    const CONSTRAINING: &[&str] = &[
+        "type",
+        "enum",
+        "const",
+        "oneOf",
+        "anyOf",
+        "allOf",
+        "$ref",
+        "properties",
+        "items",
+        "not",
+    ];
+    let mut stack = vec![schema];
+    while let Some(node) = stack.pop() {
+        match node {
+            Value::Bool(true) => return true,
+            Value::Object(map) => {
+                if !map.keys().any(|k| CONSTRAINING.contains(&k.as_str())) {
+                    return true;
+                }
+                for (key, value) in map {
+                    match key.as_str() {
+                        "properties" | "$defs" | "definitions" => {
+                            if let Value::Object(children) = value {
+                                stack.extend(children.values());
+                            }
+                        }
+                        "items" | "additionalProperties" | "not" => stack.push(value),
+                        "oneOf" | "anyOf" | "allOf" => {
+                            if let Value::Array(branches) = value {
+                                stack.extend(branches);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Aborts a probe run.
 #[derive(Debug)]
 struct Stop;

@@ -70,6 +70,11 @@ fn refuse_aliases(
     serde_names: fn() -> std::collections::BTreeSet<&'static str>,
     args_name: &str,
 ) -> Result<(), BridgeError> {
+    // A part of the schema that admits any value (`#[schemars(with = "Value")]` over a struct)
+    // may hold names the schema cannot list: nothing is refused there.
+    if aliases::admits_anything(parameters) {
+        return Ok(());
+    }
     let declared = aliases::schema_names(parameters);
     let dead: Vec<String> = serde_names()
         .into_iter()
