@@ -643,3 +643,24 @@ async fn two_instances_behind_a_round_robin_proxy_share_sessions_through_a_store
         run_b.await.unwrap().unwrap();
     }
 }
+
+/// A session refused past the cap leaves nothing in the shared store for another instance to
+/// restore.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_refused_past_the_cap_is_not_left_in_the_store() {
+    let probe = Arc::new(Probe::default());
+    let store: Arc<SharedStore> = Arc::default();
+    let config = HttpConfig::default()
+        .max_sessions(1)
+        .session_store(store.clone());
+    let (addr, stop, running) = serve(&probe, config).await;
+    tokio::task::spawn_blocking(move || {
+        assert_eq!(initialize(addr).0, 200);
+        assert_eq!(initialize(addr), (503, "too many sessions".to_owned()));
+    })
+    .await
+    .unwrap();
+    assert_eq!(store.0.lock().unwrap().len(), 1);
+    stop.cancel();
+    running.await.unwrap().unwrap();
+}

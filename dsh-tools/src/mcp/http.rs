@@ -255,6 +255,10 @@ impl McpHttpService {
             && self.sessions.sessions.read().await.len() > self.max_sessions
         {
             let _ = self.sessions.close_session(&id).await;
+            if let Some(store) = &self.store {
+                // rmcp stored it after the handshake: no other instance may restore it either.
+                let _ = store.delete(&id).await;
+            }
             return plain(hyper::StatusCode::SERVICE_UNAVAILABLE, "too many sessions");
         }
         // The permit lives as long as the body: a streamed answer counts until it ends.
