@@ -326,7 +326,24 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
                 }
             }
         });
-        quote!(#call #result)
+        // With card keys, the tool's own `definition` builds them in (however it is
+        // registered); without, the trait's defaults compile no card machinery.
+        let definition = (attrs.call_card.is_some() || attrs.result_card.is_some()).then(|| {
+            quote! {
+                fn try_definition(
+                    self,
+                ) -> ::core::result::Result<
+                    #krate::ToolDefinition,
+                    #krate::schema::bridge::BridgeError,
+                > {
+                    #krate::Carded::keyed(self).try_definition()
+                }
+                fn definition(self) -> #krate::ToolDefinition {
+                    #krate::Carded::keyed(self).definition()
+                }
+            }
+        });
+        quote!(#call #result #definition)
     };
     // The inline form's own parameters were checked for aliases when the macro expanded; the
     // names inside their types are probed at registration, except for types that hold no

@@ -291,9 +291,6 @@ pub trait Tool: Send + Sync + Sized + 'static {
             &Self::GENERATED_CHECK,
             Self::serde_names,
         )?;
-        if Self::key_call_card().is_some() || Self::key_result_card().is_some() {
-            return Ok(Carded::new(self).build(schemas));
-        }
         Ok(build(self, schemas))
     }
 
@@ -308,10 +305,6 @@ pub trait Tool: Send + Sync + Sized + 'static {
             &Self::GENERATED_CHECK,
             Self::serde_names,
         ) {
-            // Cards set by `#[tool]` keys come with the tool however it is registered.
-            Ok(schemas) if Self::key_call_card().is_some() || Self::key_result_card().is_some() => {
-                Carded::new(self).build(schemas)
-            }
             Ok(schemas) => build(self, schemas),
             Err(error) => ToolDefinition::invalid(name, description, error),
         }
@@ -734,6 +727,22 @@ impl<T: Tool> Carded<T> {
             Some(render(args, &output))
         }));
         self
+    }
+
+    /// `tool` with the cards its `#[tool]` keys set: what the `definition` that `#[tool]` writes
+    /// for a tool with card keys builds (only then, so a tool without cards compiles none of
+    /// this).
+    #[doc(hidden)]
+    pub fn keyed(tool: T) -> Self {
+        Self::new(tool)
+    }
+
+    /// The definition, or why the types' schemas cannot be bridged into the subset.
+    pub fn try_definition(self) -> Result<ToolDefinition, BridgeError> {
+        let allow_unknown = self.tool.allow_unknown_args();
+        let generated = &T::GENERATED_CHECK;
+        let schemas = schemas::<T::Args, T::Output>(allow_unknown, generated, T::serde_names)?;
+        Ok(self.build(schemas))
     }
 
     /// The definition to register, with its cards and renderer.
