@@ -27,6 +27,12 @@ pub async fn blocking<R: Send + 'static>(
              inside a Tokio runtime",
         ));
     };
+    // Already cancelled: the body never starts (its side effects would be for nobody).
+    if signal.is_cancelled() {
+        return Err(crate::ToolError::new(
+            "the blocking body was not started: its signal had fired",
+        ));
+    }
     let task = handle.spawn_blocking(body);
     tokio::select! {
         joined = task => match joined {

@@ -109,7 +109,11 @@ fn quiet_panics_on_fuzz_threads() {
             }
             // Kept for the failure report: where the body panicked.
             let at = info.location().map(ToString::to_string);
-            PANICKED_AT.with(|slot| *slot.borrow_mut() = at);
+            let _ = PANICKED_AT.try_with(|slot| {
+                if let Ok(mut slot) = slot.try_borrow_mut() {
+                    *slot = at;
+                }
+            });
         }));
     });
 }
@@ -254,7 +258,10 @@ fn fuzz(
                     let error = ToolError::from_panic(&*payload);
                     // The location, when the panic was on this thread (an `async` body; a
                     // blocking body panics on the pool's).
-                    let at = PANICKED_AT.with(|slot| slot.borrow_mut().take());
+                    let at = PANICKED_AT
+                        .try_with(|slot| slot.try_borrow_mut().ok().and_then(|mut s| s.take()))
+                        .ok()
+                        .flatten();
                     let message = match at {
                         Some(at) => format!("{} (at {at})", error.message()),
                         None => error.message().to_owned(),
