@@ -318,53 +318,44 @@ fn string(
 fn grace(value: Option<Expr>, key_span: Span, cx: &mut Ctxt) -> Option<(LitInt, u64)> {
     const HELP: &str = "`timeout_grace_ms` takes an integer literal (milliseconds after the \
                         timeout before an unresponsive body is dropped): `timeout_grace_ms = 500`";
-    match value {
-        Some(Expr::Lit(syn::ExprLit {
-            lit: Lit::Int(lit), ..
-        })) => match lit.base10_parse::<u64>() {
-            Ok(ms) => Some((lit, ms)),
-            Err(_) => {
-                cx.error(lit.span(), format!("{HELP}, at most {}", u64::MAX));
-                None
-            }
-        },
-        Some(other) => {
-            cx.error_spanned(other, HELP);
-            None
-        }
-        None => {
-            cx.error(key_span, HELP);
-            None
-        }
-    }
+    millis(value, key_span, HELP, None, cx)
 }
 
 fn timeout(value: Option<Expr>, key_span: Span, cx: &mut Ctxt) -> Option<(LitInt, u64)> {
     const HELP: &str = "`timeout_ms` takes a positive integer literal (milliseconds): \
                         `timeout_ms = 30_000`";
+    const ZERO: &str = "`timeout_ms` must be positive: a zero timeout would fail every call";
+    millis(value, key_span, HELP, Some(ZERO), cx)
+}
+
+/// A `u64` integer literal of milliseconds; `zero`, when set, refuses 0 with that message.
+fn millis(
+    value: Option<Expr>,
+    key_span: Span,
+    help: &str,
+    zero: Option<&str>,
+    cx: &mut Ctxt,
+) -> Option<(LitInt, u64)> {
     match value {
         Some(Expr::Lit(syn::ExprLit {
             lit: Lit::Int(lit), ..
-        })) => match lit.base10_parse::<u64>() {
-            Ok(0) => {
-                cx.error(
-                    lit.span(),
-                    "`timeout_ms` must be positive: a zero timeout would fail every call",
-                );
+        })) => match (lit.base10_parse::<u64>(), zero) {
+            (Ok(0), Some(refusal)) => {
+                cx.error(lit.span(), refusal);
                 None
             }
-            Ok(ms) => Some((lit, ms)),
-            Err(_) => {
-                cx.error(lit.span(), format!("{HELP}, at most {}", u64::MAX));
+            (Ok(ms), _) => Some((lit, ms)),
+            (Err(_), _) => {
+                cx.error(lit.span(), format!("{help}, at most {}", u64::MAX));
                 None
             }
         },
         Some(other) => {
-            cx.error_spanned(other, HELP);
+            cx.error_spanned(other, help);
             None
         }
         None => {
-            cx.error(key_span, HELP);
+            cx.error(key_span, help);
             None
         }
     }

@@ -673,16 +673,15 @@ mod attachments {
 }
 
 /// Issue 22 item 2: a body that blocks its thread.
+#[path = "common/warnings.rs"]
+mod warnings;
+
 mod blocking_bodies {
+    use super::warnings::Warnings;
     use dsh_tools::{ToolError, ToolRunContext, testing, tool};
     use serde_json::json;
-    use std::fmt;
     use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::{Arc, Mutex};
     use std::time::Duration;
-    use tracing::field::{Field, Visit};
-    use tracing::span::{Attributes, Id, Record};
-    use tracing::{Event, Level, Metadata, Subscriber};
 
     static FINISHED: AtomicBool = AtomicBool::new(false);
 
@@ -769,40 +768,6 @@ mod blocking_bodies {
                 && w.contains("`#[tool]` on a plain `fn`")),
             "{seen:?}"
         );
-    }
-
-    /// Collects `WARN` events' messages.
-    #[derive(Clone, Default)]
-    struct Warnings(Arc<Mutex<Vec<String>>>);
-
-    struct Message(String);
-
-    impl Visit for Message {
-        fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-            if field.name() == "message" {
-                self.0 = format!("{value:?}");
-            }
-        }
-    }
-
-    impl Subscriber for Warnings {
-        fn enabled(&self, _: &Metadata<'_>) -> bool {
-            true
-        }
-        fn new_span(&self, _: &Attributes<'_>) -> Id {
-            Id::from_u64(1)
-        }
-        fn record(&self, _: &Id, _: &Record<'_>) {}
-        fn record_follows_from(&self, _: &Id, _: &Id) {}
-        fn event(&self, event: &Event<'_>) {
-            if *event.metadata().level() == Level::WARN {
-                let mut message = Message(String::new());
-                event.record(&mut message);
-                self.0.lock().unwrap().push(message.0);
-            }
-        }
-        fn enter(&self, _: &Id) {}
-        fn exit(&self, _: &Id) {}
     }
 }
 

@@ -84,28 +84,8 @@ impl RawHttp {
 /// Sends one bodiless request on a connection of its own (`Connection: close`) and returns the
 /// status code and the body.
 fn one_shot(addr: std::net::SocketAddr, method: &str, session: Option<&str>) -> (u16, String) {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
-    let mut head = format!(
-        "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nMCP-Protocol-Version: 2025-11-25\r\n\
-         Accept: application/json, text/event-stream\r\nConnection: close\r\n"
-    );
-    if let Some(session) = session {
-        head.push_str(&format!("Mcp-Session-Id: {session}\r\n"));
-    }
-    head.push_str("\r\n");
-    stream.write_all(head.as_bytes()).unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    let status = answer
-        .split(' ')
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or(0);
-    let body = answer.split_once("\r\n\r\n").map_or("", |(_, b)| b);
-    (status, body.to_owned())
+    let (status, _, body) = send(addr, addr, session, method, None);
+    (status, body)
 }
 
 /// `DELETE` ends a session with `204` (rmcp answers `202`, which Python's client logs as a
@@ -255,6 +235,12 @@ async fn serve(
 /// Writes `request` on a connection of its own and reads the answer to its end (the server
 /// closes): the status and the body.
 fn exchange(addr: std::net::SocketAddr, request: &str) -> (u16, String) {
+    let (status, _, body) = exchange_parts(addr, request);
+    (status, body)
+}
+
+/// [`exchange`], with the answer's head too.
+fn exchange_parts(addr: std::net::SocketAddr, request: &str) -> (u16, String, String) {
     let mut stream = TcpStream::connect(addr).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(20)))
@@ -268,8 +254,8 @@ fn exchange(addr: std::net::SocketAddr, request: &str) -> (u16, String) {
         .nth(1)
         .and_then(|code| code.parse().ok())
         .unwrap_or(0);
-    let body = answer.split_once("\r\n\r\n").map_or("", |(_, b)| b);
-    (status, body.to_owned())
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    (status, head.to_owned(), body.to_owned())
 }
 
 fn initialize(addr: std::net::SocketAddr) -> (u16, String) {
@@ -557,28 +543,13 @@ fn send(
     if let Some(session) = session {
         head.push_str(&format!("Mcp-Session-Id: {session}\r\n"));
     }
-    let mut stream = TcpStream::connect(proxy).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
-    stream
-        .write_all(format!("{head}\r\n{body}").as_bytes())
-        .unwrap();
-    let mut answer = Vec::new();
-    let _ = stream.read_to_end(&mut answer);
-    let answer = String::from_utf8_lossy(&answer).into_owned();
-    let status = answer
-        .split(' ')
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or(0);
-    let (head, rest) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let (status, head, body) = exchange_parts(proxy, &format!("{head}\r\n{body}"));
     let session = head.lines().find_map(|line| {
         let (name, value) = line.split_once(':')?;
         name.eq_ignore_ascii_case("mcp-session-id")
             .then(|| value.trim().to_owned())
     });
-    (status, session, rest.to_owned())
+    (status, session, body)
 }
 
 /// Two instances behind a round-robin proxy: with a shared session store every request of a

@@ -368,28 +368,27 @@ fn build_carded<T: Tool>(
         let card = Arc::clone(&card);
         Box::pin(async move {
             let decoded: T::Args = validate_and_decode(&compiled, &args)?;
-            // The card reads the arguments after the body consumed its copy: decoded again
-            // (they validated, so they decode).
-            let for_card: Option<T::Args> = validate_and_decode(&compiled, &args).ok();
+            // The card reads the arguments after the body consumed its copy: decoded again,
+            // without a second validation (they just validated).
+            let for_card: Option<T::Args> = crate::json::decode_unbounded(&args).ok();
             drop(args);
             let execution = Arc::clone(&ctx.execution);
             let output = body.call(decoded, ctx).await?;
-            if let Some(args) = for_card {
-                // A card is for the UI: one that panics shows the generic card, never fails
-                // the call.
-                let made =
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| card(&args, &output)))
-                        .unwrap_or_else(|payload| {
-                            crate::error::drop_panic_payload(payload);
-                            None
-                        });
-                if let Some(view) = made
-                    && let Ok(meta) = serde_json::to_value(view)
-                {
-                    execution.run.set_presentation(meta);
-                }
+            // A card is for the UI: one that panics shows the generic card, never fails the call.
+            let made = for_card.and_then(|args| {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| card(&args, &output)))
+                    .unwrap_or_else(|payload| {
+                        crate::error::drop_panic_payload(payload);
+                        None
+                    })
+            });
+            let value = encode(output)?;
+            // Set only for a value that reaches the output checks, which take it at once: no
+            // card outlives its call (a retried body starts with none).
+            if let Some(meta) = made.and_then(|view| serde_json::to_value(view).ok()) {
+                execution.run.set_presentation(meta);
             }
-            encode(output)
+            Ok(value)
         })
     });
     assemble_typed(tool, execute, &schemas)

@@ -4,11 +4,7 @@ use super::support::*;
 use dsh_tools::*;
 use serde_json::{Value, json};
 use std::collections::HashSet;
-use std::fmt;
-use std::sync::{Arc, Mutex};
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Level, Metadata, Subscriber};
+use std::sync::Arc;
 
 #[tokio::test]
 async fn scenario_093_one_token_per_execution_detached_arguments() {
@@ -149,39 +145,9 @@ async fn scenario_094_non_lossless_arguments() {
     assert_eq!(scoped.all().len(), 1);
 }
 
-/// Collects `WARN` events' messages (a minimal subscriber, to avoid a dependency).
-#[derive(Clone, Default)]
-struct Warnings(Arc<Mutex<Vec<String>>>);
-
-struct Message(String);
-
-impl Visit for Message {
-    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        if field.name() == "message" {
-            self.0 = format!("{value:?}");
-        }
-    }
-}
-
-impl Subscriber for Warnings {
-    fn enabled(&self, _: &Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, _: &Attributes<'_>) -> Id {
-        Id::from_u64(1)
-    }
-    fn record(&self, _: &Id, _: &Record<'_>) {}
-    fn record_follows_from(&self, _: &Id, _: &Id) {}
-    fn event(&self, event: &Event<'_>) {
-        if *event.metadata().level() == Level::WARN {
-            let mut message = Message(String::new());
-            event.record(&mut message);
-            self.0.lock().unwrap().push(message.0);
-        }
-    }
-    fn enter(&self, _: &Id) {}
-    fn exit(&self, _: &Id) {}
-}
+#[path = "../common/warnings.rs"]
+mod warnings;
+use warnings::Warnings;
 
 #[tokio::test]
 async fn scenario_098_observers_are_isolated() {

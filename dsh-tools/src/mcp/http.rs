@@ -25,7 +25,7 @@ pub const MCP_PATH: &str = "/mcp";
 /// |---|---|---|
 /// | request body ([`max_request_body_bytes`](Self::max_request_body_bytes)) | 4 MiB | `413`, from the `Content-Length` before any of the body is read |
 /// | open sessions ([`max_sessions`](Self::max_sessions)) | 1,000 | `503 too many sessions` for the `initialize` that would open one more |
-/// | session idle time ([`session_idle_timeout`](Self::session_idle_timeout)) | 5 minutes | the session is closed (later requests in it: `404`) |
+/// | session idle time ([`session_idle_timeout`](Self::session_idle_timeout)) | 5 minutes | the session is closed (rmcp's session keep-alive) |
 /// | open connections ([`max_connections`](Self::max_connections), [`HttpServer`] only) | 512 | `503 too many connections`, then closed |
 /// | time to send a request's headers ([`header_read_timeout`](Self::header_read_timeout), [`HttpServer`] only) | 10 s | the connection is closed |
 /// | `POST` requests being answered at once ([`max_requests_in_flight`](Self::max_requests_in_flight)) | 256 | `503 too many requests in flight` |

@@ -97,7 +97,6 @@ pub(crate) async fn core_dispatch(
     exec.run.body_invoked.store(true, Ordering::Release);
     // Each invocation attaches its own blocks: a retried body's earlier ones are gone.
     drop(exec.run.take_attached());
-    drop(exec.run.take_presentation());
     let run = ToolRunContext {
         execution: Arc::clone(exec),
         signal: Signal::new(body_signal.clone()),
@@ -120,8 +119,10 @@ pub(crate) async fn core_dispatch(
                     let grace = tool.definition.timeout_grace;
                     match with_deadline(fut, &exec.name, limit, grace, &body_signal).await {
                         Some(settled) => settled,
-                        // The deadline passed: whatever came back (or nothing, past the grace).
+                        // The deadline passed: whatever came back (or nothing, past the grace),
+                        // with any card its output drew.
                         None => {
+                            drop(exec.run.take_presentation());
                             return tag(ToolExecutionResult::failure(ToolError::timeout(limit)));
                         }
                     }
