@@ -49,6 +49,7 @@ impl Registry {
             token: ExecutionToken::mint(),
             signal: crate::call::Signal::new(CancellationToken::new()),
             progress: None,
+            caller: None,
             run: Default::default(),
         };
         let Some(tool) = resolve_executable(self, &probe) else {

@@ -1,5 +1,6 @@
 //! What a call is: the caller's input, the pipeline's view of it, and the body's context.
 
+use super::caller::Caller;
 use crate::content::{ContentBlock, UserMessage};
 use serde_json::Value;
 use std::fmt;
@@ -90,6 +91,8 @@ pub struct ToolExecutionInput {
     /// Where the body's [`report_progress`](ToolRunContext::report_progress) goes (none: the
     /// reports are dropped).
     pub progress: Option<ProgressSink>,
+    /// Who asked for the call, as a transport authenticated them (none: nobody was).
+    pub caller: Option<Arc<Caller>>,
 }
 
 impl ToolExecutionInput {
@@ -109,7 +112,14 @@ impl ToolExecutionInput {
             parent: None,
             signal,
             progress: None,
+            caller: None,
         }
+    }
+
+    /// Makes the call on behalf of `caller`, for hooks and guards to decide on.
+    pub fn caller(mut self, caller: impl Into<Arc<Caller>>) -> Self {
+        self.caller = Some(caller.into());
+        self
     }
 
     /// Sends the body's progress reports to `sink`.
@@ -250,6 +260,7 @@ pub struct ToolExecution {
     pub(crate) token: ExecutionToken,
     pub(crate) signal: Signal,
     pub(crate) progress: Option<ProgressSink>,
+    pub(crate) caller: Option<Arc<Caller>>,
     /// What the body writes (deferred contexts, the turn mark) and whether it was invoked.
     pub(crate) run: RunState,
 }
@@ -283,6 +294,16 @@ impl ToolExecution {
     /// The agent scope.
     pub fn agent(&self) -> Option<&AgentId> {
         self.agent.as_ref()
+    }
+
+    /// Who asked for the call, when a transport authenticated them.
+    pub fn caller(&self) -> Option<&Caller> {
+        self.caller.as_deref()
+    }
+
+    /// The caller, shared (to hand on to calls this one makes).
+    pub fn caller_arc(&self) -> Option<&Arc<Caller>> {
+        self.caller.as_ref()
     }
 
     /// The execution this call is nested in.
@@ -383,6 +404,7 @@ impl ToolRunContext {
             token: ExecutionToken::mint(),
             signal: Signal::new(signal.clone()),
             progress: None,
+            caller: None,
             run: RunState::default(),
         });
         Self {
@@ -527,6 +549,7 @@ impl ToolRunContext {
             parent: Some(exec.token),
             signal: self.signal.child_token(),
             progress: exec.progress.clone(),
+            caller: exec.caller.clone(),
         }
     }
 }

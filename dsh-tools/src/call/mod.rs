@@ -7,12 +7,14 @@
 //! it, the registry stores its hooks, and the pipeline runs a call through them. Every item is
 //! re-exported from [`pipeline`](crate::pipeline), its public home.
 
+mod caller;
 mod decision;
 mod execution;
 mod future;
 mod hooks;
 mod result;
 
+pub use caller::{Caller, ScopeRules};
 pub use decision::{
     ApprovalOutcome, ApprovalRequest, ApprovalService, PostToolDecision, PreToolDecision,
 };

@@ -33,6 +33,9 @@ pub const MCP_PATH: &str = "/mcp";
 pub struct HttpConfig {
     inner: StreamableHttpServerConfig,
     limits: Limits,
+    #[cfg(feature = "mcp-auth")]
+    auth: Option<super::auth::Authorization>,
+    unauthenticated: bool,
 }
 
 /// The limits `HttpConfig` adds to rmcp's settings.
@@ -60,6 +63,9 @@ impl Default for HttpConfig {
                 header_timeout: Duration::from_secs(10),
                 max_in_flight: 256,
             },
+            #[cfg(feature = "mcp-auth")]
+            auth: None,
+            unauthenticated: false,
         }
     }
 }
@@ -141,6 +147,23 @@ impl HttpConfig {
         self
     }
 
+    /// Every request must carry a bearer token `auth` accepts (feature `mcp-auth`; see
+    /// [`Authorization`](super::Authorization)).
+    #[cfg(feature = "mcp-auth")]
+    pub fn authorization(mut self, auth: super::auth::Authorization) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    /// Lets [`bind_http`](McpServer::bind_http) serve an address that is not loopback without
+    /// authorization. By default it refuses: anyone who can reach the port could run every
+    /// tool. Set this only when something in front of the server (a gateway, a private network)
+    /// decides who reaches it.
+    pub fn allow_unauthenticated(mut self, allow: bool) -> Self {
+        self.unauthenticated = allow;
+        self
+    }
+
     /// rmcp's own settings, for everything else (session mode, keep-alive, ...).
     pub fn rmcp(self) -> StreamableHttpServerConfig {
         self.inner
@@ -158,6 +181,12 @@ pub struct McpHttpService {
     max_body: usize,
     in_flight: Arc<tokio::sync::Semaphore>,
     store: Option<Arc<dyn rmcp::transport::streamable_http_server::session::store::SessionStore>>,
+    #[cfg(feature = "mcp-auth")]
+    auth: Option<Arc<super::auth::Authorization>>,
+    /// Who opened each session (issuer and subject): another caller presenting its id is told
+    /// there is no such session.
+    #[cfg(feature = "mcp-auth")]
+    owners: Arc<std::sync::Mutex<std::collections::HashMap<Arc<str>, String>>>,
 }
 
 impl std::fmt::Debug for McpHttpService {
@@ -179,6 +208,34 @@ impl McpHttpService {
         B::Data: Send + 'static,
     {
         use rmcp::transport::streamable_http_server::session::SessionManager;
+        #[cfg(feature = "mcp-auth")]
+        let mut request = request;
+        #[cfg(feature = "mcp-auth")]
+        let owner = match &self.auth {
+            None => None,
+            Some(auth) => match auth.authorize(request.headers()).await {
+                Ok(caller) => {
+                    let owner = format!(
+                        "{}\u{0}{}",
+                        caller.issuer_name().unwrap_or_default(),
+                        caller.subject()
+                    );
+                    if let Some(id) = session_id(&request)
+                        && self
+                            .owners
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .get(&*id)
+                            .is_some_and(|o| *o != owner)
+                    {
+                        return plain(hyper::StatusCode::NOT_FOUND, "session not found");
+                    }
+                    request.extensions_mut().insert(Arc::new(caller));
+                    Some(owner)
+                }
+                Err(answer) => return answer,
+            },
+        };
         // A body over the limit is refused from its declared length, before it is read.
         let declared = request
             .headers()
@@ -214,12 +271,7 @@ impl McpHttpService {
         // Whether the session existed is read before rmcp closes it; rmcp's own checks (Host,
         // Origin, the session header, the protocol version) still answer first.
         let held = if request.method() == hyper::Method::DELETE {
-            let id = request
-                .headers()
-                .get("mcp-session-id")
-                .and_then(|v| v.to_str().ok())
-                .map(Arc::<str>::from);
-            match id {
+            match session_id(&request) {
                 Some(id) => {
                     let here = self.sessions.has_session(&id).await.unwrap_or(false);
                     // Held by another instance sharing the store: still a session to end.
@@ -234,12 +286,21 @@ impl McpHttpService {
         } else {
             None
         };
+        #[cfg(feature = "mcp-auth")]
+        let response_session = session_id(&request);
         let mut response = self.inner.handle(request).await;
         if let Some(held) = held
             && response.status() == hyper::StatusCode::ACCEPTED
         {
             if held {
                 *response.status_mut() = hyper::StatusCode::NO_CONTENT;
+                #[cfg(feature = "mcp-auth")]
+                if let Some(id) = response_session.as_ref() {
+                    self.owners
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .remove(&**id);
+                }
             } else {
                 return plain(hyper::StatusCode::NOT_FOUND, "session not found");
             }
@@ -261,6 +322,16 @@ impl McpHttpService {
             }
             return plain(hyper::StatusCode::SERVICE_UNAVAILABLE, "too many sessions");
         }
+        #[cfg(feature = "mcp-auth")]
+        if let Some(owner) = owner
+            && opens_session
+            && let Some(id) = response
+                .headers()
+                .get("mcp-session-id")
+                .and_then(|v| v.to_str().ok())
+        {
+            self.record_owner(Arc::from(id), owner).await;
+        }
         // The permit lives as long as the body: a streamed answer counts until it ends.
         match permit {
             Some(permit) => response.map(|body| {
@@ -273,6 +344,52 @@ impl McpHttpService {
             None => response,
         }
     }
+}
+
+impl McpHttpService {
+    /// The protected resource metadata answer, when authorization is on (serve it at
+    /// [`Authorization::metadata_path`](super::Authorization::metadata_path) when you mount
+    /// the service yourself; [`HttpServer`] does).
+    #[cfg(feature = "mcp-auth")]
+    pub fn metadata_response(&self, path: &str) -> Option<HttpResponse> {
+        let auth = self.auth.as_ref()?;
+        auth.is_metadata_path(path)
+            .then(|| auth.metadata_response())
+    }
+
+    /// Remembers who opened session `id`; entries of sessions that ended are dropped once the
+    /// map outgrows the session cap, so it stays as large as the live sessions.
+    #[cfg(feature = "mcp-auth")]
+    async fn record_owner(&self, id: Arc<str>, owner: String) {
+        let prune = {
+            let mut owners = self.owners.lock().unwrap_or_else(|e| e.into_inner());
+            owners.insert(id, owner);
+            owners.len() > self.max_sessions.saturating_mul(2)
+        };
+        if prune {
+            let live: std::collections::HashSet<Arc<str>> = self
+                .sessions
+                .sessions
+                .read()
+                .await
+                .keys()
+                .cloned()
+                .collect();
+            self.owners
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .retain(|id, _| live.contains(id));
+        }
+    }
+}
+
+/// The request's `Mcp-Session-Id`.
+fn session_id<B>(request: &hyper::Request<B>) -> Option<Arc<str>> {
+    request
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(Arc::<str>::from)
 }
 
 impl<B> tower_service::Service<hyper::Request<B>> for McpHttpService
@@ -308,6 +425,8 @@ impl McpServer {
     pub fn http_service(&self, config: HttpConfig, shutdown: &CancellationToken) -> McpHttpService {
         let server = self.clone();
         let limits = config.limits;
+        #[cfg(feature = "mcp-auth")]
+        let auth = config.auth.clone().map(Arc::new);
         let mut sessions = LocalSessionManager::default();
         sessions.session_config.keep_alive = Some(limits.session_idle);
         let sessions = Arc::new(sessions);
@@ -322,6 +441,10 @@ impl McpServer {
             sessions,
             max_sessions: limits.max_sessions,
             in_flight: Arc::new(tokio::sync::Semaphore::new(limits.max_in_flight)),
+            #[cfg(feature = "mcp-auth")]
+            auth,
+            #[cfg(feature = "mcp-auth")]
+            owners: Arc::default(),
         }
     }
 
@@ -342,11 +465,27 @@ impl McpServer {
         config: HttpConfig,
     ) -> std::io::Result<HttpServer> {
         let listener = TcpListener::bind(addr).await?;
+        let local = listener.local_addr()?;
+        #[cfg(feature = "mcp-auth")]
+        let authorized = config.auth.is_some();
+        #[cfg(not(feature = "mcp-auth"))]
+        let authorized = false;
+        if !local.ip().is_loopback() && !authorized && !config.unauthenticated {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!(
+                    "refusing to serve MCP on {local} without authorization: anyone who reaches \
+                     it could run every tool. Set HttpConfig::authorization (feature mcp-auth), \
+                     bind a loopback address, or opt out with \
+                     HttpConfig::allow_unauthenticated(true)"
+                ),
+            ));
+        }
         let shutdown = CancellationToken::new();
         let limits = config.limits;
         let service = self.http_service(config, &shutdown);
         Ok(HttpServer {
-            addr: listener.local_addr()?,
+            addr: local,
             listener,
             service,
             shutdown,
@@ -357,7 +496,7 @@ impl McpServer {
 }
 
 /// A short plain-text answer.
-fn plain(status: hyper::StatusCode, text: impl Into<String>) -> HttpResponse {
+pub(super) fn plain(status: hyper::StatusCode, text: impl Into<String>) -> HttpResponse {
     let body = Full::new(Bytes::from(text.into()))
         .map_err(|never| match never {})
         .boxed();
@@ -458,6 +597,12 @@ impl HttpServer {
                 let handler = hyper::service::service_fn(move |request| {
                     let service = service.clone();
                     async move {
+                        #[cfg(feature = "mcp-auth")]
+                        if request.method() == hyper::Method::GET
+                            && let Some(answer) = service.metadata_response(request.uri().path())
+                        {
+                            return Ok(answer);
+                        }
                         if request.uri().path() != MCP_PATH {
                             return Ok::<_, std::convert::Infallible>(plain(
                                 hyper::StatusCode::NOT_FOUND,

@@ -79,6 +79,22 @@ impl Connector {
         self.connect(transport).await
     }
 
+    /// [`connect_http`](Self::connect_http), sending `Authorization: Bearer <token>` on every
+    /// request (a server with [`Authorization`](crate::mcp::Authorization) needs one). The token
+    /// is for this server alone: never hand a token issued for one server to another.
+    #[cfg(feature = "mcp-http")]
+    pub async fn connect_http_bearer(
+        self,
+        url: &str,
+        token: &str,
+    ) -> Result<McpImport, ImportError> {
+        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+        config.auth_header = Some(token.to_owned());
+        let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
+        self.connect(transport).await
+    }
+
     /// [`McpImport::connect`] with these limits.
     pub async fn connect<T, E, A>(self, transport: T) -> Result<McpImport, ImportError>
     where

@@ -60,6 +60,8 @@
 //! `REMOTE_<code>` so that no policy (retry, above all) acts on a server's claim. A code or
 //! name that is not a short identifier becomes `MCP_TOOL_ERROR`.
 
+#[cfg(feature = "mcp-auth")]
+mod auth;
 #[cfg(feature = "mcp-http")]
 mod http;
 mod import;
@@ -70,6 +72,11 @@ mod options;
 mod server;
 mod sync;
 
+#[cfg(feature = "mcp-auth")]
+pub use auth::{
+    Authorization, InvalidResource, JwtVerifier, PROTECTED_RESOURCE_PATH, TokenRejection,
+    TokenVerifier,
+};
 #[cfg(feature = "mcp-http")]
 pub use http::{HttpConfig, HttpResponse, HttpServer, MCP_PATH, McpHttpService};
 pub use import::{Connector, ImportedTools, McpImport};

@@ -268,6 +268,14 @@ impl McpServer {
         if let Some(agent) = &self.agent {
             input = input.agent(agent.clone());
         }
+        #[cfg(feature = "mcp-auth")]
+        if let Some(caller) = cx
+            .extensions
+            .get::<hyper::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Arc<crate::call::Caller>>())
+        {
+            input.caller = Some(Arc::clone(caller));
+        }
         let result = match cx.meta.get_progress_token() {
             None => self.registry.execute(input).await,
             Some(token) => self.execute_with_progress(input, token, &cx.peer).await,

@@ -10,10 +10,11 @@ pub(crate) mod dispatch;
 
 // The call layer's types, at their public paths.
 pub use crate::call::{
-    AgentId, ApprovalOutcome, ApprovalRequest, ApprovalService, BoxFuture, ExecuteCall,
+    AgentId, ApprovalOutcome, ApprovalRequest, ApprovalService, BoxFuture, Caller, ExecuteCall,
     ExecuteNext, ExecuteWrapper, ExecutionToken, Guard, HookResult, PostExecuteHook, PostNext,
     PostToolDecision, PreExecuteHook, PreNext, PreToolDecision, Progress, ProgressSink,
-    ResultObserver, Signal, ToolExecution, ToolExecutionInput, ToolExecutionResult, ToolRunContext,
+    ResultObserver, ScopeRules, Signal, ToolExecution, ToolExecutionInput, ToolExecutionResult,
+    ToolRunContext,
 };
 
 use crate::call::RunState;
@@ -151,6 +152,7 @@ impl Registry {
             // (spec §8.1).
             signal: Signal::new(input.signal),
             progress: input.progress,
+            caller: input.caller,
             run: RunState::default(),
         });
         let mut call = Call {

@@ -10,7 +10,9 @@
 //! are abandoned and every started call is drained and committed before the outer result exists.
 
 use crate::call::ToolRunContext;
-use crate::call::{AgentId, BoxFuture, ExecutionToken, ToolExecutionInput, ToolExecutionResult};
+use crate::call::{
+    AgentId, BoxFuture, Caller, ExecutionToken, ToolExecutionInput, ToolExecutionResult,
+};
 use crate::code::{CodeDispatchKind, CodeDispatchRecord, MAX_QUEUED_SUB_CALLS};
 use crate::content::UserMessage;
 use crate::error::ToolError;
@@ -82,6 +84,8 @@ pub(crate) struct Run {
     outer_id: String,
     root_id: String,
     agent: Option<AgentId>,
+    /// The outer call's caller: every sub-call is made on its behalf (guards see it).
+    caller: Option<Arc<Caller>>,
     parent: ExecutionToken,
 }
 
@@ -93,6 +97,7 @@ impl Run {
         outer_id: String,
         root_id: String,
         agent: Option<AgentId>,
+        caller: Option<Arc<Caller>>,
         parent: ExecutionToken,
     ) -> (Arc<Self>, Inbox) {
         let (inbox, receiver) = mpsc::unbounded_channel();
@@ -107,6 +112,7 @@ impl Run {
             outer_id,
             root_id,
             agent,
+            caller,
             parent,
         });
         (run, Inbox(receiver))
@@ -189,6 +195,7 @@ impl Run {
         .parent(self.parent)
         .root_call_id(self.root_id.clone());
         input.agent = self.agent.clone();
+        input.caller = self.caller.clone();
         let entry = Entry {
             n,
             input,

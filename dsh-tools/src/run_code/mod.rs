@@ -91,6 +91,7 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
         exec.call_id().to_owned(),
         exec.root_call_id().to_owned(),
         agent.clone(),
+        exec.caller_arc().cloned(),
         exec.token(),
     );
     // The bindings: the calling scope's visible tools in view order, never `run_code` (§4.1).
