@@ -618,6 +618,41 @@ async fn cm031_a_post_execute_content_replacement_stays() {
 
 // ---------------------------------------------------------------- C. The bridge
 
+/// A program's calls are made on its outer call's behalf: scope guards see that caller, so a
+/// program cannot reach a tool its caller's token does not cover.
+#[tokio::test]
+async fn sub_calls_carry_the_outer_caller_through_scope_guards() {
+    use dsh_tools::pipeline::{Caller, ScopeRules};
+    let registry = registry(PresentationMode::Code);
+    echo(&registry, "read");
+    let written = echo(&registry, "write");
+    registry
+        .guard(ScopeRules::new().tool("write", ["notes:write"]).guard())
+        .keep();
+    script(&registry, |run| async move {
+        let read = run.call("tools", "read", json!({"value": "a"})).await;
+        let write = run.call("tools", "write", json!({"value": "b"})).await;
+        FakeOutcome::Return(Some(json!([format!("{read:?}"), format!("{write:?}")])))
+    });
+    let as_reader = input("program", None, CancellationToken::new())
+        .caller(Caller::new("alice").scopes(["notes:read"]));
+    let result = registry.execute(as_reader).await;
+    assert_eq!(
+        result.value().map(|v| &v["result"]),
+        Some(&json!([
+            "Ok(String(\"read:a\"))",
+            "Err(\"tool \\\"write\\\" needs the scope \\\"notes:write\\\" that the caller's token was not granted\")"
+        ])),
+        "{}",
+        result.text()
+    );
+    assert!(written.lock().unwrap().is_empty(), "the guarded body never ran");
+    let as_writer = input("program", None, CancellationToken::new())
+        .caller(Caller::new("bob").scopes(["notes:write"]));
+    registry.execute(as_writer).await;
+    assert_eq!(*written.lock().unwrap(), [json!({"value": "b"})]);
+}
+
 #[tokio::test]
 async fn cm040_the_request_shape() {
     let registry = registry(PresentationMode::Code);
