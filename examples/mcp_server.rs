@@ -9,12 +9,16 @@
 //! `/mcp` (loopback hosts and origins only); the first line on standard output is then exactly
 //! `listening on http://HOST:PORT/mcp`, with the port actually bound when ADDR ends in `:0`.
 //! `--conformance-fixtures` also registers the tools the official MCP conformance suite calls.
-//! Logs go to standard error.
+//! `--auth-issuer ISSUER --auth-jwks FILE` (with `--http`) requires a bearer token on every
+//! request: a JWT of `ISSUER`, signed by a key of the JWKS in `FILE`, for the resource
+//! `http://ADDR/mcp` (so give ADDR a fixed port); `write_file` then needs the scope
+//! `files:write`. Logs go to standard error.
 
 #[path = "mcp_server/fixtures.rs"]
 mod fixtures;
 
-use dsh_tools::mcp::{HttpConfig, McpServer};
+use dsh_tools::mcp::{Authorization, HttpConfig, JwtVerifier, McpServer};
+use dsh_tools::pipeline::ScopeRules;
 use dsh_tools::present::ToolResultView;
 use dsh_tools::workspace::{EntryKind, Workspace};
 use dsh_tools::{Registry, State, Tool, ToolError, tool};
@@ -145,6 +149,8 @@ struct Options {
     root: Option<PathBuf>,
     http: Option<String>,
     fixtures: bool,
+    auth_issuer: Option<String>,
+    auth_jwks: Option<PathBuf>,
 }
 
 fn parse() -> Result<Options, String> {
@@ -152,6 +158,8 @@ fn parse() -> Result<Options, String> {
         root: None,
         http: None,
         fixtures: false,
+        auth_issuer: None,
+        auth_jwks: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -160,14 +168,25 @@ fn parse() -> Result<Options, String> {
             "--http" => options.http = Some(args.next().ok_or("--http needs an address")?),
             "--stdio" => options.http = None,
             "--conformance-fixtures" => options.fixtures = true,
+            "--auth-issuer" => {
+                options.auth_issuer = Some(args.next().ok_or("--auth-issuer needs a URL")?);
+            }
+            "--auth-jwks" => {
+                options.auth_jwks = Some(args.next().ok_or("--auth-jwks needs a file")?.into());
+            }
             "--help" | "-h" => {
                 return Err(
-                    "usage: mcp_server [--root DIR] [--stdio | --http ADDR] [--conformance-fixtures]"
+                    "usage: mcp_server [--root DIR] [--stdio | --http ADDR [--auth-issuer ISSUER --auth-jwks FILE]] [--conformance-fixtures]"
                         .to_owned(),
                 );
             }
             other => return Err(format!("unknown argument {other:?} (see --help)")),
         }
+    }
+    if options.auth_issuer.is_some() != options.auth_jwks.is_some()
+        || (options.auth_issuer.is_some() && options.http.is_none())
+    {
+        return Err("--auth-issuer and --auth-jwks go together, with --http".to_owned());
     }
     Ok(options)
 }
@@ -218,13 +237,29 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     if options.fixtures {
         fixtures::register(&registry)?;
     }
+    let mut config = HttpConfig::default();
+    if let (Some(issuer), Some(jwks), Some(addr)) =
+        (options.auth_issuer, options.auth_jwks, &options.http)
+    {
+        let keys = serde_json::from_slice(&std::fs::read(&jwks)?)?;
+        let auth = Authorization::new(
+            format!("http://{addr}/mcp"),
+            JwtVerifier::new(issuer.clone(), keys),
+        )?
+        .authorization_server(issuer)
+        .scopes_supported(["files:write"]);
+        config = config.authorization(auth);
+        registry.guard(
+            ScopeRules::new()
+                .tool("write_file", ["files:write"])
+                .guard(),
+        );
+    }
     let server = McpServer::new(registry);
     match options.http {
         None => server.serve_stdio().await?,
         Some(addr) => {
-            let http = server
-                .bind_http(addr.as_str(), HttpConfig::default())
-                .await?;
+            let http = server.bind_http(addr.as_str(), config).await?;
             // The first line on stdout, exactly: scripts read the bound port from it.
             println!("listening on {}", http.url());
             use std::io::Write;

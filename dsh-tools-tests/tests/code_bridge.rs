@@ -646,7 +646,10 @@ async fn sub_calls_carry_the_outer_caller_through_scope_guards() {
         "{}",
         result.text()
     );
-    assert!(written.lock().unwrap().is_empty(), "the guarded body never ran");
+    assert!(
+        written.lock().unwrap().is_empty(),
+        "the guarded body never ran"
+    );
     let as_writer = input("program", None, CancellationToken::new())
         .caller(Caller::new("bob").scopes(["notes:write"]));
     registry.execute(as_writer).await;

@@ -45,6 +45,7 @@
 //! | [`report_progress`](crate::ToolRunContext::report_progress) | `notifications/progress` with the request's progress token, in order, all before the response |
 //! | [`Registry::on_change`](crate::Registry::on_change) | `notifications/tools/list_changed`: to each legacy session, and inside 2026 `subscriptions/listen` |
 //! | `ask` decisions | resolved by the registry's approval service (for [`McpServer::for_agent`]); without one they are denied |
+//! | a bearer token (HTTP with `Authorization`, feature `mcp-auth`) | the call's [`Caller`](crate::pipeline::Caller): guards and hooks decide on its scopes ([`ScopeRules`](crate::pipeline::ScopeRules)); see [`Authorization`] |
 //!
 //! # Importing
 //!

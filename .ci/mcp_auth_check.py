@@ -1,0 +1,163 @@
+"""Bearer-token authorization of examples/mcp_server, checked by clients we did not write.
+
+    mcp_auth_check.py SERVER_BIN WORKDIR [NODE TS_CHECK]
+
+Makes an ES256 key with `cryptography`, writes its JWKS, starts SERVER_BIN with
+`--http 127.0.0.1:PORT --auth-issuer ISSUER --auth-jwks FILE`, and signs tokens with PyJWT (a
+JWT library other than ours). Then:
+
+- raw HTTP (httpx2): no token is 401 with a `WWW-Authenticate` pointing to the protected
+  resource metadata, which is served and names the resource and the issuer; an expired token, a
+  token for another audience and one signed by another key are 401 `invalid_token`;
+- the Python `mcp` client in both eras with a bearer token: tools listed, `echo` runs,
+  `write_file` fails as a result naming the missing scope, and succeeds with `files:write`;
+- with NODE and TS_CHECK: the TypeScript SDK client (TS_CHECK, an ES module) with the same
+  tokens.
+
+Prints one line per check and a closing verdict line; exits 1 on a failed check.
+"""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import anyio
+import httpx2
+import jwt
+from cryptography.hazmat.primitives.asymmetric import ec
+from jwt.algorithms import ECAlgorithm
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+ISSUER = "https://auth.ci.test"
+EXPECTED = {"legacy": "2025-11-25", "auto": "2026-07-28"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def jwks_of(key, kid: str) -> dict:
+    jwk = ECAlgorithm.to_jwk(key.public_key(), as_dict=True)
+    jwk.update({"kid": kid, "alg": "ES256", "use": "sig"})
+    return {"keys": [jwk]}
+
+
+def token(key, audience: str, scope: str, kid: str = "ci-1", **extra) -> str:
+    now = int(time.time())
+    claims = {"iss": ISSUER, "aud": audience, "sub": "ci-user", "scope": scope,
+              "iat": now, "exp": now + 600, **extra}
+    return jwt.encode(claims, key, algorithm="ES256", headers={"kid": kid})
+
+
+def raw_checks(url: str, key, other_key) -> str:
+    metadata_url = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp")
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "ci", "version": "1"}}}
+    head = {"Accept": "application/json, text/event-stream"}
+    with httpx2.Client(timeout=20) as http:
+        r = http.post(url, json=init, headers=head)
+        assert r.status_code == 401, f"no token: {r.status_code} {r.text}"
+        challenge = r.headers.get("www-authenticate", "")
+        assert challenge == f'Bearer resource_metadata="{metadata_url}"', f"challenge: {challenge!r}"
+        doc = http.get(metadata_url).json()
+        assert doc["resource"] == url and doc["authorization_servers"] == [ISSUER], doc
+        now = int(time.time())
+        bad = {
+            "expired": token(key, url, "", iat=now - 7200, exp=now - 3600),
+            "another audience": token(key, "https://elsewhere.test/mcp", ""),
+            "another key": token(other_key, url, ""),
+        }
+        for what, t in bad.items():
+            r = http.post(url, json=init, headers={**head, "Authorization": f"Bearer {t}"})
+            challenge = r.headers.get("www-authenticate", "")
+            assert r.status_code == 401 and 'error="invalid_token"' in challenge, (
+                f"{what}: {r.status_code} {challenge!r}")
+    return "no token 401 + metadata; expired, other audience, other key 401 invalid_token"
+
+
+async def client_checks(url: str, key, mode: str) -> str:
+    def connect(scope: str):
+        headers = {"Authorization": f"Bearer {token(key, url, scope)}"}
+        transport = streamable_http_client(url, http_client=create_mcp_http_client(headers=headers))
+        return Client(transport, mode=mode, read_timeout_seconds=20)
+
+    async with connect("files:read") as c:
+        assert c.protocol_version == EXPECTED[mode], f"{mode}: negotiated {c.protocol_version}"
+        names = {t.name for t in (await c.list_tools()).tools}
+        assert {"echo", "write_file"} <= names, f"{mode}: {names}"
+        r = await c.call_tool("echo", {"text": "hi"})
+        assert not r.is_error and r.structured_content == {"text": "hi"}, f"{mode}: echo {r}"
+        denied = await c.call_tool("write_file", {"path": f"{mode}.txt", "content": "x"})
+        text = denied.content[0].text if denied.content else ""
+        assert denied.is_error and 'needs the scope "files:write"' in text, f"{mode}: {denied}"
+    async with connect("files:read files:write") as c:
+        written = await c.call_tool("write_file", {"path": f"{mode}.txt", "content": "x"})
+        assert not written.is_error, f"{mode}: write_file with files:write: {written}"
+    return f"{mode}: protocol {EXPECTED[mode]}, echo ok, write_file denied without files:write, ok with it"
+
+
+def main() -> int:
+    if len(sys.argv) not in (3, 5):
+        sys.exit("usage: mcp_auth_check.py SERVER_BIN WORKDIR [NODE TS_CHECK]")
+    server_bin, workdir = sys.argv[1], sys.argv[2]
+    os.makedirs(workdir, exist_ok=True)
+    key = ec.generate_private_key(ec.SECP256R1())
+    other_key = ec.generate_private_key(ec.SECP256R1())
+    jwks_file = os.path.join(workdir, "jwks.json")
+    with open(jwks_file, "w") as f:
+        json.dump(jwks_of(key, "ci-1"), f)
+    addr = f"127.0.0.1:{free_port()}"
+    root = os.path.join(workdir, "root")
+    os.makedirs(root, exist_ok=True)
+    with open(os.path.join(workdir, "server.err"), "w") as err:
+        server = subprocess.Popen(
+            [server_bin, "--root", root, "--http", addr, "--auth-issuer", ISSUER,
+             "--auth-jwks", jwks_file],
+            stdout=subprocess.PIPE, stderr=err, text=True)
+    passed, failed = 0, 0
+    try:
+        line = server.stdout.readline().strip()
+        url = f"http://{addr}/mcp"
+        if line != f"listening on {url}":
+            print(f"server did not start: first line {line!r}", flush=True)
+            return 1
+        checks = [("raw HTTP", lambda: raw_checks(url, key, other_key))]
+        for mode in ("legacy", "auto"):
+            checks.append((f"python {mode}", lambda m=mode: anyio.run(client_checks, url, key, m)))
+        if len(sys.argv) == 5:
+            node, ts_check = sys.argv[3], sys.argv[4]
+
+            def ts() -> str:
+                env = {**os.environ, "MCP_URL": url,
+                       "TOKEN_READ": token(key, url, "files:read"),
+                       "TOKEN_WRITE": token(key, url, "files:read files:write")}
+                out = subprocess.run([node, ts_check], env=env, capture_output=True, text=True,
+                                     timeout=60)
+                assert out.returncode == 0, f"exit {out.returncode}: {out.stdout}{out.stderr}"
+                return out.stdout.strip().splitlines()[-1]
+
+            checks.append(("typescript", ts))
+        for name, check in checks:
+            try:
+                print(f"{name}: {check()}", flush=True)
+                passed += 1
+            except Exception as e:  # an assertion, a timeout or a transport failure
+                print(f"{name}: FAILED: {type(e).__name__}: {e}", flush=True)
+                failed += 1
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    print(f"bearer-token clients vs mcp_server: {passed} passed, {failed} failed", flush=True)
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
