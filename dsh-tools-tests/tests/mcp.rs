@@ -82,6 +82,34 @@ async fn a_parameters_schema_without_type_is_listed_as_an_object_and_other_roots
     assert_eq!(tools[0].input_schema.get("type"), Some(&json!("object")));
 }
 
+/// 2026-07-28 results name the server in `_meta["io.modelcontextprotocol/serverInfo"]`;
+/// 2025-11-25 results do not (the handshake already did).
+#[tokio::test]
+async fn results_of_the_2026_era_carry_the_server_info() {
+    use dsh_tools::mcp::SERVER_INFO_META;
+    for era in ERAS {
+        let probe = Arc::new(Probe::default());
+        let server = McpServer::new(registry(&probe)).server_info("notes-server", "1.2.3");
+        let (client, _) = connect(server, era).await;
+        let call = client
+            .peer()
+            .call_tool(call("echo", json!({"text": "hi"})))
+            .await
+            .unwrap();
+        let list = client.peer().list_tools(None).await.unwrap();
+        let of = |meta: Option<&dsh_tools::mcp::rmcp::model::MetaObject>| {
+            meta.and_then(|m| m.0.get(SERVER_INFO_META)).cloned()
+        };
+        let expected = match era {
+            Era::Legacy => None,
+            Era::Modern => Some(json!({"name": "notes-server", "version": "1.2.3"})),
+        };
+        assert_eq!(of(call.meta.as_ref()), expected, "{era:?}: tools/call");
+        assert_eq!(of(list.meta.as_ref()), expected, "{era:?}: tools/list");
+        client.cancel().await.unwrap();
+    }
+}
+
 #[tokio::test]
 async fn structured_content_follows_the_era() {
     for era in ERAS {

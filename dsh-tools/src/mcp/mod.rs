@@ -40,6 +40,7 @@
 //! | content blocks | `content`; a block type MCP does not know becomes a text block of its JSON |
 //! | a failure | `isError: true`, content `Error: <message>`, `_meta["dev.dsh-tools/error"] = {name, code}` when the error has them |
 //! | `UNKNOWN_TOOL` | JSON-RPC error `-32602 Unknown tool: <name>` |
+//! | the server's name and version | `serverInfo` of the handshake; on 2026-07-28 `tools/list` and `tools/call` results also `_meta["io.modelcontextprotocol/serverInfo"]` |
 //! | presentation meta, additional contexts, concludes-turn | `_meta["dev.dsh-tools/presentation"]`, `["dev.dsh-tools/additionalContexts"]`, `["dev.dsh-tools/concludesTurn"]` |
 //! | the call's signal | the request's cancellation token (`notifications/cancelled`, a closed transport, a dropped 2026 HTTP stream); a started body is still awaited |
 //! | [`report_progress`](crate::ToolRunContext::report_progress) | `notifications/progress` with the request's progress token, in order, all before the response |
@@ -87,7 +88,7 @@ pub use map::{
     PRESENTATION_META,
 };
 pub use options::{ImportError, ImportOptions, Limits, SchemaPolicy};
-pub use server::{MAX_PENDING_PROGRESS, McpServer, ServeError};
+pub use server::{MAX_PENDING_PROGRESS, McpServer, SERVER_INFO_META, ServeError};
 
 /// rmcp, re-exported for transports and client code (its version is pinned by this crate).
 pub use rmcp;

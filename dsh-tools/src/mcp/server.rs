@@ -289,7 +289,22 @@ impl McpServer {
         let structured_any = cx
             .protocol_version()
             .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
-        Ok(map::call_result(&result, structured_any).into())
+        let mut result = map::call_result(&result, structured_any);
+        if structured_any {
+            self.stamp(&mut result.meta);
+        }
+        Ok(result.into())
+    }
+
+    /// Adds `_meta["io.modelcontextprotocol/serverInfo"]`, which 2026-07-28 results should
+    /// carry (a stateless client learns who answered from each result).
+    fn stamp(&self, meta: &mut Option<rmcp::model::MetaObject>) {
+        let Ok(info) = serde_json::to_value(&self.info.server_info) else {
+            return;
+        };
+        meta.get_or_insert_with(Default::default)
+            .0
+            .insert(SERVER_INFO_META.to_owned(), info);
     }
 
     /// Runs the call while forwarding its progress reports, in order, all before the response
@@ -367,6 +382,9 @@ impl PendingProgress {
     }
 }
 
+/// The `_meta` key naming the server on 2026-07-28 results.
+pub const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
+
 fn unknown_tool(name: &str) -> ErrorData {
     ErrorData::invalid_params(format!("Unknown tool: {name}"), None)
 }
@@ -384,7 +402,7 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _cx: RequestContext<RoleServer>,
+        cx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         // Every tool is on the first page, which has no next cursor: any cursor is not ours.
         if let Some(cursor) = request.and_then(|r| r.cursor) {
@@ -396,7 +414,14 @@ impl ServerHandler for McpServer {
                 None,
             ));
         }
-        Ok(ListToolsResult::with_all_items((*self.mcp_tools()).clone()))
+        let mut list = ListToolsResult::with_all_items((*self.mcp_tools()).clone());
+        if cx
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+        {
+            self.stamp(&mut list.meta);
+        }
+        Ok(list)
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
