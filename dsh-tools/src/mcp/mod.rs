@@ -1,6 +1,8 @@
 //! MCP (the Model Context Protocol) for a [`Registry`](crate::Registry): serve its tools to any
 //! MCP client, and import any MCP server's tools into it. Feature `mcp` (stdio, child
-//! processes); feature `mcp-http` adds the streamable HTTP server and client.
+//! processes); feature `mcp-http` adds the streamable HTTP server and client, `mcp-auth` its
+//! authorization ([`Authorization`]) and `mcp-redis` a session store in Redis
+//! ([`RedisSessionStore`]).
 //!
 //! Built on [`rmcp`] 3.11 without its macros; both protocol eras are served by one handler (the
 //! `initialize` handshake up to 2025-11-25, stateless 2026-07-28 requests).
@@ -71,6 +73,8 @@ mod inbound;
 mod lines;
 mod map;
 mod options;
+#[cfg(feature = "mcp-redis")]
+mod redis;
 mod server;
 mod sync;
 
@@ -88,6 +92,8 @@ pub use map::{
     PRESENTATION_META,
 };
 pub use options::{ImportError, ImportOptions, Limits, SchemaPolicy};
+#[cfg(feature = "mcp-redis")]
+pub use redis::RedisSessionStore;
 pub use server::{MAX_PENDING_PROGRESS, McpServer, SERVER_INFO_META, ServeError};
 
 /// rmcp, re-exported for transports and client code (its version is pinned by this crate).

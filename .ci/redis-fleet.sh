@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# A real Redis for the fleet tests: installs Debian's redis-server under target/redis (the
+# packages unpacked with `dpkg -x`, nothing installed on the machine), starts it on a Unix
+# socket of its own, runs the `#[ignore]`d Redis tests of dsh-tools-tests/tests/mcp_fleet.rs
+# against it (two instances behind a round-robin proxy, both eras, list_changed; the store's
+# round trip and expiry), and stops it. Called by .ci/run; runnable on its own:
+#
+#     bash .ci/redis-fleet.sh
+#
+# Needs apt-get (Debian's package archive) and dpkg-deb. Each step prints one verdict line; the
+# last line is `redis-fleet: N passed, 0 failed` only when every step passed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR=never
+
+DIR=$PWD/target/redis
+ROOT=$DIR/root
+SOCKET=$DIR/redis.sock
+LOG=$DIR/redis.log
+PACKAGES=(redis-server redis-tools libjemalloc2 liblzf1)
+# The tests this step owns: every one must run and pass.
+EXPECTED_TESTS=3
+TOTAL=3
+STEP=0
+PASSED=0
+DETAIL=
+REDIS_PID=
+
+cleanup() {
+    if [[ -n $REDIS_PID ]] && kill -0 "$REDIS_PID" 2>/dev/null; then
+        kill "$REDIS_PID" 2>/dev/null || true
+        wait "$REDIS_PID" 2>/dev/null || true
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+mkdir -p "$DIR"
+
+step() {
+    local name=$1 fn=$2 log=$DIR/$3.log start rc=0 secs
+    STEP=$((STEP + 1))
+    DETAIL=
+    start=$EPOCHREALTIME
+    if "$fn" >"$log" 2>&1; then rc=0; else rc=$?; fi
+    secs=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+    if [[ $rc -eq 0 ]]; then
+        PASSED=$((PASSED + 1))
+        echo "[$STEP/$TOTAL] $name: ok (${secs}s)${DETAIL:+ - $DETAIL}"
+    else
+        echo "[$STEP/$TOTAL] $name: FAILED (exit $rc after ${secs}s; log $log)"
+        echo "---- last lines of $log ----" >&2
+        tail -n 40 "$log" >&2
+        echo "----" >&2
+        echo "redis-fleet: $PASSED passed, 1 failed (stopped at step $STEP of $TOTAL: $name)"
+        exit 1
+    fi
+}
+
+install_redis() {
+    local debs=$DIR/debs lists=$DIR/apt-lists cache=$DIR/apt-cache
+    rm -rf "$debs" "$ROOT"
+    mkdir -p "$debs" "$ROOT"
+    # The machine's package index first; when it has none (a fresh image), an index of our own
+    # under target/ (the machine's apt state is left as it was).
+    if ! (cd "$debs" && timeout 300 apt-get download "${PACKAGES[@]}"); then
+        mkdir -p "$lists/partial" "$cache/archives/partial"
+        local own=(-o "Dir::State::Lists=$lists" -o "Dir::Cache=$cache")
+        timeout 300 apt-get "${own[@]}" update || return
+        (cd "$debs" && timeout 300 apt-get "${own[@]}" download "${PACKAGES[@]}") || return
+    fi
+    local deb
+    for deb in "$debs"/*.deb; do
+        dpkg-deb -x "$deb" "$ROOT" || return
+    done
+    local version
+    version=$(LD_LIBRARY_PATH=$ROOT/usr/lib/x86_64-linux-gnu "$ROOT/usr/bin/redis-server" --version) || return
+    DETAIL="${version%% sha=*} ($(cd "$debs" && ls redis-server_*.deb | sed 's/%3a/:/'))"
+}
+
+start_redis() {
+    rm -f "$SOCKET"
+    LD_LIBRARY_PATH=$ROOT/usr/lib/x86_64-linux-gnu "$ROOT/usr/bin/redis-server" \
+        --port 0 --unixsocket "$SOCKET" --unixsocketperm 700 --save "" --appendonly no \
+        --dir "$DIR" >"$LOG" 2>&1 &
+    REDIS_PID=$!
+    local i
+    for ((i = 0; i < 100; i++)); do # up to 10 s
+        if LD_LIBRARY_PATH=$ROOT/usr/lib/x86_64-linux-gnu "$ROOT/usr/bin/redis-cli" -s "$SOCKET" ping 2>/dev/null | grep -q PONG; then
+            DETAIL="pid $REDIS_PID on $SOCKET"
+            return 0
+        fi
+        if ! kill -0 "$REDIS_PID" 2>/dev/null; then
+            echo "redis-server exited:"
+            cat "$LOG"
+            return 1
+        fi
+        sleep 0.1
+    done
+    echo "redis-server did not answer PING within 10 s"
+    return 1
+}
+
+fleet_tests() {
+    # The README test command's selection and features: the test binary is already built.
+    REDIS_URL="redis+unix://$SOCKET" timeout 600 cargo test --workspace --all-features \
+        --test mcp_fleet -- --ignored --test-threads 1 || return
+}
+
+verdict_of_tests() {
+    local line
+    line=$(grep -E '^test result: ' "$DIR/tests.log" | tail -n 1)
+    [[ $line =~ ok\.\ ([0-9]+)\ passed\;\ 0\ failed ]] || { echo "no passing result line: $line"; return 1; }
+    [[ ${BASH_REMATCH[1]} -eq $EXPECTED_TESTS ]] || { echo "${BASH_REMATCH[1]} Redis tests ran, want $EXPECTED_TESTS"; return 1; }
+    DETAIL="$EXPECTED_TESTS/$EXPECTED_TESTS Redis tests: 2025-11-25 and 2026-07-28 fleets behind a round-robin proxy (list_changed included), store round trip and expiry"
+}
+
+run_tests() {
+    fleet_tests >"$DIR/tests.log" 2>&1 || { cat "$DIR/tests.log"; return 1; }
+    verdict_of_tests
+}
+
+step "install Debian's redis-server under target/redis" install_redis install
+step "start redis-server on a Unix socket" start_redis start
+step "mcp_fleet Redis tests (--ignored) against it" run_tests tests-step
+cleanup
+echo "redis-fleet: $PASSED passed, 0 failed"
