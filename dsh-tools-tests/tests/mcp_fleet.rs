@@ -143,10 +143,21 @@ async fn fleet(era: Era, store: Option<Arc<dyn SessionStore>>) {
             );
         }
         Era::Legacy => {
-            // The client's GET stream is open on one of the instances by now.
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            for registry in &registries {
-                registry.register(support_extra("later")).unwrap().keep();
+            // The client opens its GET stream on its own schedule, and a change made before
+            // it is open is not replayed: change again until one arrives (bounded).
+            for round in 0..20 {
+                for registry in &registries {
+                    let name = if round == 0 {
+                        "later".to_owned()
+                    } else {
+                        format!("later_{round}")
+                    };
+                    registry.register(support_extra(&name)).unwrap().keep();
+                }
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                if recorder.list_changed.load(Ordering::SeqCst) >= 1 {
+                    break;
+                }
             }
             let list_changed = Arc::clone(&recorder.list_changed);
             eventually("list_changed through the proxy", || {
@@ -189,6 +200,120 @@ async fn the_2026_era_needs_no_store_behind_a_round_robin_proxy() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_2025_era_shares_sessions_through_a_store_behind_a_round_robin_proxy() {
     fleet(Era::Legacy, Some(Arc::new(MemoryStore::default()))).await;
+}
+
+/// The order that lost notifications: `initialize` on instance A, `notifications/initialized`
+/// on B, then the `GET` stream on A again. A never saw `initialized`, yet it holds the stream,
+/// so it must know the session from its `initialize`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_get_stream_on_the_instance_that_never_saw_initialized_hears_changes() {
+    use std::io::{Read, Write};
+    let probe = Arc::new(Probe::default());
+    let store: Arc<dyn SessionStore> = Arc::new(MemoryStore::default());
+    let mut registries = Vec::new();
+    let mut addrs = Vec::new();
+    for _ in 0..2 {
+        let registry = registry(&probe);
+        let server = McpServer::new(registry.clone())
+            .bind_http(
+                "127.0.0.1:0",
+                HttpConfig::default().session_store(Arc::clone(&store)),
+            )
+            .await
+            .unwrap();
+        addrs.push(server.local_addr());
+        tokio::spawn(server.run());
+        registries.push(registry);
+    }
+    let (proxy, counts) = round_robin(addrs).await;
+    let post = move |session: Option<&str>, body: &serde_json::Value| -> (u16, String) {
+        let body = body.to_string();
+        let mut head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {proxy}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n\
+             Connection: close\r\nContent-Length: {}\r\n",
+            body.len()
+        );
+        if let Some(session) = session {
+            head.push_str(&format!("Mcp-Session-Id: {session}\r\n"));
+        }
+        let mut stream = std::net::TcpStream::connect(proxy).unwrap();
+        stream
+            .write_all(format!("{head}\r\n{body}").as_bytes())
+            .unwrap();
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        let status = answer
+            .split(' ')
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0);
+        (status, answer)
+    };
+    let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
+    let reader = tokio::task::spawn_blocking(move || {
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "raw", "version": "1"}}});
+        let (status, answer) = post(None, &init);
+        assert_eq!(status, 200, "{answer}");
+        let session = answer
+            .lines()
+            .find_map(|l| {
+                let (name, value) = l.split_once(':')?;
+                name.eq_ignore_ascii_case("mcp-session-id")
+                    .then(|| value.trim().to_owned())
+            })
+            .expect("a session id");
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let (status, answer) = post(Some(&session), &initialized);
+        assert_eq!(status, 202, "{answer}");
+        let mut stream = std::net::TcpStream::connect(proxy).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        write!(
+            stream,
+            "GET /mcp HTTP/1.1\r\nHost: {proxy}\r\nAccept: text/event-stream\r\n\
+             MCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: {session}\r\n\r\n"
+        )
+        .unwrap();
+        let mut seen = Vec::new();
+        let mut chunk = [0u8; 4096];
+        let mut ready = Some(ready_tx);
+        loop {
+            let n = stream.read(&mut chunk).unwrap_or(0);
+            if n == 0 {
+                return String::from_utf8_lossy(&seen).into_owned();
+            }
+            seen.extend_from_slice(&chunk[..n]);
+            let text = String::from_utf8_lossy(&seen);
+            if text.contains("\r\n\r\n")
+                && let Some(tx) = ready.take()
+            {
+                assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+                let _ = tx.send(());
+            }
+            if text.contains("notifications/tools/list_changed") {
+                return text.into_owned();
+            }
+        }
+    });
+    ready_rx.await.expect("the GET stream opened");
+    let served: Vec<usize> = counts.iter().map(|c| c.load(Ordering::SeqCst)).collect();
+    assert_eq!(
+        served,
+        [2, 1],
+        "initialize and the GET on A, initialized on B"
+    );
+    for registry in &registries {
+        registry.register(support_extra("later")).unwrap().keep();
+    }
+    let stream = reader.await.unwrap();
+    assert!(
+        stream.contains("notifications/tools/list_changed"),
+        "{stream}"
+    );
 }
 
 async fn redis_store() -> Arc<dyn SessionStore> {

@@ -8,7 +8,7 @@ use rmcp::model::{
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
     ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
 };
-use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 use std::fmt;
@@ -436,7 +436,18 @@ impl ServerHandler for McpServer {
         self.call(request, cx).await
     }
 
-    async fn on_initialized(&self, cx: NotificationContext<RoleServer>) {
+    /// A legacy session is told of changes from its `initialize` on (not from
+    /// `notifications/initialized`): in a fleet sharing a session store, the instance that
+    /// answered `initialize` may never see the notification (it lands on another instance),
+    /// yet the client's `GET` stream may open on it; an instance restoring the session from
+    /// the store replays `initialize` too.
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::InitializeResult, ErrorData> {
+        cx.peer.set_peer_info(request.clone());
+        let answer = self.negotiate_initialize(&request)?;
         let mut peers = self
             .shared
             .legacy_peers
@@ -448,6 +459,7 @@ impl ServerHandler for McpServer {
         peers.push(cx.peer.clone());
         drop(peers);
         self.start_forwarder();
+        Ok(answer)
     }
 
     fn accepted_subscription_filter(
