@@ -635,3 +635,79 @@ async fn a_session_refused_past_the_cap_is_not_left_in_the_store() {
     stop.cancel();
     running.await.unwrap().unwrap();
 }
+
+/// A body that trickles in is cut off at the body deadline (`408`); a chunked body, which
+/// declares no length, is refused (`413`) as soon as it passes the limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_bodies_are_408_and_unsized_bodies_over_the_limit_413() {
+    let probe = Arc::new(Probe::default());
+    let config = HttpConfig::default()
+        .body_read_timeout(Duration::from_millis(300))
+        .max_request_body_bytes(1024);
+    let (addr, stop, running) = serve(&probe, config).await;
+    tokio::task::spawn_blocking(move || {
+        // Ten bytes of a declared hundred, then nothing.
+        let (status, body) = exchange(
+            addr,
+            &format!(
+                "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+                 Accept: application/json, text/event-stream\r\nConnection: close\r\n\
+                 Content-Length: 100\r\n\r\n{{\"jsonrpc\""
+            ),
+        );
+        assert_eq!(status, 408, "{body}");
+        assert_eq!(body, "the request body did not arrive within 300 ms");
+        let chunk = "x".repeat(2000);
+        let (status, body) = exchange(
+            addr,
+            &format!(
+                "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+                 Accept: application/json, text/event-stream\r\nConnection: close\r\n\
+                 Transfer-Encoding: chunked\r\n\r\n{:x}\r\n{chunk}\r\n0\r\n\r\n",
+                chunk.len()
+            ),
+        );
+        assert_eq!(status, 413, "{body}");
+        assert_eq!(body, "request body too large (the limit is 1024 bytes)");
+        // A whole request within both still works.
+        assert_eq!(initialize(addr).0, 200);
+    })
+    .await
+    .unwrap();
+    stop.cancel();
+    running.await.unwrap().unwrap();
+}
+
+/// A session no request used for the idle timeout is closed: its id is then unknown (`404`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_session_is_closed_after_the_idle_timeout() {
+    let probe = Arc::new(Probe::default());
+    let config = HttpConfig::default().session_idle_timeout(Duration::from_millis(300));
+    let (addr, stop, running) = serve(&probe, config).await;
+    let session = tokio::task::spawn_blocking(move || {
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "raw", "version": "1"}}});
+        let (status, session, _) = send(addr, addr, None, "POST", Some(&init));
+        assert_eq!(status, 200);
+        let session = session.expect("a session");
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        assert_eq!(
+            send(addr, addr, Some(&session), "POST", Some(&initialized)).0,
+            202
+        );
+        session
+    })
+    .await
+    .unwrap();
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    tokio::task::spawn_blocking(move || {
+        let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+        let (status, _, body) = send(addr, addr, Some(&session), "POST", Some(&list));
+        assert_eq!(status, 404, "the idle session is gone: {body}");
+    })
+    .await
+    .unwrap();
+    stop.cancel();
+    running.await.unwrap().unwrap();
+}

@@ -28,6 +28,7 @@ pub const MCP_PATH: &str = "/mcp";
 /// | session idle time ([`session_idle_timeout`](Self::session_idle_timeout)) | 5 minutes | the session is closed (rmcp's session keep-alive) |
 /// | open connections ([`max_connections`](Self::max_connections), [`HttpServer`] only) | 512 | `503 too many connections`, then closed |
 /// | time to send a request's headers ([`header_read_timeout`](Self::header_read_timeout), [`HttpServer`] only) | 10 s | the connection is closed |
+/// | time to send a request's body ([`body_read_timeout`](Self::body_read_timeout)) | 30 s | `408 Request Timeout` |
 /// | `POST` requests being answered at once ([`max_requests_in_flight`](Self::max_requests_in_flight)) | 256 | `503 too many requests in flight` |
 #[derive(Clone, Debug)]
 pub struct HttpConfig {
@@ -45,6 +46,7 @@ struct Limits {
     session_idle: Duration,
     max_connections: usize,
     header_timeout: Duration,
+    body_timeout: Duration,
     max_in_flight: usize,
 }
 
@@ -61,6 +63,7 @@ impl Default for HttpConfig {
                 session_idle: Duration::from_secs(300),
                 max_connections: 512,
                 header_timeout: Duration::from_secs(10),
+                body_timeout: Duration::from_secs(30),
                 max_in_flight: 256,
             },
             #[cfg(feature = "mcp-auth")]
@@ -125,6 +128,15 @@ impl HttpConfig {
         self
     }
 
+    /// A client gets this long to send a request's body, from when its headers arrived (a body
+    /// that trickles in is cut off with `408`, and a body over
+    /// [`max_request_body_bytes`](Self::max_request_body_bytes) without a `Content-Length` with
+    /// `413` as soon as it passes the limit).
+    pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.body_timeout = timeout;
+        self
+    }
+
     /// At most `requests` requests answered at once (at least 1); an answer streamed over SSE
     /// counts until its stream ends.
     pub fn max_requests_in_flight(mut self, requests: usize) -> Self {
@@ -180,6 +192,7 @@ pub struct McpHttpService {
     sessions: Arc<LocalSessionManager>,
     max_sessions: usize,
     max_body: usize,
+    body_timeout: Duration,
     in_flight: Arc<tokio::sync::Semaphore>,
     store: Option<Arc<dyn rmcp::transport::streamable_http_server::session::store::SessionStore>>,
     #[cfg(feature = "mcp-auth")]
@@ -267,6 +280,38 @@ impl McpHttpService {
         } else {
             None
         };
+        // The whole body, within the deadline and the limit, before rmcp sees the request (rmcp
+        // would wait for a trickling body as long as the client likes).
+        let (parts, body) = request.into_parts();
+        let body =
+            match tokio::time::timeout(self.body_timeout, read_body(body, self.max_body)).await {
+                Ok(Ok(bytes)) => bytes,
+                Ok(Err(None)) => {
+                    return plain(
+                        hyper::StatusCode::PAYLOAD_TOO_LARGE,
+                        format!(
+                            "request body too large (the limit is {} bytes)",
+                            self.max_body
+                        ),
+                    );
+                }
+                Ok(Err(Some(e))) => {
+                    return plain(
+                        hyper::StatusCode::BAD_REQUEST,
+                        format!("the request body could not be read: {e}"),
+                    );
+                }
+                Err(_) => {
+                    return plain(
+                        hyper::StatusCode::REQUEST_TIMEOUT,
+                        format!(
+                            "the request body did not arrive within {} ms",
+                            self.body_timeout.as_millis()
+                        ),
+                    );
+                }
+            };
+        let request = hyper::Request::from_parts(parts, Full::new(body));
         let opens_session = request.method() == hyper::Method::POST
             && !request.headers().contains_key("mcp-session-id");
         // Whether the session existed is read before rmcp closes it; rmcp's own checks (Host,
@@ -384,6 +429,27 @@ impl McpHttpService {
     }
 }
 
+/// A body, whole: `Err(None)` past `max` bytes, `Err(Some(why))` when it cannot be read.
+async fn read_body<B>(body: B, max: usize) -> Result<Bytes, Option<String>>
+where
+    B: hyper::body::Body,
+    B::Error: std::fmt::Display,
+{
+    use bytes::{Buf, BufMut};
+    let mut body = std::pin::pin!(body);
+    let mut whole = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| Some(e.to_string()))?;
+        if let Ok(data) = frame.into_data() {
+            if whole.len().saturating_add(data.remaining()) > max {
+                return Err(None);
+            }
+            whole.put(data);
+        }
+    }
+    Ok(Bytes::from(whole))
+}
+
 /// The request's `Mcp-Session-Id`.
 fn session_id<B>(request: &hyper::Request<B>) -> Option<Arc<str>> {
     request
@@ -433,6 +499,7 @@ impl McpServer {
         let sessions = Arc::new(sessions);
         McpHttpService {
             max_body: config.inner.max_request_body_bytes,
+            body_timeout: limits.body_timeout,
             store: config.inner.session_store.clone(),
             inner: StreamableHttpService::new(
                 move || Ok(server.clone()),
