@@ -16,6 +16,11 @@
 //! (this binary again), and its resident set (`VmRSS`) is read idle, after 10,000 calls over 16
 //! connections, after 1,000 sessions opened and abandoned (no `DELETE`), and after 2,000 more
 //! (past `HttpConfig`'s default cap of 1,000 for `dsh`; `rmcp` has no cap).
+//!
+//! With `MCP_HTTP_EXTERNAL="ts=HOST:PORT py=HOST:PORT"` it measures servers running elsewhere
+//! (the official TypeScript SDK's and Python's, `benches/external/`) beside the two in-process
+//! ones, with the same client: calls per second at concurrency 1 and 16, from a fixed number of
+//! calls after a warm-up.
 
 use criterion::{Criterion, criterion_group};
 use dsh_tools::mcp::{HttpConfig, McpServer};
@@ -351,7 +356,47 @@ fn memory() {
     }
 }
 
+/// Calls per second of each server (the in-process two and those named in `spec`).
+fn external(spec: &str) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut servers: Vec<(String, SocketAddr)> = rt.block_on(async {
+        vec![
+            ("dsh".to_owned(), serve_dsh().await),
+            ("rmcp".to_owned(), serve_rmcp().await),
+        ]
+    });
+    for item in spec.split_whitespace() {
+        let (name, addr) = item.split_once('=').expect("NAME=HOST:PORT");
+        servers.push((name.to_owned(), addr.parse().expect("HOST:PORT")));
+    }
+    println!("| server | concurrency 1 | concurrency 16 |");
+    println!("|---|---|---|");
+    for (name, addr) in servers {
+        let mut rates = Vec::new();
+        for (concurrency, calls) in [(1usize, 2_000u64), (16, 8_000)] {
+            let rate = rt.block_on(async {
+                let mut conns = Vec::new();
+                for _ in 0..concurrency {
+                    conns.push(Arc::new(Mutex::new(Conn::open(addr).await)));
+                }
+                run(&conns, calls / 10).await;
+                let took = run(&conns, calls).await;
+                calls as f64 / took.as_secs_f64()
+            });
+            rates.push(format!("{rate:.0} calls/s"));
+        }
+        println!("| {name} | {} | {} |", rates[0], rates[1]);
+    }
+}
+
 fn main() {
+    if let Ok(spec) = std::env::var("MCP_HTTP_EXTERNAL") {
+        return external(&spec);
+    }
     if let Ok(which) = std::env::var("MCP_HTTP_SERVE") {
         return serve_child(&which);
     }
