@@ -34,6 +34,12 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 ISSUER = "https://auth.ci.test"
+
+
+def check(ok: bool, what) -> None:
+    """A failed check (not `assert`, which `python -O` would skip)."""
+    if not ok:
+        raise AssertionError(what)
 EXPECTED = {"legacy": "2025-11-25", "auto": "2026-07-28"}
 
 
@@ -64,11 +70,11 @@ def raw_checks(url: str, key, other_key) -> str:
     head = {"Accept": "application/json, text/event-stream"}
     with httpx2.Client(timeout=20) as http:
         r = http.post(url, json=init, headers=head)
-        assert r.status_code == 401, f"no token: {r.status_code} {r.text}"
+        check(r.status_code == 401, f"no token: {r.status_code} {r.text}")
         challenge = r.headers.get("www-authenticate", "")
-        assert challenge == f'Bearer resource_metadata="{metadata_url}"', f"challenge: {challenge!r}"
+        check(challenge == f'Bearer resource_metadata="{metadata_url}"', f"challenge: {challenge!r}")
         doc = http.get(metadata_url).json()
-        assert doc["resource"] == url and doc["authorization_servers"] == [ISSUER], doc
+        check(doc["resource"] == url and doc["authorization_servers"] == [ISSUER], doc)
         now = int(time.time())
         bad = {
             "expired": token(key, url, "", iat=now - 7200, exp=now - 3600),
@@ -78,8 +84,7 @@ def raw_checks(url: str, key, other_key) -> str:
         for what, t in bad.items():
             r = http.post(url, json=init, headers={**head, "Authorization": f"Bearer {t}"})
             challenge = r.headers.get("www-authenticate", "")
-            assert r.status_code == 401 and 'error="invalid_token"' in challenge, (
-                f"{what}: {r.status_code} {challenge!r}")
+            check(r.status_code == 401 and 'error="invalid_token"' in challenge, f"{what}: {r.status_code} {challenge!r}")
     return "no token 401 + metadata; expired, other audience, other key 401 invalid_token"
 
 
@@ -90,17 +95,17 @@ async def client_checks(url: str, key, mode: str) -> str:
         return Client(transport, mode=mode, read_timeout_seconds=20)
 
     async with connect("files:read") as c:
-        assert c.protocol_version == EXPECTED[mode], f"{mode}: negotiated {c.protocol_version}"
+        check(c.protocol_version == EXPECTED[mode], f"{mode}: negotiated {c.protocol_version}")
         names = {t.name for t in (await c.list_tools()).tools}
-        assert {"echo", "write_file"} <= names, f"{mode}: {names}"
+        check({"echo", "write_file"} <= names, f"{mode}: {names}")
         r = await c.call_tool("echo", {"text": "hi"})
-        assert not r.is_error and r.structured_content == {"text": "hi"}, f"{mode}: echo {r}"
+        check(not r.is_error and r.structured_content == {"text": "hi"}, f"{mode}: echo {r}")
         denied = await c.call_tool("write_file", {"path": f"{mode}.txt", "content": "x"})
         text = denied.content[0].text if denied.content else ""
-        assert denied.is_error and 'needs the scope "files:write"' in text, f"{mode}: {denied}"
+        check(denied.is_error and 'needs the scope "files:write"' in text, f"{mode}: {denied}")
     async with connect("files:read files:write") as c:
         written = await c.call_tool("write_file", {"path": f"{mode}.txt", "content": "x"})
-        assert not written.is_error, f"{mode}: write_file with files:write: {written}"
+        check(not written.is_error, f"{mode}: write_file with files:write: {written}")
     return f"{mode}: protocol {EXPECTED[mode]}, echo ok, write_file denied without files:write, ok with it"
 
 
@@ -141,13 +146,13 @@ def main() -> int:
                        "TOKEN_WRITE": token(key, url, "files:read files:write")}
                 out = subprocess.run([node, ts_check], env=env, capture_output=True, text=True,
                                      timeout=60)
-                assert out.returncode == 0, f"exit {out.returncode}: {out.stdout}{out.stderr}"
+                check(out.returncode == 0, f"exit {out.returncode}: {out.stdout}{out.stderr}")
                 return out.stdout.strip().splitlines()[-1]
 
             checks.append(("typescript", ts))
-        for name, check in checks:
+        for name, step in checks:
             try:
-                print(f"{name}: {check()}", flush=True)
+                print(f"{name}: {step()}", flush=True)
                 passed += 1
             except Exception as e:  # an assertion, a timeout or a transport failure
                 print(f"{name}: FAILED: {type(e).__name__}: {e}", flush=True)

@@ -251,6 +251,7 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         config = config.authorization(auth);
         registry.guard(
             ScopeRules::new()
+                .require_caller(true)
                 .tool("write_file", ["files:write"])
                 .guard(),
         );

@@ -464,6 +464,140 @@ async fn another_subject_cannot_use_a_session() {
     stop.cancel();
 }
 
+/// Sessions in memory, shared by two instances.
+#[derive(Default)]
+struct MemoryStore(
+    std::sync::Mutex<
+        std::collections::HashMap<
+            String,
+            dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::SessionState,
+        >,
+    >,
+);
+
+type StoreResult<T> = Result<
+    T,
+    dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::SessionStoreError,
+>;
+
+#[async_trait::async_trait]
+impl dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::SessionStore
+    for MemoryStore
+{
+    async fn load(
+        &self,
+        id: &str,
+    ) -> StoreResult<
+        Option<
+            dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::SessionState,
+        >,
+    > {
+        Ok(self.0.lock().unwrap().get(id).cloned())
+    }
+    async fn store(
+        &self,
+        id: &str,
+        state: &dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::SessionState,
+    ) -> StoreResult<()> {
+        self.0.lock().unwrap().insert(id.to_owned(), state.clone());
+        Ok(())
+    }
+    async fn delete(&self, id: &str) -> StoreResult<()> {
+        self.0.lock().unwrap().remove(id);
+        Ok(())
+    }
+}
+
+/// With a shared store, the session's owner travels with it: on the instance that restores
+/// the session, another subject still gets `404` and the owner is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_restored_on_another_instance_keeps_its_owner() {
+    let signing = rsa();
+    let store: Arc<MemoryStore> = Arc::default();
+    // Both instances are one resource (one URI): a fleet behind one name.
+    let resource = "https://mcp.test/mcp";
+    let mut addrs = Vec::new();
+    for _ in 0..2 {
+        let config = HttpConfig::default()
+            .session_store(store.clone())
+            .authorization(fixed(resource, jwks(&[&signing])));
+        let server = McpServer::new(registry())
+            .bind_http("127.0.0.1:0", config)
+            .await
+            .unwrap();
+        addrs.push(server.local_addr());
+        tokio::spawn(server.run());
+    }
+    let (a, b) = (addrs[0], addrs[1]);
+    let alice = sign(&signing, &claims(resource, "alice", ""));
+    let mallory = sign(&signing, &claims(resource, "mallory", ""));
+    let answers = tokio::task::spawn_blocking(move || {
+        let (status, head, _) = initialize(a, &format!("Authorization: Bearer {alice}"));
+        assert_eq!(status, 200);
+        let session = header(&head, "mcp-session-id").expect("a session");
+        let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+        let as_mallory = format!("Authorization: Bearer {mallory}\r\nMcp-Session-Id: {session}");
+        let as_alice = format!("Authorization: Bearer {alice}\r\nMcp-Session-Id: {session}");
+        // Mallory first, on the instance that never saw the session.
+        (
+            post(b, &as_mallory, &list),
+            post(b, &as_alice, &list),
+            post(b, &as_mallory, &list),
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(answers.0.0, 404, "{}", answers.0.1);
+    assert_eq!(answers.1.0, 200, "{}", answers.1.1);
+    assert!(answers.1.2.contains("whoami"));
+    assert_eq!(answers.2.0, 404, "{}", answers.2.1);
+}
+
+/// Token key ids the cache lacks cannot make the server fetch the JWKS on every request: one
+/// fetch per interval, and a token whose key is cached never waits for a fetch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn random_key_ids_cost_one_fetch_per_interval() {
+    let signing = rsa();
+    let served = Arc::new(std::sync::Mutex::new(
+        serde_json::to_string(&jwks(&[&signing])).unwrap(),
+    ));
+    let hits = Arc::new(AtomicUsize::new(0));
+    let addr = jwks_server(Arc::clone(&served), Arc::clone(&hits)).await;
+    let resource = "https://mcp.test/mcp";
+    let verifier = JwtVerifier::fetch(ISSUER, format!("http://{addr}/jwks.json"));
+    let good = sign(&signing, &claims(resource, "alice", ""));
+    verifier.check(&good, resource).await.unwrap();
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    let other = key("rsa-1", Algorithm::RS256, RSA_OTHER);
+    for i in 0..20 {
+        let random = Key {
+            kid: Box::leak(format!("random-{i}").into_boxed_str()),
+            ..key("x", Algorithm::RS256, RSA_OTHER)
+        };
+        let rejected = verifier
+            .check(&sign(&random, &claims(resource, "mallory", "")), resource)
+            .await;
+        assert!(
+            matches!(rejected, Err(TokenRejection::Invalid(_))),
+            "{rejected:?}"
+        );
+    }
+    // The first unknown id came within the minute of the first fetch: no fetch at all.
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        1,
+        "no fetch per unknown key id"
+    );
+    verifier.check(&good, resource).await.unwrap();
+    assert!(
+        verifier
+            .check(&sign(&other, &claims(resource, "x", "")), resource)
+            .await
+            .is_err()
+    );
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+}
+
 /// Binding beyond loopback without authorization is refused unless the caller opts out.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_non_loopback_address_needs_authorization_or_an_explicit_opt_out() {

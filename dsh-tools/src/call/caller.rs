@@ -113,7 +113,10 @@ impl fmt::Debug for Caller {
 /// denial is a failed result the model reads, naming the missing scope.
 ///
 /// A call with no caller (made in process, or by a transport that authenticates nobody) is
-/// let through, unless [`require_caller`](Self::require_caller) is set.
+/// let through, unless [`require_caller`](Self::require_caller) is set. Set it on a server
+/// whose every call is authenticated: a body that builds a nested call by hand
+/// (`ToolExecutionInput::new` instead of [`ToolRunContext::nested`](crate::ToolRunContext::nested),
+/// which carries the caller) would otherwise call past the rules.
 ///
 /// ```
 /// use dsh_tools::{Registry, pipeline::ScopeRules};

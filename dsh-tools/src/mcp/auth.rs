@@ -17,8 +17,9 @@
 //!
 //! The audience is always this server's resource URI: a token issued for another service is
 //! refused, and no token is ever passed on (the spec's "token passthrough" is forbidden). A
-//! 2025-11-25 session belongs to the token's subject: another subject presenting its id gets
-//! `404`. The caller's identity and scopes reach the pipeline as
+//! 2025-11-25 session belongs to the token's issuer, subject and client: another caller
+//! presenting its id gets `404` (with a shared session store, on every instance: the owner is
+//! stored beside the session). The caller's identity and scopes reach the pipeline as
 //! [`Caller`](crate::pipeline::Caller) (see [`ToolExecution::caller`](crate::ToolExecution::caller)),
 //! for guards and pre-execute hooks; `run_code` programs call tools on their outer call's behalf.
 //!
@@ -26,7 +27,13 @@
 //! use dsh_tools::{Registry, mcp::{Authorization, HttpConfig, JwtVerifier, McpServer}, pipeline::ScopeRules};
 //!
 //! # async fn run(registry: Registry) -> Result<(), Box<dyn std::error::Error>> {
-//! registry.guard(ScopeRules::new().tool("write_file", ["files:write"]).guard());
+//! // require_caller: a call that somehow carries no caller is refused, not let through.
+//! registry.guard(
+//!     ScopeRules::new()
+//!         .require_caller(true)
+//!         .tool("write_file", ["files:write"])
+//!         .guard(),
+//! );
 //! let verifier = JwtVerifier::fetch(
 //!     "https://auth.example.com",
 //!     "https://auth.example.com/.well-known/jwks.json",
@@ -332,7 +339,7 @@ impl Authorization {
                 params.push("error=\"insufficient_scope\"".to_owned());
                 params.push(format!("scope=\"{}\"", quoted(&scopes.join(" "))));
                 let text = format!("the token lacks the scope(s) {}", scopes.join(" "));
-                params.push(format!("error_description=\"{}\"", quoted(&text)));
+                params.push(format!("error_description=\"{}\"", description(&text)));
                 (hyper::StatusCode::FORBIDDEN, text)
             }
             Some(rejection) => {
@@ -341,7 +348,7 @@ impl Authorization {
                     TokenRejection::InsufficientScope(_) => unreachable!("matched above"),
                 };
                 params.push("error=\"invalid_token\"".to_owned());
-                params.push(format!("error_description=\"{}\"", quoted(why)));
+                params.push(format!("error_description=\"{}\"", description(why)));
                 (
                     hyper::StatusCode::UNAUTHORIZED,
                     format!("invalid token: {why}"),
@@ -392,8 +399,12 @@ fn quoted(text: &str) -> String {
             c if c.is_ascii_graphic() || c == ' ' => c,
             _ => '?',
         })
-        .take(300)
         .collect()
+}
+
+/// A description for the client: [`quoted`], at most 300 characters.
+fn description(text: &str) -> String {
+    quoted(text).chars().take(300).collect()
 }
 
 /// Checks JWT access tokens (RFC 9068) against the issuer's published keys: the signature (an
@@ -431,9 +442,17 @@ struct Fetched {
     client: reqwest::Client,
     max_age: Duration,
     min_interval: Duration,
-    /// The keys and when they were fetched; the lock is held across a fetch, so concurrent
-    /// requests wait for one fetch instead of each making one.
-    cache: tokio::sync::Mutex<Option<(Instant, Arc<JwkSet>)>>,
+    /// The keys, when they were fetched, and when a fetch was last tried (successful or not).
+    /// Read without waiting: a token whose key is cached never waits for a fetch.
+    cache: std::sync::Mutex<Cache>,
+    /// Held by the one fetch in flight (others wait for it instead of fetching too).
+    fetching: tokio::sync::Mutex<()>,
+}
+
+#[derive(Default)]
+struct Cache {
+    keys: Option<(Instant, Arc<JwkSet>)>,
+    tried: Option<Instant>,
 }
 
 /// The largest JWKS document read.
@@ -458,7 +477,8 @@ impl JwtVerifier {
                 client,
                 max_age: Duration::from_secs(3600),
                 min_interval: Duration::from_secs(60),
-                cache: tokio::sync::Mutex::new(None),
+                cache: std::sync::Mutex::default(),
+                fetching: tokio::sync::Mutex::new(()),
             }),
         )
     }
@@ -556,35 +576,86 @@ impl JwtVerifier {
             Keys::Fixed(set) => return pick(set).ok_or_else(unknown),
             Keys::Fetched(fetched) => fetched,
         };
-        let mut cache = fetched.cache.lock().await;
-        let fresh_enough = |at: &Instant, max: Duration| at.elapsed() < max;
-        if let Some((at, set)) = &*cache
-            && fresh_enough(at, fetched.max_age)
+        let (keys, may_fetch) = fetched.snapshot();
+        if let Some((at, set)) = &keys
+            && let Some(jwk) = pick(set)
         {
-            if let Some(jwk) = pick(set) {
-                return Ok(jwk);
+            // Known key: answered now. Past `max_age` the keys are refreshed in the background
+            // (one fetch at a time, at most once per `min_interval`), never on the request.
+            if at.elapsed() >= fetched.max_age && may_fetch {
+                let this = self.clone();
+                tokio::spawn(async move {
+                    if let Keys::Fetched(fetched) = &*this.keys {
+                        let _ = fetched.refresh().await;
+                    }
+                });
             }
-            // An unknown key: the issuer may have rotated; fetch again, but not too often.
-            if fresh_enough(at, fetched.min_interval) {
-                return Err(unknown());
-            }
+            return Ok(jwk);
         }
-        match fetched.get().await {
-            Ok(set) => {
-                let set = Arc::new(set);
-                *cache = Some((Instant::now(), Arc::clone(&set)));
-                pick(&set).ok_or_else(unknown)
-            }
-            Err(why) => match &*cache {
-                // Keep using stale keys while the issuer is out of reach.
-                Some((_, set)) => pick(set).ok_or(TokenRejection::Unavailable(why)),
-                None => Err(TokenRejection::Unavailable(why)),
-            },
+        // No keys yet, or a key id the cache lacks (the issuer may have rotated): fetch, but
+        // at most once per `min_interval` whatever the outcome, so random key ids cannot make
+        // the server fetch on every request.
+        if !may_fetch {
+            return match keys {
+                Some(_) => Err(unknown()),
+                None => Err(TokenRejection::Unavailable(format!(
+                    "the JWKS at {} could not be fetched; the next try is at most {} s away",
+                    fetched.url,
+                    fetched.min_interval.as_secs()
+                ))),
+            };
+        }
+        match fetched.refresh().await {
+            Ok(set) => pick(&set).ok_or_else(unknown),
+            Err(why) => Err(TokenRejection::Unavailable(why)),
         }
     }
 }
 
 impl Fetched {
+    /// The cached keys, and whether a fetch may be tried now.
+    fn snapshot(&self) -> (Option<(Instant, Arc<JwkSet>)>, bool) {
+        let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        let may = cache
+            .tried
+            .is_none_or(|at| at.elapsed() >= self.min_interval);
+        (cache.keys.clone(), may)
+    }
+
+    /// Fetches the keys (one fetch at a time: a caller that waited for another's fetch uses
+    /// its outcome) and caches them.
+    async fn refresh(&self) -> Result<Arc<JwkSet>, String> {
+        let _one = self.fetching.lock().await;
+        {
+            let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(at) = cache.tried
+                && at.elapsed() < self.min_interval
+            {
+                // Someone fetched while this call waited.
+                return cache
+                    .keys
+                    .as_ref()
+                    .filter(|(fetched, _)| *fetched >= at)
+                    .map(|(_, set)| Arc::clone(set))
+                    .ok_or_else(|| format!("the JWKS at {} could not be fetched", self.url));
+            }
+        }
+        self.cache.lock().unwrap_or_else(|e| e.into_inner()).tried = Some(Instant::now());
+        let fetched = self.get().await;
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        match fetched {
+            Ok(set) => {
+                let set = Arc::new(set);
+                cache.keys = Some((Instant::now(), Arc::clone(&set)));
+                Ok(set)
+            }
+            Err(why) => {
+                tracing::warn!("MCP auth: {why}");
+                Err(why)
+            }
+        }
+    }
+
     async fn get(&self) -> Result<JwkSet, String> {
         let fail = |e: &dyn fmt::Display| format!("fetching the JWKS at {}: {e}", self.url);
         let mut response = self

@@ -229,18 +229,16 @@ impl McpHttpService {
             None => None,
             Some(auth) => match auth.authorize(request.headers()).await {
                 Ok(caller) => {
+                    // Issuer, subject and client: a client's own token (no `sub`) never owns
+                    // a user's session.
                     let owner = format!(
-                        "{}\u{0}{}",
+                        "{}\u{0}{}\u{0}{}",
                         caller.issuer_name().unwrap_or_default(),
-                        caller.subject()
+                        caller.subject(),
+                        caller.client().unwrap_or_default()
                     );
                     if let Some(id) = session_id(&request)
-                        && self
-                            .owners
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .get(&*id)
-                            .is_some_and(|o| *o != owner)
+                        && !self.owned_by(&id, &owner).await
                     {
                         return plain(hyper::StatusCode::NOT_FOUND, "session not found");
                     }
@@ -332,6 +330,17 @@ impl McpHttpService {
         } else {
             None
         };
+        // A session of another instance is restored here only under the cap: restores count
+        // like `initialize`s.
+        if let Some(store) = &self.store
+            && let Some(id) = session_id(&request)
+            && request.method() != hyper::Method::DELETE
+            && !self.sessions.has_session(&id).await.unwrap_or(false)
+            && self.sessions.sessions.read().await.len() >= self.max_sessions
+            && store.load(&id).await.ok().flatten().is_some()
+        {
+            return plain(hyper::StatusCode::SERVICE_UNAVAILABLE, "too many sessions");
+        }
         #[cfg(feature = "mcp-auth")]
         let response_session = session_id(&request);
         let mut response = self.inner.handle(request).await;
@@ -346,6 +355,9 @@ impl McpHttpService {
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
                         .remove(&**id);
+                    if let Some(store) = &self.store {
+                        let _ = store.delete(&owner_key(id)).await;
+                    }
                 }
             } else {
                 return plain(hyper::StatusCode::NOT_FOUND, "session not found");
@@ -403,10 +415,54 @@ impl McpHttpService {
             .then(|| auth.metadata_response())
     }
 
-    /// Remembers who opened session `id`; entries of sessions that ended are dropped once the
-    /// map outgrows the session cap, so it stays as large as the live sessions.
+    /// Whether the caller `owner` may use session `id`: the owner this instance recorded, or
+    /// the one in the shared store for a session opened elsewhere. With authorization on, a
+    /// session whose owner is known nowhere is nobody's to use (a session this instance does
+    /// not hold and no store knows is answered `404` by rmcp anyway).
+    #[cfg(feature = "mcp-auth")]
+    async fn owned_by(&self, id: &Arc<str>, owner: &str) -> bool {
+        let known = self
+            .owners
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&**id)
+            .cloned();
+        if let Some(known) = known {
+            return known == owner;
+        }
+        let Some(store) = &self.store else {
+            return true;
+        };
+        match store.load(&owner_key(id)).await {
+            Ok(Some(state)) if state.initialize_params.client_info.name == owner => {
+                self.owners
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(Arc::clone(id), owner.to_owned());
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Remembers who opened session `id` (in the shared store too, under the session id with
+    /// `.owner` appended, for the instances that restore it); entries of sessions that ended
+    /// are dropped once the map outgrows the session cap, so it stays as large as the live
+    /// sessions.
     #[cfg(feature = "mcp-auth")]
     async fn record_owner(&self, id: Arc<str>, owner: String) {
+        use rmcp::model::{ClientCapabilities, Implementation, InitializeRequestParams};
+        use rmcp::transport::streamable_http_server::session::store::SessionState;
+        if let Some(store) = &self.store {
+            // The store holds `initialize` parameters: the owner rides in the client's name.
+            let state = SessionState::new(InitializeRequestParams::new(
+                ClientCapabilities::default(),
+                Implementation::new(owner.clone(), "session-owner"),
+            ));
+            if let Err(e) = store.store(&owner_key(&id), &state).await {
+                tracing::warn!("MCP HTTP: the owner of a session was not stored: {e}");
+            }
+        }
         let prune = {
             let mut owners = self.owners.lock().unwrap_or_else(|e| e.into_inner());
             owners.insert(id, owner);
@@ -448,6 +504,12 @@ where
         }
     }
     Ok(Bytes::from(whole))
+}
+
+/// The store key of a session's owner.
+#[cfg(feature = "mcp-auth")]
+fn owner_key(id: &str) -> String {
+    format!("{id}.owner")
 }
 
 /// The request's `Mcp-Session-Id`.

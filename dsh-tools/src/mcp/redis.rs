@@ -14,8 +14,13 @@ const MAX_STATE_BYTES: usize = 1024 * 1024;
 /// [`HttpConfig::session_store`](super::HttpConfig::session_store).
 ///
 /// Each session is one key, `<prefix><session id>` (prefix `dsh-tools:mcp:session:`), holding
-/// its `initialize` parameters as JSON; it expires after [`ttl`](Self::ttl) (a day) and every
-/// read pushes the expiry back. `DELETE` removes it. Redis being out of reach fails the requests
+/// its `initialize` parameters as JSON; it expires after [`ttl`](Self::ttl) (10 minutes) and
+/// every read pushes the expiry back. `DELETE` removes it. Keep the TTL at least the session
+/// idle timeout ([`HttpConfig::session_idle_timeout`](super::HttpConfig::session_idle_timeout),
+/// 5 minutes): a session whose requests all land on one instance is not read from the store,
+/// so its key can expire while it lives there, and a request that then lands elsewhere gets
+/// `404` (the client starts a new session, as the spec says it must). A longer TTL keeps idle
+/// sessions restorable for that long. Redis being out of reach fails the requests
 /// of sessions the instance does not hold itself, not the instance.
 ///
 /// ```no_run
@@ -57,7 +62,7 @@ impl RedisSessionStore {
         Ok(Self {
             connection,
             prefix: "dsh-tools:mcp:session:".to_owned(),
-            ttl: Duration::from_secs(24 * 3600),
+            ttl: Duration::from_secs(600),
         })
     }
 
@@ -129,6 +134,13 @@ impl SessionStore for RedisSessionStore {
     {
         Box::pin(async move {
             let json = serde_json::to_vec(state)?;
+            // Refused here rather than stored and then unreadable on every other instance.
+            if json.len() > MAX_STATE_BYTES {
+                return Err(format!(
+                    "session {session_id:?} is larger than {MAX_STATE_BYTES} bytes; not stored"
+                )
+                .into());
+            }
             let mut connection = self.connection.clone();
             let () = redis::cmd("SET")
                 .arg(self.key(session_id))
