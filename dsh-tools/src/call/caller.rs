@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 /// The authenticated party behind a call: a transport that checked a credential (an MCP HTTP
-/// server with [`Authorization`](crate::mcp::Authorization), or your own) hands it to the
+/// server with `mcp::Authorization` (feature `mcp-auth`), or your own) hands it to the
 /// pipeline with [`ToolExecutionInput::caller`](crate::ToolExecutionInput::caller), and
 /// pre-execute hooks and guards read it from [`ToolExecution::caller`](crate::ToolExecution::caller).
 /// Calls a `run_code` program makes carry their outer call's caller.

@@ -150,7 +150,7 @@ impl HttpConfig {
     /// the store) instead of `404 Session not found`. The 2026-07-28 era needs no store: its
     /// requests carry no session. What a session receives unasked (`tools/list_changed` on a
     /// `GET` stream, `subscriptions/listen`) comes from the instance holding that stream, so
-    /// every instance should register the same tools. [`RedisSessionStore`](super::RedisSessionStore)
+    /// every instance should register the same tools. `RedisSessionStore`
     /// (feature `mcp-redis`) is one to deploy.
     pub fn session_store(
         mut self,

@@ -80,7 +80,7 @@ impl Connector {
     }
 
     /// [`connect_http`](Self::connect_http), sending `Authorization: Bearer <token>` on every
-    /// request (a server with [`Authorization`](crate::mcp::Authorization) needs one). The token
+    /// request (a server with `Authorization` (feature `mcp-auth`) needs one). The token
     /// is for this server alone: never hand a token issued for one server to another.
     #[cfg(feature = "mcp-http")]
     pub async fn connect_http_bearer(

@@ -1,8 +1,8 @@
 //! MCP (the Model Context Protocol) for a [`Registry`](crate::Registry): serve its tools to any
 //! MCP client, and import any MCP server's tools into it. Feature `mcp` (stdio, child
 //! processes); feature `mcp-http` adds the streamable HTTP server and client, `mcp-auth` its
-//! authorization ([`Authorization`]) and `mcp-redis` a session store in Redis
-//! ([`RedisSessionStore`]).
+//! authorization (`Authorization`) and `mcp-redis` a session store in Redis
+//! (`RedisSessionStore`).
 //!
 //! Built on [`rmcp`] 3.11 without its macros; both protocol eras are served by one handler (the
 //! `initialize` handshake up to 2025-11-25, stateless 2026-07-28 requests).
@@ -48,7 +48,7 @@
 //! | [`report_progress`](crate::ToolRunContext::report_progress) | `notifications/progress` with the request's progress token, in order, all before the response |
 //! | [`Registry::on_change`](crate::Registry::on_change) | `notifications/tools/list_changed`: to each legacy session, and inside 2026 `subscriptions/listen` |
 //! | `ask` decisions | resolved by the registry's approval service (for [`McpServer::for_agent`]); without one they are denied |
-//! | a bearer token (HTTP with `Authorization`, feature `mcp-auth`) | the call's [`Caller`](crate::pipeline::Caller): guards and hooks decide on its scopes ([`ScopeRules`](crate::pipeline::ScopeRules)); see [`Authorization`] |
+//! | a bearer token (HTTP with `Authorization`, feature `mcp-auth`) | the call's [`Caller`](crate::pipeline::Caller): guards and hooks decide on its scopes ([`ScopeRules`](crate::pipeline::ScopeRules)); see `Authorization` |
 //!
 //! # Importing
 //!
