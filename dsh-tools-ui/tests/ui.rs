@@ -1,6 +1,6 @@
 //! Compile-time behaviour of `#[tool]` and `#[derive(FastCheck)]`: every supported form compiles (`ui/pass`), and every
 //! mistake is an error at the author's code (the other folders, with their `.stderr`).
-//! Regenerate the `.stderr` files with `TRYBUILD=overwrite cargo test -p dsh-tools-tests --test ui`
+//! Regenerate the `.stderr` files with `TRYBUILD=overwrite cargo test -p dsh-tools-ui --test ui`
 //! and review each; they are pinned to the machines' one toolchain.
 
 #[test]
