@@ -4,6 +4,9 @@
 //! The keys under `tests/data/auth/` were made for these tests with `openssl genpkey` and
 //! protect nothing.
 
+#[path = "mcp/support.rs"]
+mod support;
+
 use dsh_tools::mcp::rmcp::model::CallToolRequestParams;
 use dsh_tools::mcp::{
     Authorization, Connector, HttpConfig, JwtVerifier, McpServer, TokenRejection,
@@ -13,8 +16,7 @@ use dsh_tools::{OutputDecl, Registry, ToolDefinition, ToolRunContext};
 use jsonwebtoken::jwk::{Jwk, JwkSet};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -145,21 +147,7 @@ fn fixed(url: &str, keys: JwkSet) -> Authorization {
 
 /// One request on a connection of its own: status, head, body.
 fn exchange(addr: SocketAddr, request: &str) -> (u16, String, String) {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut answer = Vec::new();
-    let _ = stream.read_to_end(&mut answer);
-    let answer = String::from_utf8_lossy(&answer).into_owned();
-    let status = answer
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
-    (status, head.to_owned(), body.to_owned())
+    support::exchange(addr, request)
 }
 
 /// POSTs `initialize` with these extra header lines.
@@ -464,56 +452,12 @@ async fn another_subject_cannot_use_a_session() {
     stop.cancel();
 }
 
-/// Sessions in memory, shared by two instances.
-#[derive(Default)]
-struct MemoryStore(
-    std::sync::Mutex<
-        std::collections::HashMap<
-            String,
-            dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::SessionState,
-        >,
-    >,
-);
-
-type StoreResult<T> = Result<
-    T,
-    dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::SessionStoreError,
->;
-
-#[async_trait::async_trait]
-impl dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::SessionStore
-    for MemoryStore
-{
-    async fn load(
-        &self,
-        id: &str,
-    ) -> StoreResult<
-        Option<
-            dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::SessionState,
-        >,
-    > {
-        Ok(self.0.lock().unwrap().get(id).cloned())
-    }
-    async fn store(
-        &self,
-        id: &str,
-        state: &dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::SessionState,
-    ) -> StoreResult<()> {
-        self.0.lock().unwrap().insert(id.to_owned(), state.clone());
-        Ok(())
-    }
-    async fn delete(&self, id: &str) -> StoreResult<()> {
-        self.0.lock().unwrap().remove(id);
-        Ok(())
-    }
-}
-
 /// With a shared store, the session's owner travels with it: on the instance that restores
 /// the session, another subject still gets `404` and the owner is served.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_restored_on_another_instance_keeps_its_owner() {
     let signing = rsa();
-    let store: Arc<MemoryStore> = Arc::default();
+    let store: Arc<support::MemoryStore> = Arc::default();
     // Both instances are one resource (one URI): a fleet behind one name.
     let resource = "https://mcp.test/mcp";
     let mut addrs = Vec::new();

@@ -16,34 +16,15 @@ use dsh_tools::mcp::rmcp::service::ClientServiceExt;
 use dsh_tools::mcp::rmcp::transport::StreamableHttpClientTransport;
 use dsh_tools::mcp::rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::{
-    SessionState, SessionStore, SessionStoreError,
+    SessionState, SessionStore,
 };
 use dsh_tools::mcp::{HttpConfig, McpServer};
 use serde_json::json;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use support::{Era, Probe, Recorder, call, eventually, registry, texts};
-
-/// Sessions in memory, shared by the instances of one test.
-#[derive(Default)]
-struct MemoryStore(Mutex<std::collections::HashMap<String, SessionState>>);
-
-#[async_trait::async_trait]
-impl SessionStore for MemoryStore {
-    async fn load(&self, id: &str) -> Result<Option<SessionState>, SessionStoreError> {
-        Ok(self.0.lock().unwrap().get(id).cloned())
-    }
-    async fn store(&self, id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
-        self.0.lock().unwrap().insert(id.to_owned(), state.clone());
-        Ok(())
-    }
-    async fn delete(&self, id: &str) -> Result<(), SessionStoreError> {
-        self.0.lock().unwrap().remove(id);
-        Ok(())
-    }
-}
+use support::{Era, MemoryStore, Probe, Recorder, call, eventually, registry, texts};
 
 /// A round-robin proxy over `upstreams`, counting the connections each one got.
 async fn round_robin(upstreams: Vec<SocketAddr>) -> (SocketAddr, Arc<Vec<AtomicUsize>>) {

@@ -9,7 +9,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use support::{Probe, registry};
+use support::{MemoryStore, Probe, registry};
 
 /// A keep-alive HTTP/1.1 client on a plain socket, as most MCP clients are (Nagle's algorithm
 /// on, nothing sent while an answer arrives).
@@ -241,21 +241,7 @@ fn exchange(addr: std::net::SocketAddr, request: &str) -> (u16, String) {
 
 /// [`exchange`], with the answer's head too.
 fn exchange_parts(addr: std::net::SocketAddr, request: &str) -> (u16, String, String) {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut answer = Vec::new();
-    let _ = stream.read_to_end(&mut answer);
-    let answer = String::from_utf8_lossy(&answer).into_owned();
-    let status = answer
-        .split(' ')
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or(0);
-    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
-    (status, head.to_owned(), body.to_owned())
+    support::exchange(addr, request)
 }
 
 fn initialize(addr: std::net::SocketAddr) -> (u16, String) {
@@ -456,55 +442,6 @@ async fn requests_past_the_in_flight_limit_are_refused() {
     running.await.unwrap().unwrap();
 }
 
-/// Sessions shared through a store, as a Redis or a database would hold them for a fleet.
-#[derive(Default)]
-struct SharedStore(
-    std::sync::Mutex<
-        std::collections::HashMap<
-            String,
-            dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::SessionState,
-        >,
-    >,
-);
-
-#[async_trait::async_trait]
-impl dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::SessionStore
-    for SharedStore
-{
-    async fn load(
-        &self,
-        id: &str,
-    ) -> Result<
-        Option<
-            dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::SessionState,
-        >,
-        dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::SessionStoreError,
-    > {
-        Ok(self.0.lock().unwrap().get(id).cloned())
-    }
-    async fn store(
-        &self,
-        id: &str,
-        state: &dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::SessionState,
-    ) -> Result<
-        (),
-        dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::SessionStoreError,
-    > {
-        self.0.lock().unwrap().insert(id.to_owned(), state.clone());
-        Ok(())
-    }
-    async fn delete(
-        &self,
-        id: &str,
-    ) -> Result<
-        (),
-        dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::SessionStoreError,
-    > {
-        self.0.lock().unwrap().remove(id);
-        Ok(())
-    }
-}
-
 /// A round-robin TCP proxy over `upstreams`: each connection goes to the next one, no affinity.
 async fn round_robin(upstreams: Vec<std::net::SocketAddr>) -> std::net::SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -559,7 +496,7 @@ fn send(
 async fn two_instances_behind_a_round_robin_proxy_share_sessions_through_a_store() {
     for shared in [true, false] {
         let probe = Arc::new(Probe::default());
-        let store: Arc<SharedStore> = Arc::default();
+        let store: Arc<MemoryStore> = Arc::default();
         let config = || {
             let config = HttpConfig::default();
             if shared {
@@ -620,7 +557,7 @@ async fn two_instances_behind_a_round_robin_proxy_share_sessions_through_a_store
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_refused_past_the_cap_is_not_left_in_the_store() {
     let probe = Arc::new(Probe::default());
-    let store: Arc<SharedStore> = Arc::default();
+    let store: Arc<MemoryStore> = Arc::default();
     let config = HttpConfig::default()
         .max_sessions(1)
         .session_store(store.clone());

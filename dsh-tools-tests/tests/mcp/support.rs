@@ -213,3 +213,51 @@ pub(crate) async fn eventually(what: &str, f: impl Fn() -> bool) {
     }
     panic!("timed out waiting until {what}");
 }
+
+/// Sessions in memory, shared by the server instances of one test, as a Redis or a database
+/// would hold them for a fleet.
+#[derive(Default)]
+pub(crate) struct MemoryStore(pub Mutex<std::collections::HashMap<String, StoredSession>>);
+
+type StoredSession =
+    dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::SessionState;
+type StoreError =
+    dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::SessionStoreError;
+
+#[async_trait::async_trait]
+impl dsh_tools::mcp::rmcp::transport::streamable_http_server::session::store::SessionStore
+    for MemoryStore
+{
+    async fn load(&self, id: &str) -> Result<Option<StoredSession>, StoreError> {
+        Ok(self.0.lock().unwrap().get(id).cloned())
+    }
+    async fn store(&self, id: &str, state: &StoredSession) -> Result<(), StoreError> {
+        self.0.lock().unwrap().insert(id.to_owned(), state.clone());
+        Ok(())
+    }
+    async fn delete(&self, id: &str) -> Result<(), StoreError> {
+        self.0.lock().unwrap().remove(id);
+        Ok(())
+    }
+}
+
+/// Writes `request` on a connection of its own and reads the answer to its end (the server
+/// closes): the status, the head and the body.
+pub(crate) fn exchange(addr: std::net::SocketAddr, request: &str) -> (u16, String, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let status = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    (status, head.to_owned(), body.to_owned())
+}
