@@ -6,42 +6,17 @@
 
 use criterion::{Criterion, criterion_group};
 use dsh_tools::mcp::McpServer;
-use dsh_tools::{Registry, ToolDefinition, ToolError, tool};
+use dsh_tools::{Registry, ToolDefinition, ToolError};
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt, tool_router};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::hint::black_box;
 
-#[derive(Clone, Deserialize, Serialize, JsonSchema)]
-struct EchoArgs {
-    /// Text
-    text: String,
-    /// A count
-    count: i64,
-    /// A flag
-    flag: bool,
-}
-
-/// Echo the arguments back.
-#[tool]
-async fn echo(args: EchoArgs) -> Result<EchoArgs, ToolError> {
-    Ok(args)
-}
-
-#[derive(Clone)]
-struct RmcpEcho;
-
-#[tool_router(server_handler)]
-impl RmcpEcho {
-    #[rmcp::tool(description = "Echo the arguments back.")]
-    async fn echo(&self, Parameters(args): Parameters<EchoArgs>) -> Json<EchoArgs> {
-        Json(args)
-    }
-}
+#[path = "common/echo.rs"]
+mod echo;
+use echo::{Echo, EchoArgs, RmcpEcho};
 
 /// rmcp's server with 100 echo tools.
 #[derive(Clone)]

@@ -23,15 +23,11 @@
 //! calls after a warm-up.
 
 use criterion::{Criterion, criterion_group};
+use dsh_tools::Registry;
 use dsh_tools::mcp::{HttpConfig, McpServer};
-use dsh_tools::{Registry, ToolError, tool};
 use hyper_util::rt::TokioIo;
-use rmcp::handler::server::wrapper::{Json, Parameters};
-use rmcp::tool_router;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -40,32 +36,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Mutex;
 
-#[derive(Clone, Deserialize, Serialize, JsonSchema)]
-struct EchoArgs {
-    /// Text
-    text: String,
-    /// A count
-    count: i64,
-    /// A flag
-    flag: bool,
-}
-
-/// Echo the arguments back.
-#[tool]
-async fn echo(args: EchoArgs) -> Result<EchoArgs, ToolError> {
-    Ok(args)
-}
-
-#[derive(Clone)]
-struct RmcpEcho;
-
-#[tool_router(server_handler)]
-impl RmcpEcho {
-    #[rmcp::tool(description = "Echo the arguments back.")]
-    async fn echo(&self, Parameters(args): Parameters<EchoArgs>) -> Json<EchoArgs> {
-        Json(args)
-    }
-}
+#[path = "common/echo.rs"]
+mod echo;
+use echo::{Echo, RmcpEcho};
 
 async fn serve_dsh() -> SocketAddr {
     let registry = Registry::new();
