@@ -421,14 +421,14 @@ impl McpHttpService {
     /// not hold and no store knows is answered `404` by rmcp anyway).
     #[cfg(feature = "mcp-auth")]
     async fn owned_by(&self, id: &Arc<str>, owner: &str) -> bool {
-        let known = self
+        if let Some(same) = self
             .owners
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(&**id)
-            .cloned();
-        if let Some(known) = known {
-            return known == owner;
+            .map(|known| known == owner)
+        {
+            return same;
         }
         let Some(store) = &self.store else {
             return true;

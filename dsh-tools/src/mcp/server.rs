@@ -37,6 +37,9 @@ pub struct McpServer {
     registry: Registry,
     agent: Option<AgentId>,
     info: Arc<ServerConfig>,
+    /// `info.server_info` as JSON, for the `_meta` of 2026-07-28 results (made once, not per
+    /// call).
+    info_meta: Arc<Value>,
     shared: Arc<Shared>,
 }
 
@@ -114,6 +117,7 @@ impl McpServer {
         Self {
             registry,
             agent,
+            info_meta: Arc::new(to_meta(&info.server_info)),
             info: Arc::new(info),
             shared,
         }
@@ -121,7 +125,9 @@ impl McpServer {
 
     /// Introduces the server as `name` / `version` instead of this crate.
     pub fn server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
-        Arc::make_mut(&mut self.info).server_info = Implementation::new(name, version);
+        let info = Implementation::new(name, version);
+        self.info_meta = Arc::new(to_meta(&info));
+        Arc::make_mut(&mut self.info).server_info = info;
         self
     }
 
@@ -299,12 +305,12 @@ impl McpServer {
     /// Adds `_meta["io.modelcontextprotocol/serverInfo"]`, which 2026-07-28 results should
     /// carry (a stateless client learns who answered from each result).
     fn stamp(&self, meta: &mut Option<rmcp::model::MetaObject>) {
-        let Ok(info) = serde_json::to_value(&self.info.server_info) else {
+        if self.info_meta.is_null() {
             return;
-        };
+        }
         meta.get_or_insert_with(Default::default)
             .0
-            .insert(SERVER_INFO_META.to_owned(), info);
+            .insert(SERVER_INFO_META.to_owned(), (*self.info_meta).clone());
     }
 
     /// Runs the call while forwarding its progress reports, in order, all before the response
@@ -380,6 +386,11 @@ impl PendingProgress {
             .unwrap_or_else(|e| e.into_inner())
             .pop_front()
     }
+}
+
+/// The server's `Implementation` as JSON (`null` if it could not be written, then left out).
+fn to_meta(info: &Implementation) -> Value {
+    serde_json::to_value(info).unwrap_or(Value::Null)
 }
 
 /// The `_meta` key naming the server on 2026-07-28 results.
