@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Generates the 50-tool comparison in DIR (default: target/compile-time) and times rebuilding
 # each tools crate alone, its dependencies already built:
-#   incremental: one item of the crate's lib.rs changed (a constant appended, a new value each
-#                run), then `cargo build -p CRATE` (debug, incremental);
+#   appended:    one item appended to the crate's lib.rs (a constant of a new value, and of a
+#                new length, each run), then `cargo build -p CRATE` (debug, incremental);
+#   body edit:   one line inside tool 25's body changed (a string literal of a new length each
+#                run; in dsh50m that is src/t25.rs), then `cargo build -p CRATE`;
 #   clean:       `cargo clean -p CRATE`, then `cargo build -p CRATE`.
 # Each figure is the median of RUNS (default 3). Prints a markdown table.
 #
@@ -18,18 +20,29 @@ cargo build -q --workspace 2>/dev/null || cargo build --workspace
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 seconds() { local start end; start=$(date +%s.%N); "$@" >/dev/null 2>&1; end=$(date +%s.%N); awk -v a="$start" -v b="$end" 'BEGIN {printf "%.3f\n", b - a}'; }
+# The string tool 25 returns when its flag is off: `String::new()` as generated, then a literal
+# whose length differs from the previous run's.
+edit_body() {
+    sed -i -E "s/(Out25 \{ text: if (args\.)?flag \{ (args\.)?text \} else \{ )String::[a-z]+\([^)]*\)/\1String::from(\"$2\")/" "$1"
+    grep -q "String::from(\"$2\")" "$1" || { echo "measure.sh: the body edit did not apply to $1" >&2; exit 1; }
+}
 
-echo "| crate | incremental (one item changed) | clean (own crate only) |"
-echo "|---|---|---|"
-for crate in dsh50 rmcp50; do
-    inc=(); clean=()
+echo "| crate | appended item | body edit | clean (own crate only) |"
+echo "|---|---|---|---|"
+for crate in dsh50 dsh50m rmcp50; do
+    body=$crate/src/lib.rs
+    [[ $crate == dsh50m ]] && body=$crate/src/t25.rs
+    appended=(); edited=(); clean=()
     for run in $(seq "$runs"); do
         sed -i '/^pub const EDIT/d' "$crate/src/lib.rs"
-        echo "pub const EDIT: u32 = $run$RANDOM;" >>"$crate/src/lib.rs"
-        inc+=("$(seconds cargo build -q -p "$crate")")
+        echo "pub const EDIT: u32 = $(printf '%*s' "$run" '' | tr ' ' 7);" >>"$crate/src/lib.rs"
+        appended+=("$(seconds cargo build -q -p "$crate")")
+        edit_body "$body" "$(printf '%*s' "$((run * 3))" '' | tr ' ' x)"
+        edited+=("$(seconds cargo build -q -p "$crate")")
         cargo clean -q -p "$crate"
         clean+=("$(seconds cargo build -q -p "$crate")")
     done
-    printf '| %s | %.2f s | %.2f s |\n' "$crate" \
-        "$(printf '%s\n' "${inc[@]}" | median)" "$(printf '%s\n' "${clean[@]}" | median)"
+    printf '| %s | %.2f s | %.2f s | %.2f s |\n' "$crate" \
+        "$(printf '%s\n' "${appended[@]}" | median)" "$(printf '%s\n' "${edited[@]}" | median)" \
+        "$(printf '%s\n' "${clean[@]}" | median)"
 done

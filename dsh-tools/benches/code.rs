@@ -2,6 +2,11 @@
 //! `code/run/empty`: one `run_code` program that returns a constant, thread and engine included;
 //! `code/calls/100`: one program making 100 sequential calls of a no-op tool;
 //! `code/direct/100`: the same 100 calls through `Registry::execute`, the baseline.
+//!
+//! Two floors, the engine alone (no thread, no type stripping, no bridge, no pipeline), to show
+//! what no scheduling can remove: `code/floor/engine` creates a QuickJS runtime and context and
+//! evaluates a constant; `code/floor/await100` runs, in a context made beforehand, a compiled
+//! async function awaiting 100 calls of a native function that returns a resolved promise.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use dsh_tools::code::quickjs::QuickJsRuntime;
@@ -33,6 +38,35 @@ fn registry() -> Registry {
 fn run_code(code: &str) -> ToolExecutionInput {
     let args = json!({"code": code, "description": "bench"});
     ToolExecutionInput::new("c1", "run_code", args, CancellationToken::new())
+}
+
+/// The floor's binding: reads the argument, returns an already resolved promise.
+fn resolved<'js>(
+    ctx: rquickjs::Ctx<'js>,
+    args: rquickjs::Object<'js>,
+) -> rquickjs::Result<rquickjs::Promise<'js>> {
+    let path: String = args.get("path")?;
+    let (promise, resolve, _) = ctx.promise()?;
+    resolve.call::<_, ()>((path.len() as i32,))?;
+    Ok(promise)
+}
+
+/// A context with the intrinsics the QuickJS runtime gives a program (code/quickjs/engine.rs).
+fn engine_context(runtime: &rquickjs::Runtime) -> rquickjs::Context {
+    use rquickjs::context::intrinsic::*;
+    rquickjs::Context::custom::<(
+        Date,
+        Eval,
+        RegExpCompiler,
+        RegExp,
+        Json,
+        Proxy,
+        MapSet,
+        TypedArrays,
+        Promise,
+        WeakRef,
+    )>(runtime)
+    .unwrap()
 }
 
 fn code(c: &mut Criterion) {
@@ -71,6 +105,36 @@ fn code(c: &mut Criterion) {
                     black_box(registry.execute(input).await);
                 }
             })
+        })
+    });
+    group.bench_function("floor/engine", |b| {
+        b.iter(|| {
+            let runtime = rquickjs::Runtime::new().unwrap();
+            let context = engine_context(&runtime);
+            black_box(context.with(|ctx| ctx.eval::<i32, _>("1").unwrap()))
+        })
+    });
+    let runtime = rquickjs::Runtime::new().unwrap();
+    let context = engine_context(&runtime);
+    context.with(|ctx| {
+        let call = rquickjs::Function::new(ctx.clone(), resolved).unwrap();
+        ctx.globals().set("call", call).unwrap();
+    });
+    // Compiled once: each iteration is the 100 awaits alone.
+    context.with(|ctx| {
+        let program = "globalThis.hundred = async () => { \
+            for (let i = 0; i < 100; i++) await call({path: '/tmp/a'}); globalThis.done = true; }";
+        ctx.eval::<(), _>(program).unwrap();
+    });
+    group.bench_function("floor/await100", |b| {
+        b.iter(|| {
+            context.with(|ctx| {
+                ctx.globals().set("done", false).unwrap();
+                let hundred: rquickjs::Function = ctx.globals().get("hundred").unwrap();
+                drop(hundred.call::<_, rquickjs::Value>(()).unwrap());
+            });
+            while runtime.execute_pending_job().unwrap() {}
+            assert!(context.with(|ctx| ctx.globals().get::<_, bool>("done").unwrap()));
         })
     });
     group.finish();
