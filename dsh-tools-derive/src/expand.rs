@@ -132,7 +132,10 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
             <#ty as #private::ToolContext>::from_context(#ctx_ident)
         });
     }
-    let ignore_ctx = tool.context.is_none().then(|| quote!(let _ = #ctx_ident;));
+    let ignore_ctx = tool
+        .context
+        .is_none()
+        .then(|| quote!(::core::mem::drop(#ctx_ident);));
 
     let output_ty = tool.output.as_ref().expect("checked: a return type");
     let output_assoc = quote_spanned! {output_ty.span()=>
@@ -199,7 +202,7 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
     let title = attrs.title.as_ref().map(|set| {
         let title = &set.value.1;
         quote! {
-            fn title(&self) -> ::core::option::Option<&str> {
+            fn title(&self) -> ::core::option::Option<&'static str> {
                 ::core::option::Option::Some(#title)
             }
         }
@@ -384,11 +387,11 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
             type Args = #args_ty;
             type Output = #output_assoc;
 
-            fn name(&self) -> &str {
+            fn name(&self) -> &'static str {
                 #name
             }
 
-            fn description(&self) -> &str {
+            fn description(&self) -> &'static str {
                 #description
             }
 
