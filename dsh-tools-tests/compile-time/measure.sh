@@ -29,7 +29,7 @@ edit_body() {
 
 echo "| crate | appended item | body edit | clean (own crate only) |"
 echo "|---|---|---|---|"
-for crate in dsh50 dsh50m rmcp50; do
+for crate in dsh50 dsh50m dsh50s rmcp50; do
     body=$crate/src/lib.rs
     [[ $crate == dsh50m ]] && body=$crate/src/t25.rs
     appended=(); edited=(); clean=()
