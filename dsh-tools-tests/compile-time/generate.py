@@ -69,6 +69,28 @@ def dsh_lib() -> str:
     return "\n".join(out)
 
 
+def typed_structs(i: int, args_attr: str = "") -> str:
+    """Tool i's arguments and output types, written by hand (the struct form and rmcp50)."""
+    return "#[derive(Deserialize, JsonSchema)]\n" + args_attr + textwrap.dedent(f"""\
+        pub struct Args{i:02} {{
+            /// Some text
+            pub text: String,
+            /// An optional count
+            pub count: Option<u32>,
+            /// A flag
+            pub flag: bool,
+            /// Some numbers
+            pub items: Vec<i64>,
+        }}
+
+        #[derive(Serialize, JsonSchema)]
+        pub struct Out{i:02} {{
+            pub text: String,
+            pub total: u64,
+        }}
+        """)
+
+
 def dsh_struct_lib() -> str:
     """The same 50 tools in the struct form, every argument and output type above the tools: the
     layout rmcp50 has (its router wants one impl block, its types go above it)."""
@@ -78,27 +100,7 @@ def dsh_struct_lib() -> str:
            "use schemars::JsonSchema;",
            "use serde::{Deserialize, Serialize};",
            ""]
-    for i in range(TOOLS):
-        out.append(textwrap.dedent(f"""\
-            #[derive(Deserialize, JsonSchema)]
-            #[serde(deny_unknown_fields)]
-            pub struct Args{i:02} {{
-                /// Some text
-                pub text: String,
-                /// An optional count
-                pub count: Option<u32>,
-                /// A flag
-                pub flag: bool,
-                /// Some numbers
-                pub items: Vec<i64>,
-            }}
-
-            #[derive(Serialize, JsonSchema)]
-            pub struct Out{i:02} {{
-                pub text: String,
-                pub total: u64,
-            }}
-            """))
+    out += [typed_structs(i, "#[serde(deny_unknown_fields)]\n") for i in range(TOOLS)]
     for i in range(TOOLS):
         out.append(textwrap.dedent(f"""\
             /// Tool number {i}: joins its inputs.
@@ -136,26 +138,7 @@ def rmcp_lib() -> str:
         "use serde::{Deserialize, Serialize};",
         "",
     ]
-    for i in range(TOOLS):
-        out.append(textwrap.dedent(f"""\
-            #[derive(Deserialize, JsonSchema)]
-            pub struct Args{i:02} {{
-                /// Some text
-                pub text: String,
-                /// An optional count
-                pub count: Option<u32>,
-                /// A flag
-                pub flag: bool,
-                /// Some numbers
-                pub items: Vec<i64>,
-            }}
-
-            #[derive(Serialize, JsonSchema)]
-            pub struct Out{i:02} {{
-                pub text: String,
-                pub total: u64,
-            }}
-            """))
+    out += [typed_structs(i) for i in range(TOOLS)]
     out.append("/// The server.\n#[derive(Clone, Default)]\npub struct Tools;\n\n#[tool_router(server_handler)]\nimpl Tools {")
     for i in range(TOOLS):
         out.append(textwrap.indent(textwrap.dedent(f"""\
