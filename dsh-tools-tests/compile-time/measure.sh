@@ -19,7 +19,14 @@ export CARGO_TERM_COLOR=never
 cargo build -q --workspace 2>/dev/null || cargo build --workspace
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-seconds() { local start end; start=$(date +%s.%N); "$@" >/dev/null 2>&1; end=$(date +%s.%N); awk -v a="$start" -v b="$end" 'BEGIN {printf "%.3f\n", b - a}'; }
+# Times a build; a build that fails ends the script (a failed build would time as a fast one).
+seconds() {
+    local start end
+    start=$(date +%s.%N)
+    "$@" >/dev/null 2>&1 || { echo "measure.sh: failed: $*" >&2; exit 1; }
+    end=$(date +%s.%N)
+    awk -v a="$start" -v b="$end" 'BEGIN {printf "%.3f\n", b - a}'
+}
 # The string tool 25 returns when its flag is off: `String::new()` as generated, then a literal
 # whose length differs from the previous run's.
 edit_body() {
@@ -35,7 +42,7 @@ for crate in dsh50 dsh50m dsh50s rmcp50; do
     appended=(); edited=(); clean=()
     for run in $(seq "$runs"); do
         sed -i '/^pub const EDIT/d' "$crate/src/lib.rs"
-        echo "pub const EDIT: u32 = $(printf '%*s' "$run" '' | tr ' ' 7);" >>"$crate/src/lib.rs"
+        echo "pub const EDIT: &str = \"$(printf '%*s' "$run" '' | tr ' ' 7)\";" >>"$crate/src/lib.rs"
         appended+=("$(seconds cargo build -q -p "$crate")")
         edit_body "$body" "$(printf '%*s' "$((run * 3))" '' | tr ' ' x)"
         edited+=("$(seconds cargo build -q -p "$crate")")
