@@ -93,15 +93,34 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
             } else {
                 quote!(#[serde(crate = #serde, deny_unknown_fields)])
             };
+            // Without serde attributes on the parameters (the common tool), `#[tool]` writes
+            // the decode itself: rustc re-checks a derive's output whenever the lines above it
+            // move, and regenerates serde_json's code for it (BENCHMARKS.md, compile time).
+            let own_decode = !args
+                .iter()
+                .any(|a| a.attrs.iter().any(|attr| attr.path().is_ident("serde")));
+            let (derive, decode) = if own_decode {
+                (
+                    quote!(#[derive(#private::schemars::JsonSchema)]),
+                    decode_impl(&ident, args, !allow_unknown, &private),
+                )
+            } else {
+                (
+                    quote!(#[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]),
+                    TokenStream::new(),
+                )
+            };
             let args_struct = quote! {
                 #[doc(hidden)]
                 #[allow(non_camel_case_types)]
-                #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
+                #derive
                 #deny
                 #[schemars(crate = #schemars)]
                 #vis struct #ident {
                     #(#fields,)*
                 }
+
+                #decode
             };
             // Its generated validator, declared here rather than by `#[derive(FastCheck)]`, in
             // the compact form: a constant member table checked by one shared loop, so the
@@ -195,7 +214,10 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
             #ignore_ctx
             #destructure
             let __dsh_tools_future = #future;
-            async move { #into_result }
+            let __dsh_tools_boxed: ::core::pin::Pin<::std::boxed::Box<
+                dyn ::core::future::Future<Output = #result_ty> + ::core::marker::Send + '_,
+            >> = ::std::boxed::Box::pin(async move { #into_result });
+            __dsh_tools_boxed
         }
     };
 
@@ -499,6 +521,90 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
         #tool_impl
 
         #from_impl
+    }
+}
+
+/// `Deserialize` for the inline form's arguments struct `ident`, as serde's derive would decode
+/// it from a map (a sequence is not accepted: arguments are a JSON object). The per-field work
+/// is in `__private::de`, generic only over the field types and the map.
+fn decode_impl(
+    ident: &Ident,
+    args: &[crate::ast::InlineArg],
+    deny_unknown: bool,
+    private: &TokenStream,
+) -> TokenStream {
+    use syn::ext::IdentExt;
+    let de = quote!(#private::de);
+    let serde = quote!(#private::serde);
+    let names: Vec<String> = args.iter().map(|a| a.ident.unraw().to_string()).collect();
+    let fields: Vec<&Ident> = args.iter().map(|a| &a.ident).collect();
+    let types: Vec<&syn::Type> = args.iter().map(|a| &a.ty).collect();
+    let slots: Vec<Ident> = (0..args.len())
+        .map(|i| format_ident!("__dsh_tools_slot{i}"))
+        .collect();
+    let indices = 0..args.len();
+    // Each field's decode at its type: a type that is not `Deserialize` is one error there.
+    let values = args
+        .iter()
+        .zip(&slots)
+        .zip(&names)
+        .map(|((arg, slot), name)| {
+            let value = quote!(#de::value(&mut __dsh_tools_map, &mut #slot, #name)?);
+            at_author_code(value, arg.ty.span())
+        });
+    let takes = args
+        .iter()
+        .zip(&slots)
+        .zip(&names)
+        .map(|((arg, slot), name)| {
+            at_author_code(quote!(#de::field(#slot, #name)?), arg.ty.span())
+        });
+    let expecting = format!("struct {ident}");
+    let struct_name = ident.to_string();
+    quote! {
+        #[automatically_derived]
+        impl<'de> #serde::Deserialize<'de> for #ident {
+            fn deserialize<__D: #serde::Deserializer<'de>>(
+                __dsh_tools_deserializer: __D,
+            ) -> ::core::result::Result<Self, __D::Error> {
+                const __DSH_TOOLS_FIELDS: &[&str] = &[#(#names),*];
+                struct __DshToolsVisitor;
+                impl<'de> #serde::de::Visitor<'de> for __DshToolsVisitor {
+                    type Value = #ident;
+                    fn expecting(
+                        &self,
+                        f: &mut ::core::fmt::Formatter<'_>,
+                    ) -> ::core::fmt::Result {
+                        f.write_str(#expecting)
+                    }
+                    fn visit_map<__A: #serde::de::MapAccess<'de>>(
+                        self,
+                        mut __dsh_tools_map: __A,
+                    ) -> ::core::result::Result<#ident, __A::Error> {
+                        #( let mut #slots: ::core::option::Option<#types> = ::core::option::Option::None; )*
+                        while let ::core::option::Option::Some(__dsh_tools_key) =
+                            __dsh_tools_map.next_key_seed(#de::Key {
+                                fields: __DSH_TOOLS_FIELDS,
+                                deny_unknown: #deny_unknown,
+                            })?
+                        {
+                            match __dsh_tools_key {
+                                #( #indices => #values, )*
+                                _ => #de::skip(&mut __dsh_tools_map)?,
+                            }
+                        }
+                        ::core::result::Result::Ok(#ident {
+                            #( #fields: #takes, )*
+                        })
+                    }
+                }
+                __dsh_tools_deserializer.deserialize_struct(
+                    #struct_name,
+                    __DSH_TOOLS_FIELDS,
+                    __DshToolsVisitor,
+                )
+            }
+        }
     }
 }
 

@@ -6,7 +6,8 @@
 #   body edit:   one line inside tool 25's body changed (a string literal of a new length each
 #                run; in dsh50m that is src/t25.rs), then `cargo build -p CRATE`;
 #   clean:       `cargo clean -p CRATE`, then `cargo build -p CRATE`.
-# Each figure is the median of RUNS (default 3). Prints a markdown table.
+# Each figure is the median of RUNS (default 3); CRATES (default all four) picks the crates.
+# Prints a markdown table.
 #
 #     bash dsh-tools-tests/compile-time/measure.sh [DIR]
 set -euo pipefail
@@ -36,7 +37,7 @@ edit_body() {
 
 echo "| crate | appended item | body edit | clean (own crate only) |"
 echo "|---|---|---|---|"
-for crate in dsh50 dsh50m dsh50s rmcp50; do
+for crate in ${CRATES:-dsh50 dsh50m dsh50s rmcp50}; do
     body=$crate/src/lib.rs
     [[ $crate == dsh50m ]] && body=$crate/src/t25.rs
     appended=(); edited=(); clean=()

@@ -3,6 +3,7 @@
 
 mod tool_macro {
     pub(crate) mod behaviour;
+    pub(crate) mod decode;
     pub(crate) mod properties;
     pub(crate) mod snapshots;
     pub(crate) mod tools;

@@ -122,3 +122,110 @@ impl<T> std::ops::Deref for NamesOf<T> {
         &NoNames
     }
 }
+
+/// The arguments decode `#[tool]` writes for the inline form (without `#[derive(Deserialize)]`,
+/// whose output rustc re-checks whenever the lines above it move: BENCHMARKS.md, compile time).
+/// The generated visitor keeps one slot per field; these helpers, generic only over types the
+/// author does not write, do the rest, so they are compiled once for every tool.
+pub mod de {
+    use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
+    use std::fmt;
+    use std::marker::PhantomData;
+
+    /// A map key: the index of the field it names, or `fields.len()` for another key (an
+    /// error when `deny_unknown`).
+    pub struct Key {
+        /// The fields' names, in order.
+        pub fields: &'static [&'static str],
+        /// Whether another key is an error.
+        pub deny_unknown: bool,
+    }
+
+    impl<'de> DeserializeSeed<'de> for Key {
+        type Value = usize;
+        fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<usize, D::Error> {
+            deserializer.deserialize_identifier(self)
+        }
+    }
+
+    impl Visitor<'_> for Key {
+        type Value = usize;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a field identifier")
+        }
+        fn visit_str<E: de::Error>(self, key: &str) -> Result<usize, E> {
+            match self.fields.iter().position(|field| *field == key) {
+                Some(index) => Ok(index),
+                None if self.deny_unknown => Err(E::unknown_field(key, self.fields)),
+                None => Ok(self.fields.len()),
+            }
+        }
+        fn visit_bytes<E: de::Error>(self, key: &[u8]) -> Result<usize, E> {
+            match std::str::from_utf8(key) {
+                Ok(key) => self.visit_str(key),
+                Err(_) if self.deny_unknown => {
+                    Err(E::unknown_field(&String::from_utf8_lossy(key), self.fields))
+                }
+                Err(_) => Ok(self.fields.len()),
+            }
+        }
+        fn visit_u64<E: de::Error>(self, index: u64) -> Result<usize, E> {
+            match usize::try_from(index) {
+                Ok(index) if index < self.fields.len() => Ok(index),
+                _ if self.deny_unknown => Err(E::invalid_value(
+                    de::Unexpected::Unsigned(index),
+                    &"the index of a field",
+                )),
+                _ => Ok(self.fields.len()),
+            }
+        }
+    }
+
+    /// Decodes the value of the field `name` into its slot; a second value is an error.
+    pub fn value<'de, A: MapAccess<'de>, T: de::Deserialize<'de>>(
+        map: &mut A,
+        slot: &mut Option<T>,
+        name: &'static str,
+    ) -> Result<(), A::Error> {
+        if slot.is_some() {
+            return Err(de::Error::duplicate_field(name));
+        }
+        *slot = Some(map.next_value()?);
+        Ok(())
+    }
+
+    /// Skips the value of a key that names no field.
+    pub fn skip<'de, A: MapAccess<'de>>(map: &mut A) -> Result<(), A::Error> {
+        map.next_value::<de::IgnoredAny>().map(drop)
+    }
+
+    /// The field's value, or what serde gives a missing field: `None` for an `Option`, a
+    /// "missing field" error otherwise.
+    pub fn field<'de, T: de::Deserialize<'de>, E: de::Error>(
+        slot: Option<T>,
+        name: &'static str,
+    ) -> Result<T, E> {
+        match slot {
+            Some(value) => Ok(value),
+            None => T::deserialize(Missing(name, PhantomData)),
+        }
+    }
+
+    /// The deserializer of a field that is not there.
+    struct Missing<E>(&'static str, PhantomData<E>);
+
+    impl<'de, E: de::Error> Deserializer<'de> for Missing<E> {
+        type Error = E;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, E> {
+            Err(E::missing_field(self.0))
+        }
+        fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
+            visitor.visit_none()
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf unit unit_struct newtype_struct seq tuple tuple_struct map struct enum
+            identifier ignored_any
+        }
+    }
+}
