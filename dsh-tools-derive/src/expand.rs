@@ -94,33 +94,48 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
                 quote!(#[serde(crate = #serde, deny_unknown_fields)])
             };
             // Without serde attributes on the parameters (the common tool), `#[tool]` writes
-            // the decode itself: rustc re-checks a derive's output whenever the lines above it
-            // move, and regenerates serde_json's code for it (BENCHMARKS.md, compile time).
-            let own_decode = !args
-                .iter()
-                .any(|a| a.attrs.iter().any(|attr| attr.path().is_ident("serde")));
-            let (derive, decode) = if own_decode {
-                (
-                    quote!(#[derive(#private::schemars::JsonSchema)]),
-                    decode_impl(&ident, args, !allow_unknown, &private),
-                )
-            } else {
-                (
-                    quote!(#[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]),
+            // the decode itself, and without schemars attributes either, the schema: rustc
+            // re-checks a derive's output whenever the lines above it move, and regenerates
+            // serde_json's code for it (BENCHMARKS.md, compile time).
+            let has_attr = |name: &str| {
+                args.iter()
+                    .any(|a| a.attrs.iter().any(|attr| attr.path().is_ident(name)))
+            };
+            let docs: Option<Vec<String>> = args.iter().map(|a| literal_doc(&a.attrs)).collect();
+            let own_decode = !has_attr("serde");
+            let own_schema = own_decode && !has_attr("schemars") && docs.is_some();
+            let decode = own_decode
+                .then(|| decode_impl(&ident, args, !allow_unknown, &private))
+                .unwrap_or_default();
+            let (derive, helpers, schema) = match (own_decode, own_schema, docs) {
+                (true, true, Some(docs)) => (
                     TokenStream::new(),
-                )
+                    TokenStream::new(),
+                    schema_impl(&ident, args, &docs, !allow_unknown, &private),
+                ),
+                (true, _, _) => (
+                    quote!(#[derive(#private::schemars::JsonSchema)]),
+                    quote!(#deny #[schemars(crate = #schemars)]),
+                    TokenStream::new(),
+                ),
+                (false, _, _) => (
+                    quote!(#[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]),
+                    quote!(#deny #[schemars(crate = #schemars)]),
+                    TokenStream::new(),
+                ),
             };
             let args_struct = quote! {
                 #[doc(hidden)]
                 #[allow(non_camel_case_types)]
                 #derive
-                #deny
-                #[schemars(crate = #schemars)]
+                #helpers
                 #vis struct #ident {
                     #(#fields,)*
                 }
 
                 #decode
+
+                #schema
             };
             // Its generated validator, declared here rather than by `#[derive(FastCheck)]`, in
             // the compact form: a constant member table checked by one shared loop, so the
@@ -192,8 +207,15 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
             }
         }
     } else {
+        // The check is type-checked and never run: no function per tool to compile.
         quote_spanned! {send_span=>
-            #private::assert_send(#fn_ident(#(#call_args),*))
+            {
+                let __dsh_tools_body = #fn_ident(#(#call_args),*);
+                if false {
+                    #private::assert_send(&__dsh_tools_body);
+                }
+                __dsh_tools_body
+            }
         }
     };
 
@@ -395,7 +417,61 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
         }
         Form::Struct(_) => None,
     };
+    // One function for every value building the definition asks: the methods a key set, the
+    // defaults for the rest (see `Tool::__settings`).
+    let settings = {
+        let set = |is_set: bool, method: &str, default: TokenStream| {
+            let method = Ident::new(method, Span::call_site());
+            if is_set {
+                quote!(#krate::Tool::#method(self))
+            } else {
+                default
+            }
+        };
+        let none = quote!(::core::option::Option::None);
+        let title = set(attrs.title.is_some(), "title", none.clone());
+        let hints = set(
+            !setters.is_empty(),
+            "hints",
+            quote!(#krate::ToolHints::new()),
+        );
+        let timeout = set(attrs.timeout_ms.is_some(), "timeout", none.clone());
+        let grace = set(
+            attrs.timeout_grace_ms.is_some(),
+            "timeout_grace",
+            none.clone(),
+        );
+        let concurrency = set(
+            attrs.concurrency.is_some(),
+            "concurrency",
+            quote!(#krate::Concurrency::Exclusive),
+        );
+        let render = set(attrs.render.is_some(), "render", none.clone());
+        let present_call = set(attrs.present_call.is_some(), "present_call", none.clone());
+        let present_result = set(
+            attrs.present_result.is_some(),
+            "present_result",
+            none.clone(),
+        );
+        let finalize = set(attrs.finalize_content.is_some(), "finalize_content", none);
+        quote! {
+            fn __settings(&self) -> #krate::tool::Settings<'_, Self::Args> {
+                #krate::tool::Settings {
+                    title: #title,
+                    hints: #hints,
+                    timeout: #timeout,
+                    timeout_grace: #grace,
+                    concurrency: #concurrency,
+                    render: #render,
+                    present_call: #present_call,
+                    present_result: #present_result,
+                    finalize_content: #finalize,
+                }
+            }
+        }
+    };
     let generated_check = quote! {
+        #settings
         const GENERATED_CHECK: ::core::option::Option<#fast::Generated> = #check;
         #serde_names
         #key_cards
@@ -436,16 +512,41 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
     let tool_struct = match &tool.state {
         // Spanned at the function's name: a clash with the author's own type (E0428) is
         // reported there, and `struct_name = ...` is the fix the docs give.
-        None => quote_spanned! {struct_ident.span()=>
-            #[doc = #description]
-            #[derive(
-                ::core::clone::Clone,
-                ::core::marker::Copy,
-                ::core::fmt::Debug,
-                ::core::default::Default
-            )]
-            #vis struct #struct_ident;
-        },
+        // The four impls are written out rather than derived: rustc re-checks a derive's output
+        // whenever the lines above it move (BENCHMARKS.md, compile time).
+        None => {
+            let name_text = struct_ident.to_string();
+            quote_spanned! {struct_ident.span()=>
+                #[doc = #description]
+                #vis struct #struct_ident;
+
+                #[automatically_derived]
+                impl ::core::clone::Clone for #struct_ident {
+                    #[inline]
+                    fn clone(&self) -> Self {
+                        *self
+                    }
+                }
+
+                #[automatically_derived]
+                impl ::core::marker::Copy for #struct_ident {}
+
+                #[automatically_derived]
+                impl ::core::fmt::Debug for #struct_ident {
+                    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                        f.write_str(#name_text)
+                    }
+                }
+
+                #[automatically_derived]
+                impl ::core::default::Default for #struct_ident {
+                    #[inline]
+                    fn default() -> Self {
+                        Self
+                    }
+                }
+            }
+        }
         Some(ty) => {
             let with_doc = format!(
                 "The `{}` tool with the state its body takes (each call gets a clone).",
@@ -603,6 +704,94 @@ fn decode_impl(
                     __DSH_TOOLS_FIELDS,
                     __DshToolsVisitor,
                 )
+            }
+        }
+    }
+}
+
+/// A parameter's doc comment as schemars' derive reads it (lines joined with `\n`, one leading
+/// space dropped from each), or `None` when one is not a string literal (`#[doc = macro!()]`).
+fn literal_doc(attrs: &[syn::Attribute]) -> Option<String> {
+    let mut lines = Vec::new();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("doc")) {
+        let syn::Meta::NameValue(meta) = &attr.meta else {
+            continue;
+        };
+        let syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(text),
+            ..
+        }) = &meta.value
+        else {
+            return None;
+        };
+        let text = text.value();
+        lines.push(text.strip_prefix(' ').map(str::to_owned).unwrap_or(text));
+    }
+    Some(lines.join("\n"))
+}
+
+/// schemars' split of a doc comment into a title and a description: a first line starting with
+/// `#` is the title; the rest (or all of it) is the description; each trimmed.
+fn title_and_description(doc: &str) -> (String, String) {
+    let doc = doc.trim_matches(|c: char| c.is_ascii_whitespace());
+    match doc.strip_prefix('#') {
+        Some(_) => {
+            let end = doc.find('\n').unwrap_or(doc.len());
+            let title = doc[..end].trim_start_matches('#');
+            let trim = |s: &str| s.trim_matches(|c: char| c.is_ascii_whitespace()).to_owned();
+            (trim(title), trim(&doc[end..]))
+        }
+        None => (String::new(), doc.to_owned()),
+    }
+}
+
+/// `JsonSchema` for the inline form's arguments struct `ident`: the schema schemars' derive
+/// gives it (type, closed or not, each property with its doc comment, `required` for the
+/// fields serde cannot leave out), built by `__private::schema`.
+fn schema_impl(
+    ident: &Ident,
+    args: &[crate::ast::InlineArg],
+    docs: &[String],
+    deny_unknown: bool,
+    private: &TokenStream,
+) -> TokenStream {
+    use syn::ext::IdentExt;
+    let schemars = quote!(#private::schemars);
+    let schema = quote!(#private::schema);
+    let name_text = ident.to_string();
+    let properties = args.iter().zip(docs).map(|(arg, doc)| {
+        let name = arg.ident.unraw().to_string();
+        let ty = &arg.ty;
+        let (title, description) = title_and_description(doc);
+        let property = quote! {
+            #schema::property(
+                &mut __dsh_tools_schema,
+                #name,
+                #title,
+                #description,
+                __dsh_tools_generator.subschema_for::<#ty>(),
+                __dsh_tools_generator.contract().is_deserialize()
+                    && #private::de::optional::<#ty>(),
+            );
+        };
+        // At the type: a type that is not `JsonSchema` is an error there.
+        at_author_code(property, ty.span())
+    });
+    quote! {
+        #[automatically_derived]
+        impl #schemars::JsonSchema for #ident {
+            fn schema_name() -> ::std::borrow::Cow<'static, str> {
+                ::std::borrow::Cow::Borrowed(#name_text)
+            }
+            fn schema_id() -> ::std::borrow::Cow<'static, str> {
+                ::std::borrow::Cow::Borrowed(::core::concat!(::core::module_path!(), "::", #name_text))
+            }
+            fn json_schema(
+                __dsh_tools_generator: &mut #schemars::SchemaGenerator,
+            ) -> #schemars::Schema {
+                let mut __dsh_tools_schema = #schema::object(#deny_unknown);
+                #(#properties)*
+                __dsh_tools_schema
             }
         }
     }

@@ -37,20 +37,25 @@ edit_body() {
 
 echo "| crate | appended item | body edit | clean (own crate only) |"
 echo "|---|---|---|---|"
-for crate in ${CRATES:-dsh50 dsh50m dsh50s rmcp50}; do
-    body=$crate/src/lib.rs
-    [[ $crate == dsh50m ]] && body=$crate/src/t25.rs
-    appended=(); edited=(); clean=()
-    for run in $(seq "$runs"); do
+# The runs are interleaved (each run builds every crate in turn), so a machine that speeds up or
+# slows down during the script shifts every crate's figures alike.
+crates=(${CRATES:-dsh50 dsh50m dsh50s rmcp50})
+declare -A appended edited clean
+for run in $(seq "$runs"); do
+    for crate in "${crates[@]}"; do
+        body=$crate/src/lib.rs
+        [[ $crate == dsh50m ]] && body=$crate/src/t25.rs
         sed -i '/^pub const EDIT/d' "$crate/src/lib.rs"
         echo "pub const EDIT: &str = \"$(printf '%*s' "$run" '' | tr ' ' 7)\";" >>"$crate/src/lib.rs"
-        appended+=("$(seconds cargo build -q -p "$crate")")
+        appended[$crate]+=" $(seconds cargo build -q -p "$crate")"
         edit_body "$body" "$(printf '%*s' "$((run * 3))" '' | tr ' ' x)"
-        edited+=("$(seconds cargo build -q -p "$crate")")
+        edited[$crate]+=" $(seconds cargo build -q -p "$crate")"
         cargo clean -q -p "$crate"
-        clean+=("$(seconds cargo build -q -p "$crate")")
+        clean[$crate]+=" $(seconds cargo build -q -p "$crate")"
     done
+done
+for crate in "${crates[@]}"; do
     printf '| %s | %.2f s | %.2f s | %.2f s |\n' "$crate" \
-        "$(printf '%s\n' "${appended[@]}" | median)" "$(printf '%s\n' "${edited[@]}" | median)" \
-        "$(printf '%s\n' "${clean[@]}" | median)"
+        "$(printf '%s\n' ${appended[$crate]} | median)" "$(printf '%s\n' ${edited[$crate]} | median)" \
+        "$(printf '%s\n' ${clean[$crate]} | median)"
 done

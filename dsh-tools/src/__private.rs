@@ -8,10 +8,9 @@ pub use crate::tool::{ToolContext, ToolReturn};
 
 use std::future::Future;
 
-/// A spanned check that the body's future can move between threads.
-pub fn assert_send<F: Future + Send>(future: F) -> F {
-    future
-}
+/// A spanned check that the body's future can move between threads (type-checked where
+/// `#[tool]` writes it, under `if false`: never compiled into the tool).
+pub fn assert_send<F: Future + Send>(_: &F) {}
 
 /// Runs a blocking body (a `#[tool]` on a plain `fn`) on Tokio's blocking pool. Awaiting it
 /// yields, and it gives up on the body when `signal` fires (a deadline, the caller's abort), so
@@ -211,6 +210,11 @@ pub mod de {
         }
     }
 
+    /// Whether serde decodes a missing `T` (an `Option`): the field is then not `required`.
+    pub fn optional<'de, T: de::Deserialize<'de>>() -> bool {
+        T::deserialize(Missing::<de::value::Error>("", PhantomData)).is_ok()
+    }
+
     /// The deserializer of a field that is not there.
     struct Missing<E>(&'static str, PhantomData<E>);
 
@@ -226,6 +230,58 @@ pub mod de {
             bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
             byte_buf unit unit_struct newtype_struct seq tuple tuple_struct map struct enum
             identifier ignored_any
+        }
+    }
+}
+
+/// The inline form's arguments schema, which `#[tool]` writes itself when the parameters carry
+/// no `serde` or `schemars` attributes (without `#[derive(JsonSchema)]`, for the reason given in
+/// [`de`]): the same schema as schemars' derive.
+pub mod schema {
+    use schemars::Schema;
+    use serde_json::{Map, Value};
+
+    /// `{"type": "object"}`, closed when `deny_unknown`.
+    pub fn object(deny_unknown: bool) -> Schema {
+        let mut object = Map::new();
+        object.insert("type".to_owned(), Value::from("object"));
+        if deny_unknown {
+            object.insert("additionalProperties".to_owned(), Value::Bool(false));
+        }
+        Schema::from(object)
+    }
+
+    /// Adds the property `name` with the schema `property`, its doc comment's title and
+    /// description (each when not empty), and to `required` unless `optional`.
+    pub fn property(
+        schema: &mut Schema,
+        name: &str,
+        title: &str,
+        description: &str,
+        mut property: Schema,
+        optional: bool,
+    ) {
+        for (key, text) in [("title", title), ("description", description)] {
+            if !text.is_empty() {
+                property.insert(key.to_owned(), Value::from(text));
+            }
+        }
+        let object = schema.ensure_object();
+        if let Some(properties) = object
+            .entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()))
+            .as_object_mut()
+        {
+            properties.insert(name.to_owned(), property.into());
+        }
+        if !optional {
+            if let Some(required) = object
+                .entry("required")
+                .or_insert_with(|| Value::Array(Vec::new()))
+                .as_array_mut()
+            {
+                required.push(Value::from(name));
+            }
         }
     }
 }

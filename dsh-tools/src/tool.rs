@@ -264,6 +264,15 @@ pub trait Tool: Send + Sync + Sized + 'static {
         crate::typed::serde_names::<Self::Args>()
     }
 
+    /// [`title`](Tool::title) to [`finalize_content`](Tool::finalize_content) in one call, which
+    /// is all that building a definition asks: `#[tool]` overrides it with what its keys set, so
+    /// a generated tool compiles this one function instead of one per method
+    /// (BENCHMARKS.md, compile time).
+    #[doc(hidden)]
+    fn __settings(&self) -> Settings<'_, Self::Args> {
+        Settings::of(self)
+    }
+
     /// The typed call card set by `#[tool(call_card = path)]` (see [`Tool::call_card`]).
     #[doc(hidden)]
     #[allow(clippy::type_complexity)]
@@ -403,9 +412,10 @@ fn assemble_typed<T: Tool>(
     execute: ExecuteFn,
     schemas: &Arc<TypedSchemas>,
 ) -> ToolDefinition {
-    let classifier: Option<ClassifierFn> = match tool.concurrency() {
+    let settings = tool.__settings();
+    let classifier: Option<ClassifierFn> = match settings.concurrency {
         Concurrency::Exclusive => None,
-        Concurrency::Parallel => Some(Arc::new(|_: &Value| true)),
+        Concurrency::Parallel => Some(parallel()),
         Concurrency::Classified(classify) => {
             let compiled = Arc::clone(&schemas.args);
             Some(Arc::new(move |args: &Value| {
@@ -417,19 +427,65 @@ fn assemble_typed<T: Tool>(
         Parts {
             name: tool.name().to_owned(),
             description: tool.description().to_owned(),
-            title: tool.title().map(str::to_owned),
-            hints: tool.hints(),
-            timeout: tool.timeout(),
-            timeout_grace: tool.timeout_grace(),
-            render: tool.render(),
-            present_call: tool.present_call(),
-            present_result: tool.present_result(),
-            finalize: tool.finalize_content(),
+            title: settings.title.map(str::to_owned),
+            hints: settings.hints,
+            timeout: settings.timeout,
+            timeout_grace: settings.timeout_grace,
+            render: settings.render,
+            present_call: settings.present_call,
+            present_result: settings.present_result,
+            finalize: settings.finalize_content,
             classifier,
             execute,
         },
         schemas,
     )
+}
+
+/// The classifier of a tool that is always safe in parallel: not generic, so compiled once
+/// rather than once per tool.
+fn parallel() -> ClassifierFn {
+    Arc::new(|_: &Value| true)
+}
+
+/// What [`Tool::__settings`] returns: the values of the methods it stands for.
+#[doc(hidden)]
+pub struct Settings<'a, A> {
+    /// [`Tool::title`].
+    pub title: Option<&'a str>,
+    /// [`Tool::hints`].
+    pub hints: ToolHints,
+    /// [`Tool::timeout`].
+    pub timeout: Option<Duration>,
+    /// [`Tool::timeout_grace`].
+    pub timeout_grace: Option<Duration>,
+    /// [`Tool::concurrency`].
+    pub concurrency: Concurrency<A>,
+    /// [`Tool::render`].
+    pub render: Option<RenderFn>,
+    /// [`Tool::present_call`].
+    pub present_call: Option<CallPresenter>,
+    /// [`Tool::present_result`].
+    pub present_result: Option<ResultPresenter>,
+    /// [`Tool::finalize_content`].
+    pub finalize_content: Option<FinalizeFn>,
+}
+
+impl<'a, A> Settings<'a, A> {
+    /// Each method's value (the default of [`Tool::__settings`]).
+    pub fn of<T: Tool<Args = A>>(tool: &'a T) -> Self {
+        Self {
+            title: tool.title(),
+            hints: tool.hints(),
+            timeout: tool.timeout(),
+            timeout_grace: tool.timeout_grace(),
+            concurrency: tool.concurrency(),
+            render: tool.render(),
+            present_call: tool.present_call(),
+            present_result: tool.present_result(),
+            finalize_content: tool.finalize_content(),
+        }
+    }
 }
 
 /// What [`build`] takes from a typed tool.

@@ -1,10 +1,12 @@
 //! The inline form's arguments decode, which `#[tool]` writes itself (not with
 //! `#[derive(Deserialize)]`, for incremental builds), against serde's derive over the same
 //! fields: the same value or the same error for any JSON object, from a `Value`, a `&Value` and
-//! JSON text (where a key can repeat).
+//! JSON text (where a key can repeat). And its schema, written by `#[tool]` too, against
+//! schemars' derive.
 
 use dsh_tools::{ToolError, tool};
 use proptest::prelude::*;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -17,23 +19,46 @@ pub(crate) async fn mixed(
     count: Option<u32>,
     /// present, null, or absent
     nested: Option<Option<bool>>,
-    /// numbers
+    /// # Numbers
+    ///
+    /// Any, in order:
+    ///   negative ones too.
     items: Vec<i64>,
     /// a keyword as a name
     r#type: String,
+    /// A nested struct, by reference.
+    point: Option<Point>,
 ) -> Result<String, ToolError> {
-    Ok(format!("{text}{count:?}{nested:?}{items:?}{type}", type = r#type))
+    Ok(format!("{text}{count:?}{nested:?}{items:?}{type}{point:?}", type = r#type))
 }
 
-/// The same fields with serde's derive.
-#[derive(Debug, PartialEq, Deserialize)]
+#[derive(Debug, PartialEq, Deserialize, JsonSchema)]
+pub(crate) struct Point {
+    /// across
+    x: i32,
+    y: i32,
+}
+
+// The same fields with serde's and schemars' derives (no doc comment: it would be the schema's
+// description).
+#[derive(Debug, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct MixedTwin {
+    /// required text
     text: String,
+    /// optional count
     count: Option<u32>,
+    /// present, null, or absent
     nested: Option<Option<bool>>,
+    /// # Numbers
+    ///
+    /// Any, in order:
+    ///   negative ones too.
     items: Vec<i64>,
+    /// a keyword as a name
     r#type: String,
+    /// A nested struct, by reference.
+    point: Option<Point>,
 }
 
 /// Unknown keys ignored rather than refused.
@@ -47,9 +72,11 @@ pub(crate) async fn open(
     Ok(format!("{text}{count:?}"))
 }
 
-#[derive(Debug, PartialEq, Deserialize)]
+#[derive(Debug, PartialEq, Deserialize, JsonSchema)]
 struct OpenTwin {
+    /// required text
     text: String,
+    /// optional count
     count: Option<u32>,
 }
 
@@ -60,6 +87,7 @@ fn mixed_fields(args: MixedArgs) -> MixedTwin {
         nested,
         items,
         r#type,
+        point,
     } = args;
     MixedTwin {
         text,
@@ -67,6 +95,7 @@ fn mixed_fields(args: MixedArgs) -> MixedTwin {
         nested,
         items,
         r#type,
+        point,
     }
 }
 
@@ -116,6 +145,7 @@ fn field_value() -> impl Strategy<Value = Value> {
         "[a-z]{0,4}".prop_map(Value::String),
         prop::collection::vec(any::<i64>().prop_map(Value::from), 0..3).prop_map(Value::Array),
         Just(json!({"text": "x"})),
+        Just(json!({"x": 1, "y": -2})),
     ]
 }
 
@@ -182,7 +212,7 @@ fn every_outcome_matches_serde_derive() {
     );
     assert_eq!(
         unknown.err().map(|e| e.to_string()).unwrap_or_default(),
-        "unknown field `extra`, expected one of `text`, `count`, `nested`, `items`, `type`"
+        "unknown field `extra`, expected one of `text`, `count`, `nested`, `items`, `type`, `point`"
     );
     // Ignored when unknown keys are allowed.
     agree(&json!({"text": "a", "extra": {"deep": [1]}}), open_fields);
@@ -216,4 +246,34 @@ fn a_sequence_is_refused() {
         "invalid type: sequence, expected struct OpenArgs"
     );
     assert!(serde_json::from_value::<OpenTwin>(json!(["a", 1])).is_ok());
+}
+
+/// The schema `#[tool]` writes is schemars' for the same struct: properties in order, doc
+/// comments as title and description, `required`, closed or open, a nested type by reference.
+#[test]
+fn the_schema_is_schemars_derive() {
+    let named = |value: Value| {
+        serde_json::from_str::<Value>(&value.to_string().replace("Twin", "Args")).unwrap()
+    };
+    let ours = serde_json::to_value(schemars::schema_for!(MixedArgs)).unwrap();
+    let derived = named(serde_json::to_value(schemars::schema_for!(MixedTwin)).unwrap());
+    assert_eq!(ours, derived);
+    assert_eq!(
+        ours.to_string(),
+        derived.to_string(),
+        "the same key order too"
+    );
+    assert_eq!(ours["properties"]["items"]["title"], "Numbers");
+    assert_eq!(
+        ours["properties"]["items"]["description"],
+        "Any, in order:\n  negative ones too."
+    );
+    assert_eq!(ours["required"], json!(["text", "items", "type"]));
+    assert_eq!(ours["additionalProperties"], false);
+    let open = serde_json::to_value(schemars::schema_for!(OpenArgs)).unwrap();
+    assert_eq!(
+        open,
+        named(serde_json::to_value(schemars::schema_for!(OpenTwin)).unwrap())
+    );
+    assert!(open.get("additionalProperties").is_none());
 }
