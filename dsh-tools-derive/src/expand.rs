@@ -104,9 +104,11 @@ fn generate(attrs: &Attrs, tool: &ToolFn, checked: &Checked) -> TokenStream {
             let docs: Option<Vec<String>> = args.iter().map(|a| literal_doc(&a.attrs)).collect();
             let own_decode = !has_attr("serde");
             let own_schema = own_decode && !has_attr("schemars") && docs.is_some();
-            let decode = own_decode
-                .then(|| decode_impl(&ident, args, !allow_unknown, &private))
-                .unwrap_or_default();
+            let decode = if own_decode {
+                decode_impl(&ident, args, !allow_unknown, &private)
+            } else {
+                TokenStream::new()
+            };
             let (derive, helpers, schema) = match (own_decode, own_schema, docs) {
                 (true, true, Some(docs)) => (
                     TokenStream::new(),
@@ -771,7 +773,7 @@ fn schema_impl(
                 #description,
                 __dsh_tools_generator.subschema_for::<#ty>(),
                 __dsh_tools_generator.contract().is_deserialize()
-                    && #private::de::optional::<#ty>(),
+                    && #private::de::Optional::<#ty>::NEW.get(),
             );
         };
         // At the type: a type that is not `JsonSchema` is an error there.

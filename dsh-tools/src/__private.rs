@@ -211,8 +211,38 @@ pub mod de {
     }
 
     /// Whether serde decodes a missing `T` (an `Option`): the field is then not `required`.
-    pub fn optional<'de, T: de::Deserialize<'de>>() -> bool {
-        T::deserialize(Missing::<de::value::Error>("", PhantomData)).is_ok()
+    /// `Optional::<T>::NEW.get()` picks this where `T: Deserialize` and `false` (behind
+    /// `Deref`) otherwise, so a parameter that is not `Deserialize` is reported once, by the
+    /// decode.
+    pub struct Optional<T>(PhantomData<fn() -> T>);
+
+    impl<T> Optional<T> {
+        /// The probe.
+        pub const NEW: Self = Self(PhantomData);
+    }
+
+    impl<T: de::DeserializeOwned> Optional<T> {
+        /// Whether a missing `T` decodes.
+        pub fn get(&self) -> bool {
+            T::deserialize(Missing::<de::value::Error>("", PhantomData)).is_ok()
+        }
+    }
+
+    /// The fallback of [`Optional`].
+    pub struct NotDeserialize;
+
+    impl NotDeserialize {
+        /// Not known to be optional.
+        pub fn get(&self) -> bool {
+            false
+        }
+    }
+
+    impl<T> std::ops::Deref for Optional<T> {
+        type Target = NotDeserialize;
+        fn deref(&self) -> &NotDeserialize {
+            &NotDeserialize
+        }
     }
 
     /// The deserializer of a field that is not there.
@@ -274,14 +304,13 @@ pub mod schema {
         {
             properties.insert(name.to_owned(), property.into());
         }
-        if !optional {
-            if let Some(required) = object
+        if !optional
+            && let Some(required) = object
                 .entry("required")
                 .or_insert_with(|| Value::Array(Vec::new()))
                 .as_array_mut()
-            {
-                required.push(Value::from(name));
-            }
+        {
+            required.push(Value::from(name));
         }
     }
 }
