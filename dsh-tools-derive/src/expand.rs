@@ -1,7 +1,9 @@
 //! Code generation: a unit struct named after the function, an `impl Tool` for it, an
-//! `impl From<_> for ToolDefinition`, and for the inline form the arguments struct. Generated
-//! items use absolute paths through `<crate>::__private`, `__dsh_tools_` identifiers, and spans
-//! of the author's code where a type check can fail.
+//! `impl From<_> for ToolDefinition`, and for the inline form the arguments struct with its
+//! `Deserialize` and `JsonSchema` impls (written here rather than derived where the parameters
+//! allow: see DESIGN.md, "`#[tool]` derives nothing when it can write the code itself").
+//! Generated items use absolute paths through `<crate>::__private`, `__dsh_tools_` identifiers,
+//! and spans of the author's code (never the attribute's).
 
 use crate::ast::{Form, ToolFn};
 use crate::attr::{Attrs, Concurrency};
