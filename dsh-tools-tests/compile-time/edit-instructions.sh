@@ -29,19 +29,14 @@ cmd=build
 [[ -n "${CHECK:-}" ]] && cmd=check
 cargo "$cmd" -q --workspace
 
-# The string tool 25 returns when its flag is off (as measure.sh edits it).
-edit_body() {
-    sed -i -E "s/(Out25 \{ text: if (args\.)?flag \{ (args\.)?text \} else \{ )String::[a-z]+\([^)]*\)/\1String::from(\"$2\")/" "$1"
-    grep -q "String::from(\"$2\")" "$1" || { echo "edit-instructions.sh: the edit did not apply to $1" >&2; exit 1; }
-}
+source "$here/edit.sh"
 
 echo "| crate | cargo $cmd after a body edit (two edits) |"
 echo "|---|---|"
 crates=("$@")
 [[ ${#crates[@]} -eq 0 ]] && crates=(dsh50 rmcp50)
 for crate in "${crates[@]}"; do
-    body=$crate/src/lib.rs
-    [[ $crate == dsh50m ]] && body=$crate/src/t25.rs
+    body=$(body_file "$crate")
     export CG_CRATE=$crate
     edit_body "$body" w
     cargo "$cmd" -q -p "$crate"

@@ -28,12 +28,8 @@ seconds() {
     end=$(date +%s.%N)
     awk -v a="$start" -v b="$end" 'BEGIN {printf "%.3f\n", b - a}'
 }
-# The string tool 25 returns when its flag is off: `String::new()` as generated, then a literal
-# whose length differs from the previous run's.
-edit_body() {
-    sed -i -E "s/(Out25 \{ text: if (args\.)?flag \{ (args\.)?text \} else \{ )String::[a-z]+\([^)]*\)/\1String::from(\"$2\")/" "$1"
-    grep -q "String::from(\"$2\")" "$1" || { echo "measure.sh: the body edit did not apply to $1" >&2; exit 1; }
-}
+# The body edit: a literal whose length differs from the previous run's.
+source "$here/edit.sh"
 
 echo "| crate | appended item | body edit | clean (own crate only) |"
 echo "|---|---|---|---|"
@@ -43,8 +39,7 @@ crates=(${CRATES:-dsh50 dsh50m dsh50s rmcp50})
 declare -A appended edited clean
 for run in $(seq "$runs"); do
     for crate in "${crates[@]}"; do
-        body=$crate/src/lib.rs
-        [[ $crate == dsh50m ]] && body=$crate/src/t25.rs
+        body=$(body_file "$crate")
         sed -i '/^pub const EDIT/d' "$crate/src/lib.rs"
         echo "pub const EDIT: &str = \"$(printf '%*s' "$run" '' | tr ' ' 7)\";" >>"$crate/src/lib.rs"
         appended[$crate]+=" $(seconds cargo build -q -p "$crate")"
