@@ -491,3 +491,134 @@ async fn a_remote_schema_a_dialect_cannot_express_leaves_only_that_tool_out() {
     let error = strict.provider_tools(None, dialect).unwrap_err();
     assert_eq!(error.problems[0].0, "tags");
 }
+
+/// `[[[…0…]]]`, `depth` levels, built without recursion.
+fn deep_value(depth: usize) -> Value {
+    let mut v = json!(0);
+    for _ in 0..depth {
+        v = Value::Array(vec![v]);
+    }
+    v
+}
+
+/// Runs `f` on a thread with a tokio worker's 2 MiB stack, in a current-thread runtime.
+fn on_worker_stack<F, Fut>(f: F)
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()>,
+{
+    std::thread::Builder::new()
+        .stack_size(2 * 1024 * 1024)
+        .spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+                .block_on(f())
+        })
+        .unwrap()
+        .join()
+        .expect("the check ran out of stack or panicked");
+}
+
+#[test]
+fn arguments_no_server_could_read_are_refused_before_sending() {
+    on_worker_stack(|| async {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::clone(&calls);
+        // A free-form schema: any value is valid locally, so only the send can refuse it.
+        let answers = lister(vec![tool("free")], move |id, _| {
+            seen.fetch_add(1, Ordering::SeqCst);
+            vec![result(id, json!({"content": []}))]
+        });
+        let import = connect(Limits::default(), answers).await.unwrap();
+        let local = Registry::new();
+        let _imported = import
+            .import_into(&local, ImportOptions::default())
+            .await
+            .unwrap();
+        let send = |arguments: Value| {
+            let local = local.clone();
+            async move {
+                let input = ToolExecutionInput::new("c1", "free", arguments, CancellationToken::new());
+                tokio::time::timeout(Duration::from_secs(60), local.execute(input))
+                    .await
+                    .expect("a refused call ends at once")
+            }
+        };
+        // 3,000 levels aborted the process (a recursive clone on a worker's stack); 100,000 is
+        // what a program builds in a second.
+        for depth in [3_000, 100_000] {
+            let mut map = Map::new();
+            map.insert("v".to_owned(), deep_value(depth));
+            let outcome = send(Value::Object(map)).await;
+            assert_eq!(outcome.code(), Some("INVALID_ARGS"), "{}", outcome.text());
+            assert!(
+                outcome.text().contains("deeper than 124 levels"),
+                "{}",
+                outcome.text()
+            );
+        }
+        // One more than a server can read: args at 125 levels put the message at 127.
+        let mut map = Map::new();
+        map.insert("v".to_owned(), deep_value(124));
+        let outcome = send(Value::Object(map)).await;
+        assert_eq!(outcome.code(), Some("INVALID_ARGS"), "{}", outcome.text());
+        // Larger than any server's line limit.
+        let outcome = send(json!({"v": "x".repeat(17 << 20)})).await;
+        assert_eq!(outcome.code(), Some("INVALID_ARGS"), "{}", outcome.text());
+        assert!(outcome.text().contains("bytes or more as JSON"), "{}", outcome.text());
+        assert_eq!(calls.load(Ordering::SeqCst), 0, "nothing was sent");
+        // The limit itself goes out and is answered.
+        let mut map = Map::new();
+        map.insert("v".to_owned(), deep_value(123));
+        let outcome = send(Value::Object(map)).await;
+        assert!(!outcome.is_error(), "{}", outcome.text());
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+    });
+}
+
+#[test]
+fn a_program_passing_deep_arguments_to_an_imported_tool_gets_an_error_not_an_abort() {
+    use dsh_tools::code::CodeRuntimeConfig;
+    use dsh_tools::code::quickjs::QuickJsRuntime;
+    use dsh_tools::registry::PresentationMode;
+    on_worker_stack(|| async {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::clone(&calls);
+        let answers = lister(vec![tool("free")], move |id, _| {
+            seen.fetch_add(1, Ordering::SeqCst);
+            vec![result(id, json!({"content": [{"type": "text", "text": "ok"}]}))]
+        });
+        let import = connect(Limits::default(), answers).await.unwrap();
+        let local = Registry::new();
+        let _imported = import
+            .import_into(&local, ImportOptions::default())
+            .await
+            .unwrap();
+        local.set_presentation_mode(PresentationMode::Code);
+        local.set_code_runtime(QuickJsRuntime::new(CodeRuntimeConfig::default()).unwrap());
+        // The attack of issue 43: nest 3,000 (then 100,000) levels and hand it to the import.
+        let program = r#"
+            const out = [];
+            for (const depth of [3000, 100000]) {
+              let v = 0;
+              for (let i = 0; i < depth; i++) v = [v];
+              try { await tools.free({ v }); out.push('sent'); }
+              catch (e) { out.push(e.message); }
+            }
+            out.push((await tools.free({ v: [[1]] })).content[0].text);
+            return out;
+        "#;
+        let args = json!({"code": program, "description": "deep arguments"});
+        let input = ToolExecutionInput::new("outer", "run_code", args, CancellationToken::new());
+        let outcome = tokio::time::timeout(Duration::from_secs(120), local.execute(input))
+            .await
+            .expect("the run ended");
+        assert!(!outcome.is_error(), "{}", outcome.text());
+        let text = outcome.text();
+        assert_eq!(text.matches("deeper than 124 levels").count(), 2, "{text}");
+        assert!(text.contains("\"ok\""), "{text}");
+        assert_eq!(calls.load(Ordering::SeqCst), 1, "only the shallow call was sent");
+    });
+}

@@ -200,11 +200,17 @@ pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024 - 64 * 1024;
 /// `Ok` when `result` serializes within [`MAX_MESSAGE_BYTES`]; else the size at which counting
 /// stopped (the serialization stops there too).
 fn fits_in_message(result: &CallToolResult) -> Result<(), usize> {
-    struct Counter(usize);
+    serializes_within(result, MAX_MESSAGE_BYTES)
+}
+
+/// `Ok` when `value` serializes within `limit` bytes; else the size at which counting stopped
+/// (the serialization stops there too).
+fn serializes_within(value: &impl serde::Serialize, limit: usize) -> Result<(), usize> {
+    struct Counter(usize, usize);
     impl std::io::Write for Counter {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
             self.0 += buf.len();
-            if self.0 > MAX_MESSAGE_BYTES {
+            if self.0 > self.1 {
                 return Err(std::io::Error::other("too large"));
             }
             Ok(buf.len())
@@ -213,8 +219,8 @@ fn fits_in_message(result: &CallToolResult) -> Result<(), usize> {
             Ok(())
         }
     }
-    let mut counter = Counter(0);
-    match serde_json::to_writer(&mut counter, result) {
+    let mut counter = Counter(0, limit);
+    match serde_json::to_writer(&mut counter, value) {
         Ok(()) => Ok(()),
         Err(_) => Err(counter.0),
     }
@@ -355,12 +361,35 @@ pub(crate) fn lossless(mut value: Value) -> Value {
     value
 }
 
-/// A JSON object for rmcp's `arguments`.
-pub(crate) fn arguments(value: &Value) -> Option<JsonObject> {
-    match value {
-        Value::Object(map) => Some(map.clone()),
-        _ => None,
+/// The deepest arguments an imported tool's call sends. serde_json's parser (and so rmcp's and
+/// every Rust server's) refuses a message nested 128 levels deep, and the JSON-RPC envelope
+/// (`{"params": {"arguments": …}}`) adds two levels; at this limit the message nests at most
+/// 126 levels, the limit we hold every message an imported server sends us to. Deeper arguments
+/// fail the call as `INVALID_ARGS` before anything is sent: no server could read them, and
+/// copying and encoding them would recurse once per level on our own stack.
+pub const MAX_ARGUMENT_DEPTH: u32 = 124;
+
+/// A JSON object for rmcp's `arguments`, or the `INVALID_ARGS` message that says why the value
+/// cannot go out: not an object, nested deeper than [`MAX_ARGUMENT_DEPTH`], or larger as JSON
+/// than [`MAX_MESSAGE_BYTES`] (the common server line limit). Never recurses past
+/// [`MAX_ARGUMENT_DEPTH`] levels, whatever `value` holds.
+pub(crate) fn arguments(value: &Value) -> Result<JsonObject, String> {
+    let Value::Object(map) = value else {
+        return Err("invalid arguments: MCP tool arguments must be an object".to_owned());
+    };
+    if json::deeper_than(value, MAX_ARGUMENT_DEPTH) {
+        return Err(format!(
+            "invalid arguments: the arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels, \
+             more than an MCP server can read (JSON-RPC parsers stop at 128 levels)"
+        ));
     }
+    if let Err(size) = serializes_within(value, MAX_MESSAGE_BYTES) {
+        return Err(format!(
+            "invalid arguments: the arguments are {size} bytes or more as JSON, more than an \
+             MCP server reads in one message ({MAX_MESSAGE_BYTES} bytes)"
+        ));
+    }
+    Ok(map.clone())
 }
 
 #[cfg(test)]

@@ -88,8 +88,8 @@ pub use http::{HttpConfig, HttpResponse, HttpServer, MCP_PATH, McpHttpService};
 pub use import::{Connector, ImportedTools, McpImport};
 pub use lines::MAX_IN_FLIGHT;
 pub use map::{
-    CONCLUDES_TURN_META, CONTEXTS_META, ERROR_META, MAX_MESSAGE_BYTES, MAX_RESULT_DEPTH,
-    PRESENTATION_META,
+    CONCLUDES_TURN_META, CONTEXTS_META, ERROR_META, MAX_ARGUMENT_DEPTH, MAX_MESSAGE_BYTES,
+    MAX_RESULT_DEPTH, PRESENTATION_META,
 };
 pub use options::{ImportError, ImportOptions, Limits, SchemaPolicy};
 #[cfg(feature = "mcp-redis")]

@@ -279,12 +279,19 @@ impl Remote {
                 return Err(ToolArgsError::new(violations).into());
             }
         }
-        let Some(arguments) = map::arguments(&args) else {
-            return Err(ToolError::coded(
-                "ToolArgsError",
-                crate::error::codes::INVALID_ARGS,
-                "invalid arguments: MCP tool arguments must be an object",
-            ));
+        let arguments = match map::arguments(&args) {
+            Ok(arguments) => arguments,
+            Err(message) => {
+                // The arguments may be the last copy and nested 100,000 deep.
+                if let Some(args) = Arc::into_inner(args) {
+                    crate::json::free(args);
+                }
+                return Err(ToolError::coded(
+                    "ToolArgsError",
+                    crate::error::codes::INVALID_ARGS,
+                    message,
+                ));
+            }
         };
         drop(args);
         let request = CallToolRequestParams::new(self.name).with_arguments(arguments);
