@@ -622,3 +622,122 @@ fn a_program_passing_deep_arguments_to_an_imported_tool_gets_an_error_not_an_abo
         assert_eq!(calls.load(Ordering::SeqCst), 1, "only the shallow call was sent");
     });
 }
+
+#[tokio::test]
+async fn answers_with_a_lone_surrogate_or_invalid_utf8_fail_their_call_at_once_saying_why() {
+    let patient = Limits::default().call_timeout(Duration::from_secs(600));
+    // Node writes `\ud800` when a string is cut through an emoji; a Latin-1 file name is one
+    // invalid byte. rmcp drops both lines without answering.
+    let answers = lister(vec![tool("cut"), tool("latin1"), tool("low")], |id, params| {
+        let text = match params["name"].as_str() {
+            Some("cut") => "\\ud83d".to_owned(),
+            Some("low") => "a\\udc00b".to_owned(),
+            _ => "caf\u{fffd}".to_owned(),
+        };
+        let line = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"{text}\"}}]}}}}"
+        );
+        vec![line]
+    });
+    let (read, write, _push) = spawn_server(answers);
+    // The Latin-1 byte is written raw: `spawn_server` sends strings, so swap it in on the way.
+    let read = Latin1(read);
+    let import = McpImport::with_limits(patient)
+        .connect_io(read, write, ClientLifecycleMode::Initialize)
+        .await
+        .unwrap();
+    let local = Registry::new();
+    let _imported = import
+        .import_into(&local, ImportOptions::default())
+        .await
+        .unwrap();
+    for (name, why) in [
+        ("cut", "lone leading surrogate"),
+        ("low", "lone trailing surrogate"),
+        ("latin1", "not valid UTF-8"),
+    ] {
+        let outcome = tokio::time::timeout(Duration::from_secs(60), call(&local, name))
+            .await
+            .expect("an undecodable answer must not leave the call waiting");
+        assert_eq!(
+            outcome.code(),
+            Some("MCP_TRANSPORT_ERROR"),
+            "{}",
+            outcome.text()
+        );
+        assert!(outcome.text().contains(why), "{name}: {}", outcome.text());
+        assert!(!outcome.text().contains("did not answer"), "{}", outcome.text());
+    }
+    assert_eq!(import.list_tools().await.unwrap().len(), 3);
+}
+
+/// A reader that turns every U+FFFD (as UTF-8, `EF BF BD`) into the single Latin-1 byte `E9`.
+struct Latin1<R>(R);
+
+impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Latin1<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        // Read into a scratch buffer of the same room, then copy with the swap.
+        let mut scratch = vec![0u8; buf.remaining()];
+        let mut inner = tokio::io::ReadBuf::new(&mut scratch);
+        let poll = std::pin::Pin::new(&mut self.0).poll_read(cx, &mut inner);
+        if let std::task::Poll::Ready(Ok(())) = &poll {
+            let filled = inner.filled();
+            let mut i = 0;
+            while i < filled.len() {
+                if filled[i..].starts_with(&[0xEF, 0xBF, 0xBD]) {
+                    buf.put_slice(&[0xE9]);
+                    i += 3;
+                } else {
+                    buf.put_slice(&filled[i..=i]);
+                    i += 1;
+                }
+            }
+        }
+        poll
+    }
+}
+
+#[tokio::test]
+async fn a_listing_with_bad_entries_keeps_the_good_ones_and_reports_each_bad_one() {
+    let tools = vec![
+        tool("good"),
+        json!({"name": "no_schema", "description": "d"}),
+        json!({"name": "string_schema", "inputSchema": "object"}),
+        json!({"name": 5, "inputSchema": {"type": "object"}}),
+        tool("also_good"),
+    ];
+    let import = connect(short(), lister(tools, |_, _| Vec::new()))
+        .await
+        .unwrap();
+    let local = Registry::new();
+    let imported = import
+        .import_into(&local, ImportOptions::default())
+        .await
+        .expect("one bad tool does not spoil the server");
+    assert_eq!(imported.names(), ["good", "also_good"]);
+    let skipped = imported.skipped();
+    assert_eq!(skipped.len(), 3, "{skipped:?}");
+    assert!(skipped.iter().any(|(n, w)| n == "no_schema" && w.contains("inputSchema")), "{skipped:?}");
+    assert!(skipped.iter().any(|(n, _)| n == "string_schema"), "{skipped:?}");
+    assert!(skipped.iter().any(|(n, _)| n == "#3"), "{skipped:?}");
+    assert_eq!(import.list_tools().await.unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn line_and_paragraph_separators_in_names_are_skipped_like_other_invisible_characters() {
+    let tools = vec![tool("ok"), tool("a\u{2028}b"), tool("a\u{2029}b")];
+    let import = connect(short(), lister(tools, |_, _| Vec::new()))
+        .await
+        .unwrap();
+    let local = Registry::new();
+    let imported = import
+        .import_into(&local, ImportOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(imported.names(), ["ok"]);
+    assert_eq!(imported.skipped().len(), 2, "{:?}", imported.skipped());
+}

@@ -293,8 +293,12 @@ impl McpImport {
     /// The remote server's tools, every page (within the [`Limits`]: each page within the
     /// request timeout, at most `max_pages` pages and `max_tools` tools; a cursor the server
     /// already gave ends the listing).
+    ///
+    /// An entry that is not a tool (no `inputSchema`, say) is left out with a warning in the
+    /// log; [`import_into`](Self::import_into) reports each in
+    /// [`ImportedTools::skipped`].
     pub async fn list_tools(&self) -> Result<Vec<Tool>, ImportError> {
-        list_all(self.peer(), &self.limits).await
+        Ok(list_all(self.peer(), &self.limits).await?.tools)
     }
 
     /// Registers every remote tool in `registry` and keeps them in step with the server's
@@ -313,7 +317,7 @@ impl McpImport {
     ) -> Result<ImportedTools, ImportError> {
         // Subscribed before listing, so a change between the two is not missed.
         let mut changes = self.changed.subscribe();
-        let tools = self.list_tools().await?;
+        let tools = list_all(self.peer(), &self.limits).await?;
         let state = Arc::new(Mutex::new(SyncState::default()));
         let ctx = SyncCtx {
             registry: registry.clone(),
@@ -386,9 +390,10 @@ impl ImportedTools {
         self.with(|s| s.passed_through.clone())
     }
 
-    /// Tools not registered for another reason (name, why): a name that is empty, longer than
-    /// 128 characters or holds control or bidirectional-override characters (shown escaped), a
-    /// name the server listed twice, a schema rejected by [`SchemaPolicy::Reject`](super::SchemaPolicy::Reject), an invalid
+    /// Tools not registered for another reason (name, why): an entry of the listing that is not
+    /// a tool (no `inputSchema`, say; named `#<position>` when it has no string name), a name
+    /// that is empty, longer than 128 characters or holds control, invisible, line-separator or
+    /// bidirectional-override characters (shown escaped), a name the server listed twice, a schema rejected by [`SchemaPolicy::Reject`](super::SchemaPolicy::Reject), an invalid
     /// output schema, a failing change listener.
     pub fn skipped(&self) -> Vec<(String, String)> {
         self.with(|s| s.skipped.clone())

@@ -31,7 +31,7 @@ where
         } else if nesting(&line) > MAX_DEPTH {
             Some(format!("the message nests deeper than {MAX_DEPTH} levels"))
         } else {
-            None
+            undecodable(&line)
         };
         let written = match why {
             None => {
@@ -59,6 +59,90 @@ where
         }
     }
     let _ = output.shutdown().await;
+}
+
+/// Why serde_json (and so rmcp, which then drops the line without a word) cannot read `line`,
+/// a line within the size and depth limits: bytes that are not UTF-8 (a Latin-1 file name), a
+/// `\u` escape of half a surrogate pair (what Node writes when a string is cut through an
+/// emoji), or any other syntax error. `None` when it parses.
+pub(crate) fn undecodable(line: &[u8]) -> Option<String> {
+    if let Err(e) = std::str::from_utf8(line) {
+        return Some(format!(
+            "the message is not valid UTF-8 (byte {} of {})",
+            e.valid_up_to(),
+            line.len()
+        ));
+    }
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return None; // rmcp skips blank lines
+    }
+    if let Some(why) = lone_surrogate(line) {
+        return Some(why);
+    }
+    // Syntax only: a skipped value checks no escapes, hence the scan above.
+    match serde_json::from_slice::<serde::de::IgnoredAny>(line) {
+        Ok(_) => None,
+        Err(e) => Some(format!("the message is not valid JSON: {e}")),
+    }
+}
+
+/// Where a string in `text` (JSON) holds a `\u` escape of half a surrogate pair, which no Rust
+/// string can hold and serde_json refuses.
+fn lone_surrogate(text: &[u8]) -> Option<String> {
+    let hex = |at: usize| -> Option<u16> {
+        let digits = std::str::from_utf8(text.get(at..at + 4)?).ok()?;
+        u16::from_str_radix(digits, 16).ok()
+    };
+    // Most messages have no escape that could be one: `\u` then `d`/`D`.
+    if !text
+        .windows(3)
+        .any(|w| w[0] == b'\\' && w[1] == b'u' && w[2] | 0x20 == b'd')
+    {
+        return None;
+    }
+    let (mut in_string, mut i) = (false, 0);
+    while i < text.len() {
+        match (in_string, text[i]) {
+            (false, b'"') => in_string = true,
+            (false, _) => {}
+            (true, b'"') => in_string = false,
+            (true, b'\\') if text.get(i + 1) == Some(&b'u') => {
+                let unit = hex(i + 2);
+                match unit {
+                    Some(0xD800..=0xDBFF) => {
+                        let paired = text.get(i + 6..i + 8) == Some(&b"\\u"[..])
+                            && matches!(hex(i + 8), Some(0xDC00..=0xDFFF));
+                        if !paired {
+                            return Some(format!(
+                                "the message holds a lone leading surrogate (\\u{:04x} at byte \
+                                 {i}, half of a character a string was cut through)",
+                                unit.unwrap_or_default()
+                            ));
+                        }
+                        i += 12;
+                        continue;
+                    }
+                    Some(unit @ 0xDC00..=0xDFFF) => {
+                        return Some(format!(
+                            "the message holds a lone trailing surrogate (\\u{unit:04x} at byte {i})"
+                        ));
+                    }
+                    _ => {
+                        i += 6;
+                        continue;
+                    }
+                }
+            }
+            (true, b'\\') => {
+                i += 2;
+                continue;
+            }
+            (true, _) => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// Reads one line into `line` (without its newline or a trailing `\r`), keeping at most
@@ -289,6 +373,30 @@ mod tests {
             top_level_id(br#"{"id":3,"method":"sampling/createMessage"}"#),
             None
         );
+    }
+
+    #[test]
+    fn lone_surrogates_are_found_in_strings_only() {
+        assert!(lone_surrogate(br#"{"a":"\ud83d\ude00"}"#).is_none());
+        assert!(lone_surrogate(br#"{"a":"\\ud800"}"#).is_none(), "an escaped backslash");
+        assert!(lone_surrogate(br#"{"a":"\u00e9\uD7FF\uE000"}"#).is_none());
+        let cut = lone_surrogate(br#"{"a":"x\ud83d"}"#).unwrap();
+        assert!(cut.contains("lone leading surrogate (\\ud83d at byte 7"), "{cut}");
+        let pair_broken = lone_surrogate(br#"{"a":"\ud83d\u0041"}"#).unwrap();
+        assert!(pair_broken.contains("leading"), "{pair_broken}");
+        let low = lone_surrogate(br#"{"a":"\uDC00"}"#).unwrap();
+        assert!(low.contains("lone trailing surrogate"), "{low}");
+        // What serde_json refuses, the scan finds, and the reverse.
+        for text in [
+            r#"["\ud800"]"#,
+            r#"["\udbff\udfff"]"#,
+            r#"["\udfff"]"#,
+            r#"["a\\udfff"]"#,
+            r#"["\ud800\ud800\udc00"]"#,
+        ] {
+            let refused = serde_json::from_str::<serde_json::Value>(text).is_err();
+            assert_eq!(lone_surrogate(text.as_bytes()).is_some(), refused, "{text}");
+        }
     }
 
     #[test]

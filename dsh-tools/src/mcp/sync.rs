@@ -9,7 +9,10 @@ use crate::definition::{OutputDecl, ToolDefinition};
 use crate::error::ToolError;
 use crate::registry::{Registry, ScopedRegistration};
 use crate::schema::{CompiledSchema, Root, ToolArgsError, bridge};
-use rmcp::model::{CallToolRequestParams, PaginatedRequestParams, Tool};
+use rmcp::model::{
+    CallToolRequestParams, ClientRequest, CustomResult, ListToolsRequest, PaginatedRequestParams,
+    ServerResult, Tool,
+};
 use rmcp::service::ServiceError;
 use rmcp::{Peer, RoleClient};
 use serde_json::Value;
@@ -34,36 +37,62 @@ pub(super) struct SyncCtx {
     pub(super) limits: Limits,
 }
 
-/// Every page of `tools/list`, within `limits`.
+/// A server's tool list: the entries that decoded, and each that did not (its name, or `#<n>`
+/// for its position in the listing when it has none, and why).
+#[derive(Default)]
+pub(super) struct Listing {
+    pub(super) tools: Vec<Tool>,
+    pub(super) bad: Vec<(String, String)>,
+}
+
+/// Every page of `tools/list`, within `limits`. An entry that is not a tool (no `inputSchema`, a
+/// schema that is not an object, a name that is not a string) is left out and reported in
+/// [`Listing::bad`]; the rest of the page is kept (rmcp alone would refuse the whole listing).
 pub(super) async fn list_all(
     peer: &Peer<RoleClient>,
     limits: &Limits,
-) -> Result<Vec<Tool>, ImportError> {
-    let mut tools = Vec::new();
+) -> Result<Listing, ImportError> {
+    let mut listing = Listing::default();
     let mut cursors = HashSet::new();
     let mut params: Option<PaginatedRequestParams> = None;
+    let mut position = 0usize;
     for _ in 0..limits.max_pages {
-        let page = tokio::time::timeout(limits.request_timeout, peer.list_tools(params.take()))
+        let request = ClientRequest::ListToolsRequest(ListToolsRequest {
+            method: Default::default(),
+            params: params.take(),
+            extensions: Default::default(),
+        });
+        let answer = tokio::time::timeout(limits.request_timeout, peer.send_request(request))
             .await
             .map_err(|_| ImportError::Timeout {
                 what: "tools/list",
                 after: limits.request_timeout,
             })??;
-        if tools.len() + page.tools.len() > limits.max_tools {
+        let (tools, next_cursor) = match answer {
+            ServerResult::ListToolsResult(page) => {
+                position += page.tools.len();
+                (page.tools, page.next_cursor)
+            }
+            ServerResult::CustomResult(CustomResult(raw)) => {
+                page_by_entry(raw, &mut position, &mut listing.bad)?
+            }
+            _ => return Err(ServiceError::UnexpectedResponse.into()),
+        };
+        if listing.tools.len() + tools.len() > limits.max_tools {
             return Err(ImportError::TooLarge(format!(
                 "more than {} tools (Limits::max_tools)",
                 limits.max_tools
             )));
         }
-        tools.extend(page.tools);
-        match page.next_cursor {
-            None => return Ok(tools),
+        listing.tools.extend(tools);
+        match next_cursor {
+            None => return Ok(listing),
             Some(cursor) if !cursors.insert(cursor.clone()) => {
                 tracing::warn!(
                     "MCP import: the server repeated the cursor {:?}; the listing ends there",
                     cursor.escape_debug().to_string()
                 );
-                return Ok(tools);
+                return Ok(listing);
             }
             Some(cursor) => {
                 params = Some(PaginatedRequestParams::default().with_cursor(Some(cursor)))
@@ -74,6 +103,53 @@ pub(super) async fn list_all(
         "more than {} pages (Limits::max_pages)",
         limits.max_pages
     )))
+}
+
+/// A `tools/list` page rmcp could not decode as a whole, one entry at a time: the tools that
+/// decode, each other entry reported in `bad` (`position` counts entries across pages).
+fn page_by_entry(
+    raw: Value,
+    position: &mut usize,
+    bad: &mut Vec<(String, String)>,
+) -> Result<(Vec<Tool>, Option<String>), ImportError> {
+    let Value::Object(mut page) = raw else {
+        return Err(ServiceError::UnexpectedResponse.into());
+    };
+    let Some(Value::Array(entries)) = page.remove("tools") else {
+        return Err(ServiceError::UnexpectedResponse.into());
+    };
+    let next_cursor = match page.remove("nextCursor") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(cursor)) => Some(cursor),
+        Some(_) => return Err(ServiceError::UnexpectedResponse.into()),
+    };
+    let mut tools = Vec::with_capacity(entries.len());
+    for entry in entries {
+        *position += 1;
+        let name = match entry.get("name") {
+            Some(Value::String(name)) if hostile_name(name).is_none() => name.clone(),
+            Some(Value::String(name)) => printable(name),
+            _ => format!("#{}", *position - 1),
+        };
+        match serde_json::from_value::<Tool>(entry) {
+            Ok(tool) => tools.push(tool),
+            Err(e) => {
+                let why = format!("the server's entry is not a tool: {e}");
+                tracing::warn!("MCP import: the remote tool \"{name}\" is skipped: {why}");
+                bad.push((name, why));
+            }
+        }
+    }
+    Ok((tools, next_cursor))
+}
+
+/// A remote name as it may be shown: its first 64 characters, escaped.
+fn printable(name: &str) -> String {
+    name.chars()
+        .take(64)
+        .collect::<String>()
+        .escape_debug()
+        .to_string()
 }
 
 /// Why a remote tool's name is not registered, if it is not: one a terminal, a log or a model
@@ -87,7 +163,7 @@ pub(super) fn hostile_name(name: &str) -> Option<&'static str> {
     }
     let invisible = |c: char| {
         c.is_control()
-            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}' | '\u{061c}')
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}' | '\u{061c}')
     };
     name.contains(invisible)
         .then_some("the name holds control, invisible or bidirectional-override characters")
@@ -95,12 +171,13 @@ pub(super) fn hostile_name(name: &str) -> Option<&'static str> {
 
 /// Brings the registrations in line with `tools`: unchanged tools stay, changed ones are
 /// replaced in place (a call in between never sees `UNKNOWN_TOOL`), removed ones go in one pass.
-pub(super) fn sync(ctx: &SyncCtx, state: &Mutex<SyncState>, tools: Vec<Tool>) {
+pub(super) fn sync(ctx: &SyncCtx, state: &Mutex<SyncState>, listing: Listing) {
+    let Listing { tools, bad } = listing;
     let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
     state.order.clear();
     state.collisions.clear();
     state.passed_through.clear();
-    state.skipped.clear();
+    state.skipped = bad;
     let prefix = ctx.options.prefix.as_deref().unwrap_or("");
     // The tools to keep, de-duplicated (the first of a name wins) and with printable names.
     let mut seen = HashSet::new();
@@ -108,12 +185,7 @@ pub(super) fn sync(ctx: &SyncCtx, state: &Mutex<SyncState>, tools: Vec<Tool>) {
     for tool in tools {
         let remote = tool.name.to_string();
         if let Some(why) = hostile_name(&remote) {
-            let shown: String = remote
-                .chars()
-                .take(64)
-                .collect::<String>()
-                .escape_debug()
-                .to_string();
+            let shown = printable(&remote);
             tracing::warn!("MCP import: the remote tool \"{shown}\" is skipped: {why}");
             state.skipped.push((shown, why.to_owned()));
             continue;
