@@ -368,3 +368,28 @@ fn deep_results_and_cards_do_not_take_the_server_down() {
         .join()
         .expect("the server ran out of stack or panicked");
 }
+
+#[tokio::test]
+async fn a_server_that_logs_bytes_that_are_not_utf8_keeps_running() {
+    let binary = example_binary().expect("target/<profile>/examples/mcp_server is missing");
+    let root = std::env::temp_dir().join(format!("dsh-mcp-stderr-{}", std::process::id()));
+    std::fs::create_dir_all(&root).unwrap();
+    // A Latin-1 file name in a log line, then (once the client has had time to read it) another
+    // log line: if the client stopped reading, that write meets a closed pipe and kills the
+    // shell before the server starts.
+    let script = r#"printf 'opened caf\351.txt\n' >&2; sleep 0.5; printf 'still here\n' >&2 || exit 7; exec "$0" --root "$1""#;
+    let mut command = tokio::process::Command::new("sh");
+    command.arg("-c").arg(script).arg(&binary).arg(&root);
+    let server = McpImport::connect_stdio(command)
+        .await
+        .expect("the server outlived its own log line");
+    let local = Registry::new();
+    let _imported = server
+        .import_into(&local, ImportOptions::default())
+        .await
+        .unwrap();
+    let input = ToolExecutionInput::new("c", "echo", json!({"text": "hi"}), CancellationToken::new());
+    let echoed = local.execute(input).await;
+    assert!(!echoed.is_error(), "{}", echoed.text());
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -35,13 +35,9 @@ impl Connector {
             )));
         };
         if let Some(stderr) = child.stderr.take() {
-            tokio::spawn(async move {
-                use tokio::io::AsyncBufReadExt;
-                let mut lines = tokio::io::BufReader::new(stderr).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
-                    tracing::info!(target: "dsh_tools::mcp::child", "{}", line.escape_debug());
-                }
-            });
+            tokio::spawn(forward_stderr(stderr, |line| {
+                tracing::info!(target: "dsh_tools::mcp::child", "{line}");
+            }));
         }
         let mut import = self
             .connect_io(stdout, stdin, ClientLifecycleMode::Initialize)
@@ -343,6 +339,37 @@ impl McpImport {
     }
 }
 
+/// The longest line of a child's standard error that is forwarded whole; a longer one is cut
+/// to its first [`inbound::PREFIX`](super::inbound::PREFIX) bytes.
+pub(crate) const MAX_STDERR_LINE: usize = 64 * 1024;
+
+/// Reads a child's standard error to its end, in bounded chunks, and hands each line to `log`
+/// decoded lossily and escaped (control and bidirectional characters shown as escapes). A line
+/// without a newline costs at most [`MAX_STDERR_LINE`] bytes however long it is, bytes that are
+/// not UTF-8 are replaced, and the pipe stays open until the child closes it: a child whose log
+/// write met a closed pipe would die of `EPIPE`.
+pub(crate) async fn forward_stderr<R>(stderr: R, mut log: impl FnMut(&str))
+where
+    R: tokio::io::AsyncRead + Unpin,
+{
+    let mut reader = tokio::io::BufReader::with_capacity(8 * 1024, stderr);
+    let mut line = Vec::new();
+    while let Some(oversized) =
+        super::inbound::read_line(&mut reader, &mut line, MAX_STDERR_LINE).await
+    {
+        let text = String::from_utf8_lossy(&line);
+        let shown = text.escape_debug();
+        if oversized {
+            log(&format!("{shown}… (a line longer than {MAX_STDERR_LINE} bytes, cut)"));
+        } else {
+            log(&shown.to_string());
+        }
+        if line.capacity() > 2 * MAX_STDERR_LINE {
+            line = Vec::new();
+        }
+    }
+}
+
 /// The tools one [`McpImport::import_into`] registered. Dropping it unregisters them and stops
 /// following the server's changes.
 pub struct ImportedTools {
@@ -397,5 +424,25 @@ impl ImportedTools {
     /// output schema, a failing change listener.
     pub fn skipped(&self) -> Vec<(String, String)> {
         self.with(|s| s.skipped.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MAX_STDERR_LINE, forward_stderr};
+
+    #[tokio::test]
+    async fn stderr_is_forwarded_by_bounded_lossy_lines_to_its_end() {
+        let mut input = b"caf\xe9 latin-1\n".to_vec();
+        input.extend(std::iter::repeat_n(b'x', 40 << 20)); // 40 MiB without a newline
+        input.extend(b"\n\x1b[2Jafter\n");
+        input.extend(b"unterminated last line"); // dropped, as rmcp drops such a line
+        let mut lines = Vec::new();
+        forward_stderr(&input[..], |line| lines.push(line.to_owned())).await;
+        assert_eq!(lines.len(), 3, "{:?}", lines.iter().map(|l| l.len()).collect::<Vec<_>>());
+        assert_eq!(lines[0], "caf\u{fffd} latin-1");
+        assert!(lines[1].len() < MAX_STDERR_LINE, "{}", lines[1].len());
+        assert!(lines[1].ends_with("cut)"), "{}", &lines[1][lines[1].len() - 60..]);
+        assert_eq!(lines[2], "\\u{1b}[2Jafter");
     }
 }
