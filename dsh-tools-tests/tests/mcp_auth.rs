@@ -335,6 +335,241 @@ async fn bad_tokens_are_401_invalid_token_with_the_reason() {
     stop.cancel();
 }
 
+/// `initialize` with `token` is `401 invalid_token` naming `reason`.
+async fn assert_refused(addr: SocketAddr, token: String, reason: &str) {
+    let (status, head, _) = tokio::task::spawn_blocking(move || {
+        initialize(addr, &format!("Authorization: Bearer {token}"))
+    })
+    .await
+    .unwrap();
+    assert_eq!(status, 401, "{reason}: {head}");
+    let challenge = challenge(&head);
+    assert!(
+        challenge.starts_with("Bearer error=\"invalid_token\", error_description=\"")
+            && challenge.contains(reason),
+        "{reason}: {challenge}"
+    );
+}
+
+/// `initialize` with `token` is served.
+async fn assert_served(addr: SocketAddr, token: String, what: &str) {
+    let (status, head, _) = tokio::task::spawn_blocking(move || {
+        initialize(addr, &format!("Authorization: Bearer {token}"))
+    })
+    .await
+    .unwrap();
+    assert_eq!(status, 200, "{what}: {head}");
+}
+
+/// `iss`, `sub` and `client_id` name the caller (and the owner of its sessions): each must be
+/// a non-empty string when present. An `iss` array that includes the issuer (accepted once,
+/// the caller then had no issuer), a `sub` that is a number (once the subject became the
+/// client's id instead), an empty `sub` or client are refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn identity_claims_must_be_non_empty_strings() {
+    let signing = rsa();
+    let (addr, url, stop) = serve(|url| fixed(url, jwks(&[&signing]))).await;
+    let good = claims(&url, "alice", "notes:read");
+    let with = |name: &str, value: Value| {
+        let mut c = good.clone();
+        c[name] = value;
+        c
+    };
+    let without_sub = |client: Value| {
+        let mut c = with("client_id", client);
+        c.as_object_mut().unwrap().remove("sub");
+        c
+    };
+    let cases = [
+        (
+            with("iss", json!([ISSUER])),
+            "its issuer (iss) is not a string",
+        ),
+        // The issuer check passes an array that merely includes the issuer.
+        (
+            with("iss", json!(["https://evil.test", ISSUER])),
+            "its issuer (iss) is not a string",
+        ),
+        // (Refused by the issuer check already.)
+        (with("iss", json!([])), "(iss)"),
+        (with("sub", json!("")), "its subject (sub) is empty"),
+        (with("sub", json!(42)), "its subject (sub) is not a string"),
+        (
+            with("sub", json!(null)),
+            "its subject (sub) is not a string",
+        ),
+        (
+            with("client_id", json!("")),
+            "its client (client_id) is empty",
+        ),
+        (without_sub(json!("")), "its client (client_id) is empty"),
+        (
+            without_sub(json!(7)),
+            "its client (client_id) is not a string",
+        ),
+    ];
+    for (claims, reason) in cases {
+        assert_refused(addr, sign(&signing, &claims), reason).await;
+    }
+    // A client's own token (no `sub`) still names its client as the subject.
+    assert_served(addr, sign(&signing, &without_sub(json!("svc"))), "client").await;
+    assert_served(addr, sign(&signing, &good), "good").await;
+    stop.cancel();
+}
+
+fn sign_typed(key: &Key, typ: Option<&str>, claims: &Value) -> String {
+    let mut header = Header::new(key.alg);
+    header.kid = Some(key.kid.to_owned());
+    header.typ = typ.map(str::to_owned);
+    jsonwebtoken::encode(&header, claims, &key.key).unwrap()
+}
+
+/// A token whose `typ` names another kind of JWT (an ID token, a logout or DPoP token) is not
+/// an access token, even when the issuer signed it for this audience (RFC 8725 §3.11).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_typed_as_another_kind_are_refused() {
+    let signing = rsa();
+    let (addr, url, stop) = serve(|url| fixed(url, jwks(&[&signing]))).await;
+    let good = claims(&url, "alice", "");
+    for typ in [
+        "id_token+jwt",
+        "logout+jwt",
+        "dpop+jwt",
+        "JOSE",
+        "secevent+jwt",
+    ] {
+        let reason = format!("it is not an access token: its type is '{typ}' (typ)");
+        assert_refused(addr, sign_typed(&signing, Some(typ), &good), &reason).await;
+    }
+    for typ in [
+        None,
+        Some("JWT"),
+        Some("jwt"),
+        Some("application/jwt"),
+        Some("at+jwt"),
+        Some("AT+JWT"),
+        Some("application/at+jwt"),
+        Some("Application/At+JWT"),
+    ] {
+        assert_served(addr, sign_typed(&signing, typ, &good), &format!("{typ:?}")).await;
+    }
+    stop.cancel();
+}
+
+/// `require_access_token_type(true)`: only `at+jwt` (RFC 9068 §4) is accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_access_token_type_can_be_required() {
+    let signing = rsa();
+    let (addr, url, stop) = serve(|url| {
+        Authorization::new(
+            url,
+            JwtVerifier::new(ISSUER, jwks(&[&signing])).require_access_token_type(true),
+        )
+        .unwrap()
+    })
+    .await;
+    let good = claims(&url, "alice", "");
+    for typ in [None, Some("JWT"), Some("application/jwt")] {
+        let reason = "it is not typed as an access token (typ at+jwt)";
+        assert_refused(addr, sign_typed(&signing, typ, &good), reason).await;
+    }
+    let reason = "it is not an access token: its type is 'id_token+jwt' (typ)";
+    assert_refused(
+        addr,
+        sign_typed(&signing, Some("id_token+jwt"), &good),
+        reason,
+    )
+    .await;
+    for typ in ["at+jwt", "AT+JWT", "application/at+jwt"] {
+        assert_served(addr, sign_typed(&signing, Some(typ), &good), typ).await;
+    }
+    stop.cancel();
+}
+
+/// The owner of a session is its issuer, subject and client, each told apart: a subject with a
+/// NUL in it cannot pass for another subject and client whose text runs the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn callers_whose_names_run_together_do_not_share_a_session() {
+    let signing = rsa();
+    let (addr, url, stop) = serve(|url| fixed(url, jwks(&[&signing]))).await;
+    let mut first = claims(&url, "a\u{0}b", "");
+    first["client_id"] = json!("c");
+    let mut second = claims(&url, "a", "");
+    second["client_id"] = json!("b\u{0}c");
+    let (first, second) = (sign(&signing, &first), sign(&signing, &second));
+    let answers = tokio::task::spawn_blocking(move || {
+        let (status, head, _) = initialize(addr, &format!("Authorization: Bearer {first}"));
+        assert_eq!(status, 200, "{head}");
+        let session = header(&head, "mcp-session-id").expect("a session");
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let as_first = format!("Authorization: Bearer {first}\r\nMcp-Session-Id: {session}");
+        assert_eq!(post(addr, &as_first, &initialized).0, 202);
+        let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+        let as_second = format!("Authorization: Bearer {second}\r\nMcp-Session-Id: {session}");
+        (post(addr, &as_second, &list), post(addr, &as_first, &list))
+    })
+    .await
+    .unwrap();
+    assert_eq!(answers.0.0, 404, "{}", answers.0.1);
+    assert_eq!(answers.1.0, 200, "{}", answers.1.1);
+    stop.cancel();
+}
+
+/// An owner a shared store holds in the former encoding (`iss NUL sub NUL client`, which two
+/// callers could share) matches nobody: the session is refused like another caller's (`404`),
+/// and its client opens a new one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_owner_stored_in_the_former_encoding_matches_nobody() {
+    let signing = rsa();
+    let store: Arc<support::MemoryStore> = Arc::default();
+    let resource = "https://mcp.test/mcp";
+    let mut addrs = Vec::new();
+    for _ in 0..2 {
+        let config = HttpConfig::default()
+            .session_store(store.clone())
+            .authorization(fixed(resource, jwks(&[&signing])));
+        let server = McpServer::new(registry())
+            .bind_http("127.0.0.1:0", config)
+            .await
+            .unwrap();
+        addrs.push(server.local_addr());
+        tokio::spawn(server.run());
+    }
+    let (a, b) = (addrs[0], addrs[1]);
+    let alice = sign(&signing, &claims(resource, "alice", ""));
+    let session = {
+        let alice = alice.clone();
+        tokio::task::spawn_blocking(move || {
+            let (status, head, _) = initialize(a, &format!("Authorization: Bearer {alice}"));
+            assert_eq!(status, 200, "{head}");
+            header(&head, "mcp-session-id").expect("a session")
+        })
+        .await
+        .unwrap()
+    };
+    let owner_key = format!("{session}.owner");
+    let set_owner = |name: String| {
+        let mut stored = store.0.lock().unwrap();
+        let owner = stored.get_mut(&owner_key).expect("the owner is stored");
+        std::mem::replace(&mut owner.initialize_params.client_info.name, name)
+    };
+    let current = set_owner(format!("{ISSUER}\u{0}alice\u{0}test-client"));
+    let list = move || {
+        let (alice, session) = (alice.clone(), session.clone());
+        tokio::task::spawn_blocking(move || {
+            let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+            let as_alice = format!("Authorization: Bearer {alice}\r\nMcp-Session-Id: {session}");
+            post(b, &as_alice, &list)
+        })
+    };
+    let answer = list().await.unwrap();
+    assert_eq!(answer.0, 404, "{}", answer.1);
+    // The owner as this version records it: the same request is served.
+    set_owner(current);
+    let answer = list().await.unwrap();
+    assert_eq!(answer.0, 200, "{}", answer.1);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_without_a_scope_every_request_needs_is_403() {
     let signing = rsa();

@@ -648,3 +648,148 @@ async fn an_idle_session_is_closed_after_the_idle_timeout() {
     stop.cancel();
     running.await.unwrap().unwrap();
 }
+
+/// A `POST` of `body` (as `application/json` unless `content_type` says otherwise), with these
+/// extra header lines: the status, the head and the body of the answer.
+fn post_raw(
+    addr: std::net::SocketAddr,
+    content_type: &str,
+    extra: &str,
+    body: &str,
+) -> (u16, String, String) {
+    exchange_parts(
+        addr,
+        &format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: {content_type}\r\n\
+             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n\
+             Connection: close\r\n{extra}Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        ),
+    )
+}
+
+/// A body that is not JSON is `400` with a JSON-RPC parse error (`-32700`, id `null`); JSON
+/// that is no JSON-RPC message is `400` with `-32600` (rmcp answers both `415 Unsupported
+/// Media Type`, which is about the `Content-Type`, and that one still stands).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_body_is_400_with_a_json_rpc_error() {
+    let probe = Arc::new(Probe::default());
+    let (addr, stop, running) = serve(&probe, HttpConfig::default()).await;
+    tokio::task::spawn_blocking(move || {
+        let json = "application/json";
+        for (body, code, id) in [
+            ("{\"jsonrpc\":", -32700, Value::Null),
+            ("not json", -32700, Value::Null),
+            ("", -32700, Value::Null),
+            ("{\"hello\": 1}", -32600, Value::Null),
+            ("[1, 2]", -32600, Value::Null),
+            (
+                "{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": 3}",
+                -32600,
+                json!(7),
+            ),
+        ] {
+            let (status, head, answer) = post_raw(addr, json, "", body);
+            assert_eq!(status, 400, "{body}: {head}\n{answer}");
+            assert!(
+                head.to_ascii_lowercase()
+                    .contains("content-type: application/json"),
+                "{body}: {head}"
+            );
+            let answer: Value = serde_json::from_str(&answer).expect("a JSON-RPC answer");
+            assert_eq!(answer["jsonrpc"], "2.0", "{body}: {answer}");
+            assert_eq!(answer["id"], id, "{body}: {answer}");
+            assert_eq!(answer["error"]["code"], code, "{body}: {answer}");
+        }
+        // In a session too.
+        let (status, session, _) = send(
+            addr,
+            addr,
+            None,
+            "POST",
+            Some(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                           "clientInfo": {"name": "raw", "version": "1"}}})),
+        );
+        assert_eq!(status, 200);
+        let extra = format!("Mcp-Session-Id: {}\r\n", session.expect("a session"));
+        let (status, _, answer) = post_raw(addr, json, &extra, "{\"jsonrpc\":");
+        assert_eq!(status, 400, "{answer}");
+        // The wrong media type is still rmcp's 415, whatever the body.
+        let good = "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\"}";
+        for body in [good, "not json"] {
+            let (status, _, answer) = post_raw(addr, "text/plain", "", body);
+            assert_eq!(status, 415, "{body}: {answer}");
+        }
+        // A good message is still served.
+        let (status, _, answer) = post_raw(addr, json, &extra, good);
+        assert_eq!(status, 200, "{answer}");
+    })
+    .await
+    .unwrap();
+    stop.cancel();
+    running.await.unwrap().unwrap();
+}
+
+/// A request names one session: two `Mcp-Session-Id` headers (which one the server used and
+/// which one a proxy or log saw is anyone's guess), or one that is not visible ASCII, are `400`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_session_id_headers_are_refused() {
+    let probe = Arc::new(Probe::default());
+    let (addr, stop, running) = serve(&probe, HttpConfig::default()).await;
+    tokio::task::spawn_blocking(move || {
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "raw", "version": "1"}}});
+        let (status, session, _) = send(addr, addr, None, "POST", Some(&init));
+        assert_eq!(status, 200);
+        let session = session.expect("a session");
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        assert_eq!(
+            send(addr, addr, Some(&session), "POST", Some(&initialized)).0,
+            202
+        );
+        let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
+        let json = "application/json";
+        for extra in [
+            format!("Mcp-Session-Id: {session}\r\nMcp-Session-Id: other\r\n"),
+            format!("Mcp-Session-Id: other\r\nMcp-Session-Id: {session}\r\n"),
+            format!("Mcp-Session-Id: {session}\r\nMcp-Session-Id: {session}\r\n"),
+        ] {
+            let (status, _, answer) = post_raw(addr, json, &extra, &list);
+            assert_eq!(
+                (status, answer.as_str()),
+                (400, "more than one Mcp-Session-Id header"),
+                "{extra}"
+            );
+        }
+        // Not visible ASCII: rmcp would read no session at all, and open a new one.
+        let init = init.to_string();
+        let (status, _, answer) = post_raw(addr, json, "Mcp-Session-Id: s\u{e9}ance\r\n", &init);
+        assert_eq!(
+            (status, answer.as_str()),
+            (400, "the Mcp-Session-Id header is not visible ASCII")
+        );
+        // DELETE and GET alike.
+        for method in ["DELETE", "GET"] {
+            let (status, _, answer) = exchange_parts(
+                addr,
+                &format!(
+                    "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\n\
+                     Accept: application/json, text/event-stream\r\n\
+                     MCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: {session}\r\n\
+                     Mcp-Session-Id: other\r\nConnection: close\r\n\r\n"
+                ),
+            );
+            assert_eq!(status, 400, "{method}: {answer}");
+        }
+        // One header: served.
+        let extra = format!("Mcp-Session-Id: {session}\r\n");
+        let (status, _, answer) = post_raw(addr, json, &extra, &list);
+        assert_eq!(status, 200, "{answer}");
+    })
+    .await
+    .unwrap();
+    stop.cancel();
+    running.await.unwrap().unwrap();
+}

@@ -10,7 +10,7 @@
 //! | the token | answer |
 //! |---|---|
 //! | missing, or not `Bearer` | `401`, `WWW-Authenticate: Bearer resource_metadata="…"` (and `scope="…"` when scopes are required) |
-//! | expired, not yet valid, badly signed, another issuer's, another audience's | `401`, `error="invalid_token"` and what was wrong |
+//! | expired, not yet valid, badly signed, another issuer's, another audience's, another kind of token (`typ`), an identity claim that is not a non-empty string | `401`, `error="invalid_token"` and what was wrong |
 //! | valid, but without a scope every request needs ([`Authorization::require_scopes`]) | `403`, `error="insufficient_scope"`, the scopes needed |
 //! | valid, but without a scope one tool needs ([`ScopeRules`](crate::pipeline::ScopeRules)) | the call fails: an `isError` result naming the missing scope |
 //! | the keys cannot be fetched | `503` (the token may be fine) |
@@ -410,8 +410,14 @@ fn description(text: &str) -> String {
 /// Checks JWT access tokens (RFC 9068) against the issuer's published keys: the signature (an
 /// asymmetric algorithm the key allows: RS*, PS*, ES256, ES384, EdDSA; never `none` or a shared
 /// secret), `iss` equal to the issuer, `aud` naming this server's resource URI, `exp` (and
-/// `nbf` when present) with 60 s of leeway. The caller's subject is `sub` (or `client_id` for a
-/// client's own token), its scopes are `scope` (space-separated) or `scp`.
+/// `nbf` when present) with 60 s of leeway, and the header's `typ`: absent, `JWT` or `at+jwt`
+/// (another type, such as an ID token's, is refused; [`require_access_token_type`] accepts
+/// `at+jwt` only). The caller's subject is `sub` (or `client_id` for a client's own token), its
+/// issuer `iss`, its client `client_id` (or `azp`): each must be a non-empty string when
+/// present (an `iss` array, an empty or numeric `sub` are refused: they name the owner of the
+/// caller's sessions). Its scopes are `scope` (space-separated) or `scp`.
+///
+/// [`require_access_token_type`]: JwtVerifier::require_access_token_type
 ///
 /// Keys come from a JWKS: given ([`JwtVerifier::new`]) or fetched from the issuer's `jwks_uri`
 /// ([`JwtVerifier::fetch`]), cached for an hour, and fetched again (at most once a minute) when
@@ -421,6 +427,8 @@ pub struct JwtVerifier {
     issuer: String,
     keys: Arc<Keys>,
     leeway: u64,
+    /// Whether `typ` must say `at+jwt` (RFC 9068 §2.1), not merely not name another type.
+    access_token_type: bool,
 }
 
 impl fmt::Debug for JwtVerifier {
@@ -493,12 +501,25 @@ impl JwtVerifier {
             issuer,
             keys: Arc::new(keys),
             leeway: 60,
+            access_token_type: false,
         }
     }
 
     /// Seconds of clock skew allowed on `exp` and `nbf` (default 60).
     pub fn leeway(mut self, seconds: u64) -> Self {
         self.leeway = seconds;
+        self
+    }
+
+    /// Accepts only tokens whose header says they are access tokens: `typ` `at+jwt` (or
+    /// `application/at+jwt`, in any case), as RFC 9068 §4 tells a resource server to check.
+    /// Off by default, because many issuers still type their access tokens `JWT` or not at
+    /// all; either way a token whose `typ` names another kind of token (an ID token, a logout
+    /// or DPoP token: anything but `JWT` or `at+jwt`) is refused, so that a token the issuer
+    /// signed for another purpose cannot pass for an access token (RFC 8725 §3.11). Turn it on
+    /// when the issuer types its access tokens.
+    pub fn require_access_token_type(mut self, require: bool) -> Self {
+        self.access_token_type = require;
         self
     }
 
@@ -517,6 +538,7 @@ impl JwtVerifier {
         let invalid = |why: &str| TokenRejection::Invalid(why.to_owned());
         let header = jsonwebtoken::decode_header(token)
             .map_err(|e| invalid(&format!("it is not a JWT ({e})")))?;
+        check_type(header.typ.as_deref(), self.access_token_type)?;
         let alg = header.alg;
         if !ALGORITHMS.contains(&alg) {
             return Err(invalid(&format!(
@@ -725,11 +747,61 @@ fn describe(error: &jsonwebtoken::errors::Error, issuer: &str, resource: &str) -
     }
 }
 
-/// The caller a verified token's claims name.
+/// Refuses a token whose `typ` header says it is not an access token (RFC 8725 §3.11): absent
+/// and `JWT` pass unless `access_only` (RFC 9068 §4), `at+jwt` always. Media types compare in
+/// any case, and `application/` may be left out (RFC 7515 §4.1.9).
+fn check_type(typ: Option<&str>, access_only: bool) -> Result<(), TokenRejection> {
+    let kind = typ.map(|typ| match typ.get(..12) {
+        Some(prefix) if prefix.eq_ignore_ascii_case("application/") => &typ[12..],
+        _ => typ,
+    });
+    let access = kind.is_some_and(|kind| kind.eq_ignore_ascii_case("at+jwt"));
+    let plain = kind.is_none_or(|kind| kind.eq_ignore_ascii_case("jwt"));
+    if access || (plain && !access_only) {
+        return Ok(());
+    }
+    Err(TokenRejection::Invalid(match typ {
+        Some(typ) if !plain => format!(
+            "it is not an access token: its type is {:?} (typ)",
+            quoted(typ)
+        ),
+        _ => "it is not typed as an access token (typ at+jwt)".to_owned(),
+    }))
+}
+
+/// Claim `name` (`what` in words): `None` when absent, refused when it is not a non-empty
+/// string.
+fn text_claim<'a>(
+    claims: &'a Map<String, Value>,
+    name: &str,
+    what: &str,
+) -> Result<Option<&'a str>, TokenRejection> {
+    match claims.get(name) {
+        None => Ok(None),
+        Some(Value::String(text)) if !text.is_empty() => Ok(Some(text)),
+        Some(Value::String(_)) => Err(TokenRejection::Invalid(format!(
+            "its {what} ({name}) is empty"
+        ))),
+        Some(_) => Err(TokenRejection::Invalid(format!(
+            "its {what} ({name}) is not a string"
+        ))),
+    }
+}
+
+/// The caller a verified token's claims name. The subject, issuer and client become the owner
+/// of the caller's sessions, so each must be a non-empty string when present: an `iss` array
+/// (which jsonwebtoken's issuer check lets through when any member is the issuer), or a `sub`
+/// that is a number, would otherwise leave the caller without an issuer, or with the client's
+/// id for a subject.
 fn caller_of(claims: Map<String, Value>) -> Result<Caller, TokenRejection> {
-    let text = |name: &str| claims.get(name).and_then(Value::as_str).map(str::to_owned);
-    let client = text("client_id").or_else(|| text("azp"));
-    let Some(subject) = text("sub").or_else(|| client.clone()) else {
+    let issuer = text_claim(&claims, "iss", "issuer")?.map(str::to_owned);
+    let subject = text_claim(&claims, "sub", "subject")?.map(str::to_owned);
+    let client = match text_claim(&claims, "client_id", "client")? {
+        Some(client) => Some(client),
+        None => text_claim(&claims, "azp", "authorized party")?,
+    }
+    .map(str::to_owned);
+    let Some(subject) = subject.or_else(|| client.clone()) else {
         return Err(TokenRejection::Invalid(
             "it names no subject (sub) or client (client_id)".to_owned(),
         ));
@@ -748,7 +820,7 @@ fn caller_of(claims: Map<String, Value>) -> Result<Caller, TokenRejection> {
         _ => Vec::new(),
     };
     let mut caller = Caller::new(subject).scopes(scopes);
-    if let Some(issuer) = text("iss") {
+    if let Some(issuer) = issuer {
         caller = caller.issuer(issuer);
     }
     if let Some(client) = client {

@@ -197,8 +197,8 @@ pub struct McpHttpService {
     store: Option<Arc<dyn rmcp::transport::streamable_http_server::session::store::SessionStore>>,
     #[cfg(feature = "mcp-auth")]
     auth: Option<Arc<super::auth::Authorization>>,
-    /// Who opened each session (issuer and subject): another caller presenting its id is told
-    /// there is no such session.
+    /// Who opened each session ([`owner_of`]: issuer, subject and client): another caller
+    /// presenting its id is told there is no such session.
     #[cfg(feature = "mcp-auth")]
     owners: Arc<std::sync::Mutex<std::collections::HashMap<Arc<str>, String>>>,
 }
@@ -222,6 +222,25 @@ impl McpHttpService {
         B::Data: Send + 'static,
     {
         use rmcp::transport::streamable_http_server::session::SessionManager;
+        // One session per request. Of two `Mcp-Session-Id`s, which one the owner check, rmcp,
+        // and a proxy or a log in front each read is anyone's guess; one that is not visible
+        // ASCII (the spec's alphabet) rmcp reads as no session at all, and opens a new one.
+        let mut ids = request.headers().get_all(SESSION_HEADER).iter();
+        match (ids.next(), ids.next()) {
+            (_, Some(_)) => {
+                return plain(
+                    hyper::StatusCode::BAD_REQUEST,
+                    "more than one Mcp-Session-Id header",
+                );
+            }
+            (Some(id), None) if !id.as_bytes().iter().all(|b| (0x21..=0x7e).contains(b)) => {
+                return plain(
+                    hyper::StatusCode::BAD_REQUEST,
+                    "the Mcp-Session-Id header is not visible ASCII",
+                );
+            }
+            _ => {}
+        }
         #[cfg(feature = "mcp-auth")]
         let mut request = request;
         #[cfg(feature = "mcp-auth")]
@@ -229,14 +248,7 @@ impl McpHttpService {
             None => None,
             Some(auth) => match auth.authorize(request.headers()).await {
                 Ok(caller) => {
-                    // Issuer, subject and client: a client's own token (no `sub`) never owns
-                    // a user's session.
-                    let owner = format!(
-                        "{}\u{0}{}\u{0}{}",
-                        caller.issuer_name().unwrap_or_default(),
-                        caller.subject(),
-                        caller.client().unwrap_or_default()
-                    );
+                    let owner = owner_of(&caller);
                     if let Some(id) = session_id(&request)
                         && !self.owned_by(&id, &owner).await
                     {
@@ -281,6 +293,11 @@ impl McpHttpService {
         // The whole body, within the deadline and the limit, before rmcp sees the request (rmcp
         // would wait for a trickling body as long as the client likes).
         let (parts, body) = request.into_parts();
+        let json_post = parts.method == hyper::Method::POST
+            && parts
+                .headers
+                .get(hyper::header::CONTENT_TYPE)
+                .is_some_and(is_json);
         let body =
             match tokio::time::timeout(self.body_timeout, read_body(body, self.max_body)).await {
                 Ok(Ok(bytes)) => bytes,
@@ -309,9 +326,11 @@ impl McpHttpService {
                     );
                 }
             };
+        // Kept (the same bytes, not a copy) for the answer to a body rmcp cannot decode.
+        let posted = json_post.then(|| body.clone());
         let request = hyper::Request::from_parts(parts, Full::new(body));
         let opens_session = request.method() == hyper::Method::POST
-            && !request.headers().contains_key("mcp-session-id");
+            && !request.headers().contains_key(SESSION_HEADER);
         // Whether the session existed is read before rmcp closes it; rmcp's own checks (Host,
         // Origin, the session header, the protocol version) still answer first.
         let held = if request.method() == hyper::Method::DELETE {
@@ -344,6 +363,14 @@ impl McpHttpService {
         #[cfg(feature = "mcp-auth")]
         let response_session = session_id(&request);
         let mut response = self.inner.handle(request).await;
+        // rmcp answers a body it cannot decode `415 Unsupported Media Type`, which is about the
+        // `Content-Type` (still its answer to one that is not JSON): the request is malformed.
+        if response.status() == hyper::StatusCode::UNSUPPORTED_MEDIA_TYPE
+            && let Some(body) = &posted
+            && let Some(answer) = undecodable(body)
+        {
+            return answer;
+        }
         if let Some(held) = held
             && response.status() == hyper::StatusCode::ACCEPTED
         {
@@ -368,7 +395,7 @@ impl McpHttpService {
         if opens_session
             && let Some(id) = response
                 .headers()
-                .get("mcp-session-id")
+                .get(SESSION_HEADER)
                 .and_then(|v| v.to_str().ok())
                 .map(Arc::<str>::from)
             && self.sessions.sessions.read().await.len() > self.max_sessions
@@ -385,7 +412,7 @@ impl McpHttpService {
             && opens_session
             && let Some(id) = response
                 .headers()
-                .get("mcp-session-id")
+                .get(SESSION_HEADER)
                 .and_then(|v| v.to_str().ok())
         {
             self.record_owner(Arc::from(id), owner).await;
@@ -445,10 +472,10 @@ impl McpHttpService {
         }
     }
 
-    /// Remembers who opened session `id` (in the shared store too, under the session id with
-    /// `.owner` appended, for the instances that restore it); entries of sessions that ended
-    /// are dropped once the map outgrows the session cap, so it stays as large as the live
-    /// sessions.
+    /// Remembers who opened session `id` ([`owner_of`]; in the shared store too, under the
+    /// session id with `.owner` appended, for the instances that restore it); entries of
+    /// sessions that ended are dropped once the map outgrows the session cap, so it stays as
+    /// large as the live sessions.
     #[cfg(feature = "mcp-auth")]
     async fn record_owner(&self, id: Arc<str>, owner: String) {
         use rmcp::model::{ClientCapabilities, Implementation, InitializeRequestParams};
@@ -512,11 +539,61 @@ fn owner_key(id: &str) -> String {
     format!("{id}.owner")
 }
 
+/// Who owns the sessions `caller` opens: its issuer, subject and client, as a JSON array
+/// (`["https://auth.example.com","alice","app"]`, `null` for a part it lacks), which tells
+/// any two callers apart, whatever their names hold: a client's own token (no `sub`) never
+/// owns a user's session, nor a subject `a` of client `b\0c` the sessions of subject `a\0b` of
+/// client `c`, as it did when the parts were joined with NULs.
+///
+/// An owner a shared store still holds in that former encoding is refused, not converted:
+/// it holds raw NULs, which this encoding never does (JSON escapes them), so it matches no
+/// caller, and its session is answered `404` as another caller's would be (its client then
+/// opens a new session; sessions are short-lived, and nothing else is lost).
+#[cfg(feature = "mcp-auth")]
+fn owner_of(caller: &crate::call::Caller) -> String {
+    serde_json::json!([caller.issuer_name(), caller.subject(), caller.client()]).to_string()
+}
+
+/// The header naming a request's session.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// Whether a `Content-Type` is JSON, as rmcp reads it (parameters aside, in any case).
+fn is_json(value: &hyper::header::HeaderValue) -> bool {
+    value.to_str().is_ok_and(|value| {
+        let essence = value.split_once(';').map_or(value, |(essence, _)| essence);
+        essence.trim().eq_ignore_ascii_case("application/json")
+    })
+}
+
+/// The answer to a JSON `POST` body that is no JSON-RPC message rmcp can decode: `400` with a
+/// JSON-RPC error, `-32700 Parse error` (id `null`) for a body that is not JSON, `-32600
+/// Invalid Request` (with the request's id when it can be read) for JSON that is not a
+/// message. `None` when the body decodes after all, and rmcp's answer stands.
+fn undecodable(body: &[u8]) -> Option<HttpResponse> {
+    use super::inbound::{error_line, request_id};
+    let error = serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(body).err()?;
+    // Syntax only (no depth limit, nothing kept).
+    let text = match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+        Err(_) => error_line(None, -32700, "Parse error"),
+        Ok(_) => error_line(
+            request_id(body).as_deref(),
+            -32600,
+            &format!("Invalid Request: {error}"),
+        ),
+    };
+    let mut response = plain(hyper::StatusCode::BAD_REQUEST, text.trim_end());
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    Some(response)
+}
+
 /// The request's `Mcp-Session-Id`.
 fn session_id<B>(request: &hyper::Request<B>) -> Option<Arc<str>> {
     request
         .headers()
-        .get("mcp-session-id")
+        .get(SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(Arc::<str>::from)
 }
