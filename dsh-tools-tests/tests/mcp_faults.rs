@@ -388,7 +388,8 @@ async fn a_server_that_logs_bytes_that_are_not_utf8_keeps_running() {
         .import_into(&local, ImportOptions::default())
         .await
         .unwrap();
-    let input = ToolExecutionInput::new("c", "echo", json!({"text": "hi"}), CancellationToken::new());
+    let input =
+        ToolExecutionInput::new("c", "echo", json!({"text": "hi"}), CancellationToken::new());
     let echoed = local.execute(input).await;
     assert!(!echoed.is_error(), "{}", echoed.text());
     let _ = std::fs::remove_dir_all(&root);

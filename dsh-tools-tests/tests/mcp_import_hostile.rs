@@ -540,7 +540,8 @@ fn arguments_no_server_could_read_are_refused_before_sending() {
         let send = |arguments: Value| {
             let local = local.clone();
             async move {
-                let input = ToolExecutionInput::new("c1", "free", arguments, CancellationToken::new());
+                let input =
+                    ToolExecutionInput::new("c1", "free", arguments, CancellationToken::new());
                 tokio::time::timeout(Duration::from_secs(60), local.execute(input))
                     .await
                     .expect("a refused call ends at once")
@@ -567,7 +568,11 @@ fn arguments_no_server_could_read_are_refused_before_sending() {
         // Larger than any server's line limit.
         let outcome = send(json!({"v": "x".repeat(17 << 20)})).await;
         assert_eq!(outcome.code(), Some("INVALID_ARGS"), "{}", outcome.text());
-        assert!(outcome.text().contains("bytes or more as JSON"), "{}", outcome.text());
+        assert!(
+            outcome.text().contains("bytes or more as JSON"),
+            "{}",
+            outcome.text()
+        );
         assert_eq!(calls.load(Ordering::SeqCst), 0, "nothing was sent");
         // The limit itself goes out and is answered.
         let mut map = Map::new();
@@ -588,7 +593,10 @@ fn a_program_passing_deep_arguments_to_an_imported_tool_gets_an_error_not_an_abo
         let seen = Arc::clone(&calls);
         let answers = lister(vec![tool("free")], move |id, _| {
             seen.fetch_add(1, Ordering::SeqCst);
-            vec![result(id, json!({"content": [{"type": "text", "text": "ok"}]}))]
+            vec![result(
+                id,
+                json!({"content": [{"type": "text", "text": "ok"}]}),
+            )]
         });
         let import = connect(Limits::default(), answers).await.unwrap();
         let local = Registry::new();
@@ -619,7 +627,11 @@ fn a_program_passing_deep_arguments_to_an_imported_tool_gets_an_error_not_an_abo
         let text = outcome.text();
         assert_eq!(text.matches("deeper than 124 levels").count(), 2, "{text}");
         assert!(text.contains("\"ok\""), "{text}");
-        assert_eq!(calls.load(Ordering::SeqCst), 1, "only the shallow call was sent");
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            1,
+            "only the shallow call was sent"
+        );
     });
 }
 
@@ -628,17 +640,20 @@ async fn answers_with_a_lone_surrogate_or_invalid_utf8_fail_their_call_at_once_s
     let patient = Limits::default().call_timeout(Duration::from_secs(600));
     // Node writes `\ud800` when a string is cut through an emoji; a Latin-1 file name is one
     // invalid byte. rmcp drops both lines without answering.
-    let answers = lister(vec![tool("cut"), tool("latin1"), tool("low")], |id, params| {
-        let text = match params["name"].as_str() {
-            Some("cut") => "\\ud83d".to_owned(),
-            Some("low") => "a\\udc00b".to_owned(),
-            _ => "caf\u{fffd}".to_owned(),
-        };
-        let line = format!(
-            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"{text}\"}}]}}}}"
-        );
-        vec![line]
-    });
+    let answers = lister(
+        vec![tool("cut"), tool("latin1"), tool("low")],
+        |id, params| {
+            let text = match params["name"].as_str() {
+                Some("cut") => "\\ud83d".to_owned(),
+                Some("low") => "a\\udc00b".to_owned(),
+                _ => "caf\u{fffd}".to_owned(),
+            };
+            let line = format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"{text}\"}}]}}}}"
+            );
+            vec![line]
+        },
+    );
     let (read, write, _push) = spawn_server(answers);
     // The Latin-1 byte is written raw: `spawn_server` sends strings, so swap it in on the way.
     let read = Latin1(read);
@@ -666,7 +681,11 @@ async fn answers_with_a_lone_surrogate_or_invalid_utf8_fail_their_call_at_once_s
             outcome.text()
         );
         assert!(outcome.text().contains(why), "{name}: {}", outcome.text());
-        assert!(!outcome.text().contains("did not answer"), "{}", outcome.text());
+        assert!(
+            !outcome.text().contains("did not answer"),
+            "{}",
+            outcome.text()
+        );
     }
     assert_eq!(import.list_tools().await.unwrap().len(), 3);
 }
@@ -721,8 +740,16 @@ async fn a_listing_with_bad_entries_keeps_the_good_ones_and_reports_each_bad_one
     assert_eq!(imported.names(), ["good", "also_good"]);
     let skipped = imported.skipped();
     assert_eq!(skipped.len(), 3, "{skipped:?}");
-    assert!(skipped.iter().any(|(n, w)| n == "no_schema" && w.contains("inputSchema")), "{skipped:?}");
-    assert!(skipped.iter().any(|(n, _)| n == "string_schema"), "{skipped:?}");
+    assert!(
+        skipped
+            .iter()
+            .any(|(n, w)| n == "no_schema" && w.contains("inputSchema")),
+        "{skipped:?}"
+    );
+    assert!(
+        skipped.iter().any(|(n, _)| n == "string_schema"),
+        "{skipped:?}"
+    );
     assert!(skipped.iter().any(|(n, _)| n == "#3"), "{skipped:?}");
     assert_eq!(import.list_tools().await.unwrap().len(), 2);
 }
@@ -740,4 +767,53 @@ async fn line_and_paragraph_separators_in_names_are_skipped_like_other_invisible
         .unwrap();
     assert_eq!(imported.names(), ["ok"]);
     assert_eq!(imported.skipped().len(), 2, "{:?}", imported.skipped());
+}
+
+#[tokio::test]
+async fn a_protocol_version_this_client_does_not_speak_is_refused_at_the_handshake() {
+    let answer: Answer = Arc::new(|method, id, _| match method {
+        "initialize" => vec![result(
+            id,
+            json!({
+                "protocolVersion": "1999-01-01",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "ancient", "version": "0"}
+            }),
+        )],
+        _ => Vec::new(),
+    });
+    let error = connect(short(), answer)
+        .await
+        .expect_err("1999-01-01 is no MCP version");
+    let message = error.to_string();
+    assert!(message.contains("\"1999-01-01\""), "{message}");
+    assert!(
+        message.contains("2025-11-25"),
+        "names the versions it speaks: {message}"
+    );
+}
+
+#[tokio::test]
+async fn an_answer_whose_id_is_a_string_for_a_numeric_request_fails_that_call_at_once() {
+    let patient = Limits::default().call_timeout(Duration::from_secs(600));
+    let answers = lister(vec![tool("stringly")], |id, _| {
+        let quoted = Value::String(id.to_string());
+        vec![result(&quoted, json!({"content": []}))]
+    });
+    let import = connect(patient, answers).await.unwrap();
+    let local = Registry::new();
+    let _imported = import
+        .import_into(&local, ImportOptions::default())
+        .await
+        .unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(60), call(&local, "stringly"))
+        .await
+        .expect("a mistyped id must not leave the call waiting");
+    assert_eq!(
+        outcome.code(),
+        Some("MCP_TRANSPORT_ERROR"),
+        "{}",
+        outcome.text()
+    );
+    assert!(outcome.text().contains("a string"), "{}", outcome.text());
 }

@@ -130,6 +130,29 @@ impl Connector {
             after: limits.handshake_timeout,
         })?
         .map_err(|e| ImportError::Connect(e.to_string()))?;
+        // "If the client does not support the version in the server's response, it SHOULD
+        // disconnect" (the MCP lifecycle); rmcp keeps any string.
+        if let Some(info) = service.peer().peer_info()
+            && !rmcp::model::ProtocolVersion::KNOWN_VERSIONS.contains(&info.protocol_version)
+        {
+            let known: Vec<String> = rmcp::model::ProtocolVersion::KNOWN_VERSIONS
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            let version = info.protocol_version.to_string();
+            let shown = version
+                .chars()
+                .take(64)
+                .collect::<String>()
+                .escape_debug()
+                .to_string();
+            drop(service.cancel().await);
+            return Err(ImportError::Connect(format!(
+                "the server answered protocol version \"{shown}\", which this client does not \
+                 speak (known: {})",
+                known.join(", ")
+            )));
+        }
         let mut import = McpImport {
             service,
             changed,
@@ -360,7 +383,9 @@ where
         let text = String::from_utf8_lossy(&line);
         let shown = text.escape_debug();
         if oversized {
-            log(&format!("{shown}… (a line longer than {MAX_STDERR_LINE} bytes, cut)"));
+            log(&format!(
+                "{shown}… (a line longer than {MAX_STDERR_LINE} bytes, cut)"
+            ));
         } else {
             log(&shown.to_string());
         }
@@ -439,10 +464,19 @@ mod tests {
         input.extend(b"unterminated last line"); // dropped, as rmcp drops such a line
         let mut lines = Vec::new();
         forward_stderr(&input[..], |line| lines.push(line.to_owned())).await;
-        assert_eq!(lines.len(), 3, "{:?}", lines.iter().map(|l| l.len()).collect::<Vec<_>>());
+        assert_eq!(
+            lines.len(),
+            3,
+            "{:?}",
+            lines.iter().map(|l| l.len()).collect::<Vec<_>>()
+        );
         assert_eq!(lines[0], "caf\u{fffd} latin-1");
         assert!(lines[1].len() < MAX_STDERR_LINE, "{}", lines[1].len());
-        assert!(lines[1].ends_with("cut)"), "{}", &lines[1][lines[1].len() - 60..]);
+        assert!(
+            lines[1].ends_with("cut)"),
+            "{}",
+            &lines[1][lines[1].len() - 60..]
+        );
         assert_eq!(lines[2], "\\u{1b}[2Jafter");
     }
 }

@@ -31,14 +31,14 @@ where
         } else if nesting(&line) > MAX_DEPTH {
             Some(format!("the message nests deeper than {MAX_DEPTH} levels"))
         } else {
-            undecodable(&line)
+            undecodable(&line).or_else(|| mistyped_id(&line))
         };
         let written = match why {
             None => {
                 line.push(b'\n');
                 output.write_all(&line).await
             }
-            Some(why) => match top_level_id(&line) {
+            Some(why) => match top_level_id(&line).map(|id| numeric(&id).unwrap_or(id)) {
                 Some(id) => {
                     tracing::warn!("MCP import: the server's answer to {id} is dropped: {why}");
                     let message = format!("the server's answer could not be decoded: {why}");
@@ -85,6 +85,22 @@ pub(crate) fn undecodable(line: &[u8]) -> Option<String> {
         Ok(_) => None,
         Err(e) => Some(format!("the message is not valid JSON: {e}")),
     }
+}
+
+/// Why an answer whose id is a string of digits is not an answer: our client numbers its
+/// requests, JSON-RPC ids match exactly (`"1"` is not `1`), and rmcp would take it for the
+/// answer to request `1`. The filter answers that request with the error instead.
+fn mistyped_id(line: &[u8]) -> Option<String> {
+    let id = top_level_id(line)?;
+    numeric(&id).map(|n| {
+        format!("the server answered request {n} with the id {id}, a string (JSON-RPC ids must match exactly)")
+    })
+}
+
+/// The number a JSON string id (raw text, quotes included) spells, as raw JSON text.
+fn numeric(id: &str) -> Option<String> {
+    let inner = id.strip_prefix('"')?.strip_suffix('"')?;
+    inner.parse::<i64>().ok().map(|n| n.to_string())
 }
 
 /// Where a string in `text` (JSON) holds a `\u` escape of half a surrogate pair, which no Rust
@@ -378,10 +394,16 @@ mod tests {
     #[test]
     fn lone_surrogates_are_found_in_strings_only() {
         assert!(lone_surrogate(br#"{"a":"\ud83d\ude00"}"#).is_none());
-        assert!(lone_surrogate(br#"{"a":"\\ud800"}"#).is_none(), "an escaped backslash");
+        assert!(
+            lone_surrogate(br#"{"a":"\\ud800"}"#).is_none(),
+            "an escaped backslash"
+        );
         assert!(lone_surrogate(br#"{"a":"\u00e9\uD7FF\uE000"}"#).is_none());
         let cut = lone_surrogate(br#"{"a":"x\ud83d"}"#).unwrap();
-        assert!(cut.contains("lone leading surrogate (\\ud83d at byte 7"), "{cut}");
+        assert!(
+            cut.contains("lone leading surrogate (\\ud83d at byte 7"),
+            "{cut}"
+        );
         let pair_broken = lone_surrogate(br#"{"a":"\ud83d\u0041"}"#).unwrap();
         assert!(pair_broken.contains("leading"), "{pair_broken}");
         let low = lone_surrogate(br#"{"a":"\uDC00"}"#).unwrap();
