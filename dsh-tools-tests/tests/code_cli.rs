@@ -66,3 +66,141 @@ fn code_run_calls_the_tools_of_an_mcp_server() {
     );
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// `dsh-tools code run PROGRAM` with the example MCP server: the exit status, standard output
+/// and standard error.
+fn code_run(program: &str) -> (Option<i32>, String, String) {
+    let cli = built(&["dsh-tools"]);
+    let server = built(&["examples", "mcp_server"]);
+    let root = std::env::temp_dir().join(format!("dsh-code-cli-esc-{}", std::process::id()));
+    std::fs::create_dir_all(&root).unwrap();
+    let server_cmd = format!("'{}' --root '{}'", server.display(), root.display());
+    let mut child = Command::new(&cli)
+        .args([
+            "code",
+            "run",
+            "--wall-ms",
+            "60000",
+            "--server",
+            &server_cmd,
+            "-",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(program.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let _ = std::fs::remove_dir_all(&root);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    (out.status.code(), stdout, stderr.into_owned())
+}
+
+/// A character a terminal would act on or hide: controls (but `\n` and `\t`), bidirectional
+/// overrides and isolates, line and paragraph separators, invisible format characters.
+fn hidden(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(
+            c,
+            '\u{00ad}'
+                | '\u{061c}'
+                | '\u{180e}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{2028}'..='\u{202e}'
+                | '\u{2060}'..='\u{206f}'
+                | '\u{feff}'
+                | '\u{fff9}'..='\u{fffb}'
+                | '\u{e0000}'..='\u{e007f}'
+        )
+}
+
+/// Issue 43.8: the result text (logs, a tool's echoed text, the returned value, a thrown
+/// message) reached the terminal raw: escape sequences, U+202E and NUL included. Now each such
+/// character is printed as a JSON-style `\uXXXX` escape; newlines and tabs stay, and the JSON
+/// of a structured value still parses to the same value.
+#[test]
+fn code_run_escapes_what_would_drive_the_terminal() {
+    let remote = "remote \u{1b}]0;owned\u{7} \u{202e}\u{2066} nul:\0 csi:\u{9b} sep:\u{2029}";
+    let program = r#"const echoed = await tools.echo({text: 'remote \x1b]0;owned\x07 \u202e\u2066 nul:\0 csi:\x9b sep:\u2029'});
+        console.log('log \x1b[31mred\x1b[0m\tkept tab');
+        console.log('cr\r ls\u2028 zw\u200b bom\ufeff tag\u{E0041} shy\u00ad');
+        console.log(echoed.structuredContent.text);
+        return {text: echoed.structuredContent.text};"#;
+    let (status, stdout, stderr) = code_run(program);
+    assert_eq!(status, Some(0), "{stdout}\n{stderr}");
+    assert!(!stdout.contains(hidden), "{stdout:?}");
+    let mut lines = stdout.splitn(4, '\n');
+    assert_eq!(
+        lines.next().unwrap(),
+        "log \\u001b[31mred\\u001b[0m\tkept tab"
+    );
+    assert_eq!(
+        lines.next().unwrap(),
+        "cr\\u000d ls\\u2028 zw\\u200b bom\\ufeff tag\\udb40\\udc41 shy\\u00ad"
+    );
+    assert_eq!(
+        lines.next().unwrap(),
+        "remote \\u001b]0;owned\\u0007 \\u202e\\u2066 nul:\\u0000 csi:\\u009b sep:\\u2029"
+    );
+    let value: serde_json::Value = serde_json::from_str(lines.next().unwrap().trim_end()).unwrap();
+    assert_eq!(value, serde_json::json!({"text": remote}), "the same value");
+
+    let (status, stdout, stderr) = code_run(r#"throw new Error('boom \x1b[2J\u202e\0')"#);
+    assert_eq!(status, Some(1), "{stdout}\n{stderr}");
+    assert!(!stdout.contains(hidden), "{stdout:?}");
+    assert!(
+        stdout.contains("Error: boom \\u001b[2J\\u202e\\u0000"),
+        "{stdout:?}"
+    );
+}
+
+/// A stdio MCP server in POSIX `sh` that lists one good tool, one whose name holds U+2028 and
+/// one entry without an `inputSchema`.
+const LISTS_BAD_TOOLS: &str = r#"while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+  case "$line" in
+    *'"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"0"}}}\n' "$id";;
+    *'"tools/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"ok","inputSchema":{"type":"object"}},{"name":"a\\u2028b","inputSchema":{"type":"object"}},{"name":"broken"}]}}\n' "$id";;
+  esac
+done
+"#;
+
+#[test]
+fn code_run_reports_every_tool_it_skipped() {
+    let cli = built(&["dsh-tools"]);
+    let script = std::env::temp_dir().join(format!("dsh-code-cli-bad-{}.sh", std::process::id()));
+    std::fs::write(&script, LISTS_BAD_TOOLS).unwrap();
+    let server_cmd = format!("sh '{}'", script.display());
+    let mut child = Command::new(&cli)
+        .args(["code", "run", "--server", &server_cmd, "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"return Object.keys(tools)")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let _ = std::fs::remove_file(&script);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let names: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(names, serde_json::json!(["ok"]), "{stderr}");
+    assert!(stderr.contains(r"tool a\u{2028}b skipped: "), "{stderr}");
+    assert!(
+        stderr.contains("tool broken skipped: the server's entry is not a tool"),
+        "{stderr}"
+    );
+}

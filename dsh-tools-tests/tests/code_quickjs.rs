@@ -1192,3 +1192,138 @@ async fn the_program_receives_values_in_commit_order() {
         );
     }
 }
+
+type Calls = Arc<Mutex<Vec<(&'static str, Value)>>>;
+
+/// Host functions that record each call (member, argument) and answer `"<member>-ok"`.
+fn recording(names: &[&'static str]) -> (Vec<Namespace>, Calls) {
+    let calls: Calls = Arc::new(Mutex::new(Vec::new()));
+    let functions = names
+        .iter()
+        .map(|&name| {
+            let calls = Arc::clone(&calls);
+            let f = host(move |a| {
+                calls.lock().unwrap().push((name, a.clone()));
+                Ok(json!(format!("{name}-ok")))
+            });
+            (name, f)
+        })
+        .collect();
+    (tools(functions), calls)
+}
+
+/// The settled outcome of a promise, and of a synchronous expression, as a program reads them.
+const SETTLE: &str = "const settle = async (p) => {\n\
+      try { return {value: await p} } catch (e) { return {error: `${e.name}: ${e.message}`, typeError: e instanceof TypeError} }\n\
+    };\n\
+    const sync = (f) => { try { return {value: f()} } catch (e) { return {error: `${e.name}: ${e.message}`, typeError: e instanceof TypeError} } };\n";
+
+const THEN_ERROR: &str = "TypeError: tools.then is a tool, not a promise's then: the namespace \
+    cannot be awaited or resolved (call the tool as tools[\"then\"]({...}))";
+
+const TO_JSON_ERROR: &str = "TypeError: tools.toJSON is a tool, not a JSON conversion: it does \
+    not take the string key JSON.stringify passes (call the tool as tools[\"toJSON\"]({...}))";
+
+/// Issue 43.6: a tool named `then` made the namespace a thenable: `await tools` (or an async
+/// function returning it) waited for a `resolve` the binding never called, until the wall-clock
+/// ceiling. Resolving the namespace now rejects at once with a `TypeError`, and the member stays
+/// callable explicitly.
+#[tokio::test]
+async fn a_tool_named_then_does_not_make_the_namespace_a_thenable() {
+    let (bindings, calls) = recording(&["then", "constructor", "__proto__"]);
+    // A regression waits for a `resolve` that never comes: a short ceiling fails it quickly.
+    let runtime = rt(|c| c.max_wall_ms = 5_000.0);
+    let program = format!(
+        "{SETTLE}const out = {{}};\n\
+        out.awaited = await settle((async () => await tools)());\n\
+        out.returned = await settle((async () => tools)());\n\
+        out.resolved = await settle(Promise.resolve(tools));\n\
+        out.all = await settle(Promise.all([tools]));\n\
+        out.inherited = await settle(Promise.resolve(Object.create(tools)));\n\
+        out.caught = sync(() => Promise.prototype.catch.call(tools, () => 'handled'));\n\
+        out.explicit = [await tools['then']({{n: 1}}), await tools.then({{n: 2}}),\n\
+          await tools.constructor({{n: 3}}), await tools['__proto__']({{n: 4}})];\n\
+        out.proto = Object.getPrototypeOf(tools);\n\
+        return out;"
+    );
+    let result = run_with(&runtime, &program, bindings, None).await;
+    let rejected = json!({"error": THEN_ERROR, "typeError": true});
+    assert_eq!(
+        value(&result),
+        &json!({
+            "awaited": rejected,
+            "returned": rejected,
+            "resolved": rejected,
+            "all": rejected,
+            "inherited": rejected,
+            "caught": rejected,
+            "explicit": ["then-ok", "then-ok", "constructor-ok", "__proto__-ok"],
+            "proto": null,
+        })
+    );
+    assert_eq!(
+        *calls.lock().unwrap(),
+        [
+            ("then", json!({"n": 1})),
+            ("then", json!({"n": 2})),
+            ("constructor", json!({"n": 3})),
+            ("__proto__", json!({"n": 4})),
+        ],
+        "only the explicit calls reached the host"
+    );
+    // A program that returns the namespace fails at once with that message.
+    let (bindings, calls) = recording(&["then"]);
+    let bare = run_with(&runtime, "return tools", bindings, None).await;
+    assert_eq!(failure(&bare).kind, FailureKind::Exception);
+    assert!(
+        failure(&bare).message.starts_with(THEN_ERROR),
+        "{:?}",
+        failure(&bare)
+    );
+    assert!(calls.lock().unwrap().is_empty());
+}
+
+/// Issue 43.6: the engine's implicit uses of the namespace never issue a tool call:
+/// `JSON.stringify(tools)` called a member named `toJSON` with the key `""` (a lossless
+/// argument, so a real call); `String(tools)` and `tools + ''` call `toString` / `valueOf` with
+/// no argument, which is refused before any dispatch.
+#[tokio::test]
+async fn implicit_conversions_of_the_namespace_never_call_a_tool() {
+    let (bindings, calls) = recording(&["toJSON", "toString", "valueOf", "toLocaleString"]);
+    let runtime = rt(|c| c.max_wall_ms = 5_000.0);
+    let program = format!(
+        "{SETTLE}const out = {{}};\n\
+        out.json = sync(() => JSON.stringify(tools));\n\
+        out.nested = sync(() => JSON.stringify({{t: [tools]}}));\n\
+        out.string = sync(() => String(tools)).typeError;\n\
+        out.template = sync(() => `${{tools}}`).typeError;\n\
+        out.plus = sync(() => tools + '').typeError;\n\
+        out.joined = sync(() => [tools].join()).typeError;\n\
+        sync(() => [tools].toLocaleString());\n\
+        out.explicit = [await tools.toJSON({{n: 1}}), await tools['toString']({{n: 2}}), await tools.valueOf({{n: 3}})];\n\
+        return out;"
+    );
+    let result = run_with(&runtime, &program, bindings, None).await;
+    let refused = json!({"error": TO_JSON_ERROR, "typeError": true});
+    assert_eq!(
+        value(&result),
+        &json!({
+            "json": refused,
+            "nested": refused,
+            "string": true,
+            "template": true,
+            "plus": true,
+            "joined": true,
+            "explicit": ["toJSON-ok", "toString-ok", "valueOf-ok"],
+        })
+    );
+    assert_eq!(
+        *calls.lock().unwrap(),
+        [
+            ("toJSON", json!({"n": 1})),
+            ("toString", json!({"n": 2})),
+            ("valueOf", json!({"n": 3})),
+        ],
+        "only the explicit calls reached the host"
+    );
+}

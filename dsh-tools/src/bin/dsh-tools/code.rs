@@ -159,12 +159,18 @@ fn run_program(servers: &[String], budgets: Budgets, program: String) -> Result<
                 .import_into(&registry, ImportOptions::default())
                 .await
                 .map_err(|e| InputError(format!("--server {shown}: {e}")))?;
-            for name in tools.collisions() {
+            let skipped = tools
+                .collisions()
+                .into_iter()
+                .map(|name| (name, "the name is taken".to_owned()))
+                .chain(tools.skipped());
+            for (name, why) in skipped {
                 let _ = std::io::Write::write_all(
                     &mut std::io::stderr(),
                     format!(
-                        "dsh-tools: --server {shown}: tool {} skipped: the name is taken\n",
-                        crate::io::printable(&name)
+                        "dsh-tools: --server {shown}: tool {} skipped: {}\n",
+                        crate::io::printable(&name),
+                        crate::io::printable(&why)
                     )
                     .as_bytes(),
                 );
@@ -177,7 +183,8 @@ fn run_program(servers: &[String], budgets: Budgets, program: String) -> Result<
         let input = ToolExecutionInput::new("cli", "run_code", args, CancellationToken::new());
         let result = registry.execute(input).await;
         drop(connections);
-        out!("{}", result.text());
+        // Text for a terminal: what the program or a remote tool put in it cannot drive it.
+        out!("{}", crate::io::terminal_text(&result.text()));
         Ok(u8::from(result.is_error()))
     })
 }

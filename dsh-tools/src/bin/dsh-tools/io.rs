@@ -31,18 +31,74 @@ macro_rules! out {
 }
 pub(crate) use out;
 
-/// Text for a terminal: control characters (escape sequences, bells, newlines inside a name)
-/// written as `\u{..}` escapes, so input can never drive the terminal.
+/// A character a terminal acts on or shows as something else: a control character (escape
+/// sequences, bells, NUL, carriage returns, C1 controls such as U+009B), a bidirectional
+/// embedding, override or isolate (U+202A–U+202E, U+2066–U+2069), a line or paragraph
+/// separator (U+2028, U+2029), or another invisible format character (Unicode's category Cf:
+/// zero-width spaces and joiners, the byte-order mark, tag characters, …).
+fn hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{00ad}'
+                | '\u{0600}'..='\u{0605}'
+                | '\u{061c}'
+                | '\u{06dd}'
+                | '\u{070f}'
+                | '\u{0890}'..='\u{0891}'
+                | '\u{08e2}'
+                | '\u{180e}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{2028}'..='\u{202e}'
+                | '\u{2060}'..='\u{206f}'
+                | '\u{feff}'
+                | '\u{fff9}'..='\u{fffb}'
+                | '\u{110bd}'
+                | '\u{110cd}'
+                | '\u{13430}'..='\u{1343f}'
+                | '\u{1bca0}'..='\u{1bca3}'
+                | '\u{1d173}'..='\u{1d17a}'
+                | '\u{e0000}'..='\u{e007f}'
+        )
+}
+
+/// Text for a terminal: control characters (escape sequences, bells, newlines inside a name),
+/// bidirectional overrides and invisible characters written as `\u{..}` escapes, so input can
+/// never drive the terminal or show as something else.
 pub(crate) fn printable(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        if c.is_control() {
+        if hidden(c) {
             out.push_str(&c.escape_unicode().to_string());
         } else {
             out.push(c);
         }
     }
     out
+}
+
+/// Lines of text for a terminal (what a program printed and returned): every character
+/// [`printable`] escapes but `\n` and `\t`, written as a JSON escape (`\u001b`; two surrogate
+/// escapes past U+FFFF), so neither a program nor a remote tool's result can drive the terminal,
+/// and JSON in the text (a structured result) still parses to the same value.
+pub(crate) fn terminal_text(text: &str) -> std::borrow::Cow<'_, str> {
+    let escaped = |c: char| c != '\n' && c != '\t' && hidden(c);
+    if !text.contains(escaped) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if escaped(c) {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                use std::fmt::Write as _;
+                let _ = write!(out, "\\u{unit:04x}");
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// A parsed document, freed without recursion whatever path drops it.

@@ -24,6 +24,7 @@
   const PromiseC = Promise;
   const promiseThen = Promise.prototype.then;
   const ErrorC = Error;
+  const TypeErrorC = TypeError;
   const StringC = String;
   const isFinite = Number.isFinite;
   const symbolToString = Symbol.prototype.toString;
@@ -287,12 +288,67 @@
     return C;
   }
 
-  function makeNamespace(index, names, C) {
+  // Members the engine calls by name on an object it is handed (issue 43.6). A namespace member
+  // is an ordinary own property (§3.6.2), so a tool named `then` makes the namespace a thenable:
+  // `await tools`, an async function returning it, `Promise.resolve(tools)` call
+  // `tools.then(resolve, reject)`; the binding refused the function arguments (not lossless) by
+  // rejecting the promise it returned, which the engine ignores, so `resolve`/`reject` were
+  // never called and the program waited until the wall-clock ceiling. And `JSON.stringify`
+  // calls a member named `toJSON` with its key (`""` at the top), a lossless argument: a real
+  // tool call nobody wrote.
+  //
+  // A property read by the engine cannot be told from an explicit one (no getter or Proxy
+  // helps), but the call can: the engine passes what a tool argument never is. Promise
+  // resolution passes functions, and a binding argument is lossless JSON, never a function;
+  // JSON.stringify passes a key string, and a tool is called with an arguments object (§4.3.1),
+  // never a bare key. Such a call is not a tool call: the binding throws a TypeError naming the
+  // member and how to call it, and the host is never called. Throwing (rather than returning a
+  // rejected promise, as other refused arguments do) is what makes it explicit and immediate:
+  // promise resolution turns a throwing `then` into a rejection at once (`await tools` rejects
+  // with this TypeError; resolving instead would need a value, and the namespace itself would
+  // just call `then` again), and `JSON.stringify(tools)` throws instead of yielding `"{}"`
+  // silently. A TypeError, like the engine's own `tools.nope is not a function` (§3.6.2): the
+  // program misused the language, no binding failed. Explicit calls with an arguments object
+  // (`tools.then({...})`, `tools["toJSON"]({...})`) are ordinary tool calls.
+  //
+  // `toString`, `valueOf` and `toLocaleString` need nothing here: the engine calls them with no
+  // argument, which is not lossless (§3.6.3), so no host call is made (and `String(tools)` then
+  // throws the engine's own TypeError, the results being promises, not primitives). Other names
+  // the engine reads implicitly are symbols (`Symbol.iterator`, `Symbol.toPrimitive`, ...), which
+  // no member name (a string) can be; `constructor` and `__proto__` are only read from promises,
+  // arrays and other engine objects, and an own `__proto__` data property is not a prototype.
+  function implicitUse(member) {
+    switch (member) {
+      case 'then':
+        // `args.length` first: an absent index would be read from the prototype chain.
+        return (arg, args) =>
+          typeof arg === 'function' || (args.length > 1 && typeof args[1] === 'function')
+            ? "a promise's then: the namespace cannot be awaited or resolved"
+            : undefined;
+      case 'toJSON':
+        return (arg) =>
+          typeof arg === 'string'
+            ? 'a JSON conversion: it does not take the string key JSON.stringify passes'
+            : undefined;
+      default:
+        return undefined;
+    }
+  }
+
+  function makeNamespace(index, global, names, C) {
     const ns = create(null);
     for (let j = 0; j < names.length; j++) {
       const member = names[j];
       const fail = (message) => (C ? new C(member, message) : new ErrorC(message));
+      const misuse = implicitUse(member);
       const fn = function (arg) {
+        const engine = misuse === undefined ? undefined : misuse(arg, arguments);
+        if (engine !== undefined) {
+          throw new TypeErrorC(
+            global + '.' + member + ' is a tool, not ' + engine + ' (call the tool as ' +
+              global + '["' + member + '"]({...}))',
+          );
+        }
         return new PromiseC((resolve, reject) => {
           const tape = toTape(arg);
           if (tape === undefined) {
@@ -320,7 +376,7 @@
         const [global, names, className, prop] = spec[i];
         const C = typeof className === 'string' ? makeErrorClass(className, prop) : null;
         params.push(global);
-        args.push(makeNamespace(i, names, C));
+        args.push(makeNamespace(i, global, names, C));
         if (C !== null) {
           classes.push(className);
           classArgs.push(C);
