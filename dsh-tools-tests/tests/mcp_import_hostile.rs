@@ -583,6 +583,7 @@ fn arguments_no_server_could_read_are_refused_before_sending() {
     });
 }
 
+#[cfg(feature = "code")]
 #[test]
 fn a_program_passing_deep_arguments_to_an_imported_tool_gets_an_error_not_an_abort() {
     use dsh_tools::code::CodeRuntimeConfig;

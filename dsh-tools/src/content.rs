@@ -248,7 +248,14 @@ impl ContentBlock {
         }
     }
 
-    /// The block as JSON.
+    /// The block's bytes as compact JSON, without building it.
+    pub(crate) fn json_bytes(&self) -> usize {
+        match &self.0 {
+            Repr::Text(t) => 22 + crate::code::string_cost(t),
+            Repr::Other(v) => crate::code::value_cost(v),
+        }
+    }
+
     /// The block as JSON, nested at most `max_depth` levels (deeper parts `"…"`), copied without
     /// recursion: for handing a block from an untrusted source to recursive code.
     pub fn to_json_truncated(&self, max_depth: usize) -> Value {

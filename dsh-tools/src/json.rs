@@ -36,6 +36,31 @@ pub(crate) fn deeper_than(value: &Value, limit: u32) -> bool {
     }
 }
 
+/// About how many bytes `value` takes on the host: each node's slot, each string's and key's
+/// bytes, and a map entry's overhead. An estimate for budgets (it ignores allocator rounding and
+/// spare capacity), walked without recursion.
+pub(crate) fn host_bytes(value: &Value) -> usize {
+    const NODE: usize = std::mem::size_of::<Value>();
+    const ENTRY: usize = std::mem::size_of::<String>() + 16;
+    let mut total = 0usize;
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        total = total.saturating_add(NODE);
+        match v {
+            Value::String(s) => total = total.saturating_add(s.len()),
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => {
+                for (key, item) in map {
+                    total = total.saturating_add(ENTRY + key.len());
+                    stack.push(item);
+                }
+            }
+            _ => {}
+        }
+    }
+    total
+}
+
 /// Whether a number is lossless: finite (always, for `serde_json::Number`) and not negative zero.
 #[inline]
 pub fn is_lossless_number(n: &Number) -> bool {

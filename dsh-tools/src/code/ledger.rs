@@ -103,6 +103,11 @@ pub fn value_cost(value: &Value) -> usize {
     total
 }
 
+/// What one log entry costs on the host besides its bytes, for the ledger's host bound: the
+/// `String` (24 bytes), its slot in the list growing by doubling (up to 24 more), and the
+/// allocator's smallest chunk.
+pub const LOG_ENTRY_HOST_BYTES: usize = 64;
+
 /// One run's output ledger.
 ///
 /// ```
@@ -119,10 +124,18 @@ pub fn value_cost(value: &Value) -> usize {
 /// let over = tight.complete(Some(json!("xy")));
 /// assert_eq!(over.error.unwrap().kind, FailureKind::OutputLimit);
 /// ```
+///
+/// Besides the spec's count (JSON bytes), the ledger bounds what its logs take on the host:
+/// each entry's bytes plus [`LOG_ENTRY_HOST_BYTES`], at most twice the cap plus 1 MiB. Tiny
+/// entries cost far more on the host than as JSON (`for (;;) console.log('a')` held 1.3 GB
+/// under a 64 MiB cap), so a program logging millions of them reaches `output-limit` before
+/// its JSON reaches the cap; entries of 60 bytes or more never do.
 #[derive(Clone, Debug)]
 pub struct OutputLedger {
     cap: usize,
     total: usize,
+    /// The logs' host bytes (entry bytes plus [`LOG_ENTRY_HOST_BYTES`] each).
+    host: usize,
     logs: Vec<String>,
     /// The entry that did not fit, once one did not.
     overflow: Option<String>,
@@ -134,6 +147,7 @@ impl OutputLedger {
         Self {
             cap,
             total: 2,
+            host: 0,
             logs: Vec::new(),
             overflow: None,
         }
@@ -146,8 +160,11 @@ impl OutputLedger {
             return false;
         }
         let cost = string_cost(&entry) + usize::from(!self.logs.is_empty());
-        if self.total + cost <= self.cap {
+        let host = entry.len().saturating_add(LOG_ENTRY_HOST_BYTES);
+        let host_cap = self.cap.saturating_mul(2).saturating_add(1 << 20);
+        if self.total + cost <= self.cap && self.host.saturating_add(host) <= host_cap {
             self.total += cost;
+            self.host += host;
             self.logs.push(entry);
             true
         } else {

@@ -6,7 +6,8 @@ use super::errors::RegistrationError;
 use super::tools::PresentationMode;
 use crate::call::AgentId;
 use crate::code::{
-    CODE_ONLY_INSTRUCTION, CodeDispatchRecord, CodeRuntime, RUN_CODE, SdkTool, render_sdk,
+    CODE_ONLY_INSTRUCTION, CodeDispatchRecord, CodeHostLimits, CodeRuntime, RUN_CODE, SdkTool,
+    render_sdk,
 };
 use std::sync::Arc;
 
@@ -116,6 +117,18 @@ impl Registry {
     /// How many sub-calls of one `run_code` program may dispatch at once.
     pub fn max_parallel_sub_calls(&self) -> usize {
         self.read().max_parallel_sub_calls
+    }
+
+    /// Sets what one `run_code` run may hold on the host besides its engine's heap: the
+    /// arguments of its calls in flight and the results it attaches (see [`CodeHostLimits`]).
+    /// Runs that already started keep the limits they started with.
+    pub fn set_code_host_limits(&self, limits: CodeHostLimits) {
+        self.write().code_host_limits = limits;
+    }
+
+    /// What one `run_code` run may hold on the host besides its engine's heap.
+    pub fn code_host_limits(&self) -> CodeHostLimits {
+        self.read().code_host_limits
     }
 
     /// Adds an observer of the two records every `run_code` sub-call leaves when the outer call

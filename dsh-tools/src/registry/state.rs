@@ -197,6 +197,8 @@ pub(crate) struct State {
     pub(crate) run_code: Option<Arc<RegisteredTool>>,
     /// How many `run_code` sub-calls may dispatch at once (Code Mode spec §4.4.5).
     pub(crate) max_parallel_sub_calls: usize,
+    /// What a `run_code` run may hold on the host besides its engine.
+    pub(crate) code_host_limits: crate::code::CodeHostLimits,
     /// Observers of the records of `run_code` sub-calls (spec §4.8).
     pub(crate) code_dispatch_observers: Vec<(u64, super::code::CodeDispatchObserver)>,
 }
@@ -216,6 +218,7 @@ impl Default for State {
             code_runtime: None,
             run_code: run_code_tool(),
             max_parallel_sub_calls: super::code::DEFAULT_MAX_PARALLEL_SUB_CALLS,
+            code_host_limits: crate::code::CodeHostLimits::default(),
             code_dispatch_observers: Vec::new(),
         }
     }

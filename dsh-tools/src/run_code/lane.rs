@@ -13,7 +13,7 @@ use crate::call::ToolRunContext;
 use crate::call::{
     AgentId, BoxFuture, Caller, ExecutionToken, ToolExecutionInput, ToolExecutionResult,
 };
-use crate::code::{CodeDispatchKind, CodeDispatchRecord, MAX_QUEUED_SUB_CALLS};
+use crate::code::{CodeDispatchKind, CodeDispatchRecord, CodeHostLimits, MAX_QUEUED_SUB_CALLS};
 use crate::content::UserMessage;
 use crate::error::ToolError;
 use serde_json::{Value, json};
@@ -58,11 +58,33 @@ enum Reply {
     Abandoned,
 }
 
+/// Host bytes held for a call's arguments (its copy and its record's), given back when the
+/// holder (the queued entry, then the started slot) is dropped.
+struct Held {
+    bytes: usize,
+    pool: Arc<AtomicUsize>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.pool.fetch_sub(self.bytes, Ordering::AcqRel);
+    }
+}
+
+/// What the run attached so far, and how many image-bearing results it left out.
+#[derive(Default)]
+struct Attached {
+    results: usize,
+    bytes: usize,
+    left_out: usize,
+}
+
 /// One submitted call.
 struct Entry {
     n: u64,
     input: ToolExecutionInput,
     record_args: Value,
+    held: Held,
     reply: oneshot::Sender<Reply>,
     /// Classified when the lane first looks at it (spec §4.4.2: "classify it now").
     exclusive: Option<bool>,
@@ -87,6 +109,10 @@ pub(crate) struct Run {
     /// The outer call's caller: every sub-call is made on its behalf (guards see it).
     caller: Option<Arc<Caller>>,
     parent: ExecutionToken,
+    limits: CodeHostLimits,
+    /// Host bytes the arguments of the calls in flight hold ([`Held`]).
+    in_flight: Arc<AtomicUsize>,
+    attached: Mutex<Attached>,
 }
 
 impl Run {
@@ -99,6 +125,7 @@ impl Run {
         agent: Option<AgentId>,
         caller: Option<Arc<Caller>>,
         parent: ExecutionToken,
+        limits: CodeHostLimits,
     ) -> (Arc<Self>, Inbox) {
         let (inbox, receiver) = mpsc::unbounded_channel();
         let run = Arc::new(Self {
@@ -114,8 +141,68 @@ impl Run {
             agent,
             caller,
             parent,
+            limits,
+            in_flight: Arc::default(),
+            attached: Mutex::default(),
         });
         (run, Inbox(receiver))
+    }
+
+    /// How many image-bearing results were not attached, past
+    /// [`CodeHostLimits::max_attached_results`] or [`CodeHostLimits::max_attached_bytes`].
+    pub(crate) fn left_out(&self) -> usize {
+        self.attached
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .left_out
+    }
+
+    /// Whether a result of `bytes` may still be attached (and counts it if so).
+    fn attach(&self, bytes: usize) -> bool {
+        let mut attached = self.attached.lock().unwrap_or_else(|e| e.into_inner());
+        let fits = attached.results < self.limits.max_attached_results
+            && attached.bytes.saturating_add(bytes) <= self.limits.max_attached_bytes;
+        if fits {
+            attached.results += 1;
+            attached.bytes += bytes;
+        } else {
+            attached.left_out += 1;
+        }
+        fits
+    }
+
+    /// Holds `bytes` of the in-flight budget, or says why not.
+    fn hold(&self, name: &str, bytes: usize) -> Result<Held, String> {
+        let max = self.limits.max_in_flight_argument_bytes;
+        let mut current = self.in_flight.load(Ordering::Acquire);
+        loop {
+            let next = current.saturating_add(bytes);
+            if next > max {
+                let mib = |b: usize| b.div_ceil(1 << 20);
+                return Err(format!(
+                    "run_code: the arguments of the calls in flight would take more than {} MiB \
+                     on the host ({} MiB held, {} MiB more for this call; \
+                     CodeHostLimits::max_in_flight_argument_bytes); {name} not dispatched",
+                    mib(max),
+                    mib(current),
+                    mib(bytes)
+                ));
+            }
+            match self.in_flight.compare_exchange_weak(
+                current,
+                next,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    return Ok(Held {
+                        bytes,
+                        pool: Arc::clone(&self.in_flight),
+                    });
+                }
+                Err(seen) => current = seen,
+            }
+        }
     }
 
     /// The run-scoped signal (the runtime's, and every sub-call's).
@@ -173,6 +260,14 @@ impl Run {
             crate::json::free(arg);
             return Err("tool arguments must be lossless JSON (call the tool with an arguments object, e.g. `{}`)".to_owned());
         }
+        // The call's copy and its record's.
+        let held = match self.hold(name, crate::json::host_bytes(&arg).saturating_mul(2)) {
+            Ok(held) => held,
+            Err(message) => {
+                crate::json::free(arg);
+                return Err(message);
+            }
+        };
         let record_args = crate::json::clone_deep(&arg);
         let (reply, answer) = oneshot::channel();
         let mut submitter = self.submitter.lock().unwrap_or_else(|e| e.into_inner());
@@ -200,6 +295,7 @@ impl Run {
             n,
             input,
             record_args,
+            held,
             reply,
             exclusive: None,
         };
@@ -251,6 +347,8 @@ struct Slot<S> {
     name: String,
     sub_call_id: String,
     record_args: Value,
+    /// Released once the commit is done.
+    held: Held,
     reply: oneshot::Sender<Reply>,
     /// Set once its dispatch settled (or when its start already produced the result).
     done: Option<Done<S>>,
@@ -324,6 +422,7 @@ pub(crate) async fn lane<S: Stages>(
                     n,
                     input,
                     record_args,
+                    held,
                     reply,
                     ..
                 } = entry;
@@ -358,6 +457,7 @@ pub(crate) async fn lane<S: Stages>(
                     name,
                     sub_call_id,
                     record_args,
+                    held,
                     reply,
                     done,
                 });
@@ -418,7 +518,10 @@ async fn commit<S: Stages>(stages: &S, run: &Run, ctx: &ToolRunContext, slot: Sl
             "internal error: a sub-call was committed before it settled",
         )),
     };
-    if !result.is_error() && result.content().iter().any(|block| block.kind() == "image") {
+    if !result.is_error()
+        && result.content().iter().any(|block| block.kind() == "image")
+        && run.attach(result.content().iter().map(|b| b.json_bytes()).sum())
+    {
         ctx.defer_context(UserMessage::new(
             format!("{}:images", slot.sub_call_id),
             result.content().to_vec(),
@@ -456,4 +559,5 @@ async fn commit<S: Stages>(stages: &S, run: &Run, ctx: &ToolRunContext, slot: Sl
     } else {
         crate::json::free(slot.record_args);
     }
+    drop(slot.held);
 }

@@ -86,6 +86,7 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
         let mode = registry.presentation_mode(agent.as_ref());
         return Err(ToolError::new(missing_runtime(mode.as_str())));
     };
+    let limits = registry.code_host_limits();
     let (run, inbox) = lane::Run::new(
         ctx.signal().token().clone(),
         exec.call_id().to_owned(),
@@ -93,6 +94,7 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
         agent.clone(),
         exec.caller_arc().cloned(),
         exec.token(),
+        limits,
     );
     // The bindings: the calling scope's visible tools in view order, never `run_code` (§4.1).
     let functions: Vec<(String, HostFn)> = registry
@@ -138,6 +140,22 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
             drain.clone()
         )
     );
+    let left_out = run.left_out();
+    if left_out > 0 {
+        let text = format!(
+            "dsh-tools: {left_out} image-bearing tool result{} of this run {} not attached: a \
+             run attaches at most {} results and {} MiB (CodeHostLimits)",
+            if left_out == 1 { "" } else { "s" },
+            if left_out == 1 { "was" } else { "were" },
+            limits.max_attached_results,
+            limits.max_attached_bytes >> 20
+        );
+        ctx.defer_context(crate::content::UserMessage::new(
+            format!("{}:images-left-out", exec.call_id()),
+            vec![ContentBlock::text(text)],
+            serde_json::json!({"kind": "plugin", "plugin": "tools-code-mode"}),
+        ));
+    }
     let mut result = outcome.map_err(|e| ToolError::new(e.0))?;
     let outcome = match failure_message(&result) {
         Some(message) => Err(ToolError::coded(
