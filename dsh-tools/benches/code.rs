@@ -7,8 +7,11 @@
 //! what no scheduling can remove: `code/floor/engine` creates a QuickJS runtime and context and
 //! evaluates a constant; `code/floor/await100` runs, in a context made beforehand, a compiled
 //! async function awaiting 100 calls of a native function that returns a resolved promise.
+//!
+//! With `CODE_MEMORY=1` it measures memory instead: the peak RSS the hostile programs of issue
+//! 43.2 reach, each in a child process, against the sum of the default limits.
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use dsh_tools::code::quickjs::QuickJsRuntime;
 use dsh_tools::registry::PresentationMode;
 use dsh_tools::*;
@@ -141,4 +144,121 @@ fn code(c: &mut Criterion) {
 }
 
 criterion_group!(benches, code);
-criterion_main!(benches);
+
+/// A process's peak and current resident set (`VmHWM`, `VmRSS`), in MiB.
+fn rss_mib() -> (f64, f64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+            .unwrap_or(0.0)
+            / 1024.0
+    };
+    (field("VmHWM:"), field("VmRSS:"))
+}
+
+/// The hostile programs of issue 43.2, each against the default limits.
+const ATTACKS: &[(&str, &str)] = &[
+    (
+        "one 60 MiB string to 100 unawaited calls",
+        "const s = 'x'.repeat(60 << 20); for (let i = 0; i < 100; i++) tools.hold({ s }).catch(() => {}); return 1;",
+    ),
+    ("`for (;;) console.log('a')`", "for (;;) console.log('a');"),
+    (
+        "120 image results of 12 MB, values dropped",
+        "const all = []; for (let i = 0; i < 120; i++) all.push(tools.shot({})); await Promise.all(all); return 1;",
+    ),
+];
+
+/// One attack in this process (a child of [`memory`]): prints the peak RSS before and after.
+fn attack(index: usize) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let registry = registry();
+    registry.set_presentation_mode(PresentationMode::Code);
+    let hold = ToolDefinition::new(
+        "hold",
+        "holds until the run is over",
+        json!({"type": "object"}),
+        OutputDecl::text(),
+        |_, ctx: ToolRunContext| async move {
+            ctx.signal().cancelled().await;
+            Ok(json!("held"))
+        },
+    );
+    registry.register(hold).unwrap().keep();
+    let shot = ToolDefinition::new(
+        "shot",
+        "a 12 MB screenshot",
+        json!({"type": "object"}),
+        OutputDecl::new(json!({"type": "string"}), |_, _| {
+            vec![ContentBlock::image("A".repeat(12_000_000), "image/png").unwrap()]
+        }),
+        |_, _| async { Ok(json!("shot")) },
+    );
+    registry.register(shot).unwrap().keep();
+    // Warm: the engine's thread, the stripper, the pipeline.
+    runtime.block_on(registry.execute(run_code("return 1;")));
+    let (before, _) = rss_mib();
+    let result = runtime.block_on(registry.execute(run_code(ATTACKS[index].1)));
+    let (peak, _) = rss_mib();
+    let attached = result.additional_contexts().map_or(0, <[_]>::len);
+    println!("{before:.0} {peak:.0} {} {attached}", result.is_error());
+}
+
+/// `CODE_MEMORY=1`: each attack in a child process of its own, its peak RSS against the sum of
+/// the default limits (BENCHMARKS.md, "Code Mode memory").
+fn memory() {
+    let config = dsh_tools::code::CodeRuntimeConfig::default();
+    let limits = dsh_tools::code::CodeHostLimits::default();
+    let output = config.max_output_bytes as usize;
+    let budget_mib = config.max_old_generation_size_mb as usize
+        + (limits.max_in_flight_argument_bytes >> 20)
+        + ((2 * output + (1 << 20)) >> 20)
+        + (limits.max_attached_bytes >> 20);
+    println!(
+        "budget: engine {} MiB + arguments in flight {} MiB + ledger {} MiB + attachments {} MiB = {budget_mib} MiB",
+        config.max_old_generation_size_mb,
+        limits.max_in_flight_argument_bytes >> 20,
+        (2 * output + (1 << 20)) >> 20,
+        limits.max_attached_bytes >> 20
+    );
+    println!("| program | peak RSS before | peak RSS after | run failed | contexts attached |");
+    println!("|---|---|---|---|---|");
+    for (index, (name, _)) in ATTACKS.iter().enumerate() {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .env("CODE_MEMORY_ATTACK", index.to_string())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let fields: Vec<&str> = text.split_whitespace().collect();
+        match fields.as_slice() {
+            [before, peak, failed, attached] => {
+                println!("| {name} | {before} MiB | {peak} MiB | {failed} | {attached} |");
+            }
+            _ => println!(
+                "| {name} | the child failed: {} |",
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+            ),
+        }
+    }
+}
+
+fn main() {
+    if let Ok(index) = std::env::var("CODE_MEMORY_ATTACK") {
+        return attack(index.parse().unwrap());
+    }
+    if std::env::var_os("CODE_MEMORY").is_some() {
+        return memory();
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
