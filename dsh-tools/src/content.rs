@@ -248,11 +248,11 @@ impl ContentBlock {
         }
     }
 
-    /// The block's bytes as compact JSON, without building it.
-    pub(crate) fn json_bytes(&self) -> usize {
+    /// The JSON of a block that is not stored as plain text (`None` for text blocks).
+    pub(crate) fn stored_json(&self) -> Option<&Value> {
         match &self.0 {
-            Repr::Text(t) => 22 + crate::code::string_cost(t),
-            Repr::Other(v) => crate::code::value_cost(v),
+            Repr::Text(_) => None,
+            Repr::Other(v) => Some(v),
         }
     }
 

@@ -509,6 +509,19 @@ fn abandon(run: &Run, entry: Entry) {
     crate::json::free(entry.record_args);
 }
 
+/// The bytes of `content` as compact JSON, counted without building it or recursing (a block
+/// from a tool may nest deeply).
+fn json_bytes(content: &[crate::content::ContentBlock]) -> usize {
+    content
+        .iter()
+        .map(|block| match block.stored_json() {
+            Some(value) => crate::code::value_cost(value),
+            // `{"type":"text","text":…}`
+            None => 20 + crate::code::string_cost(block.as_text().unwrap_or_default()),
+        })
+        .fold(0, usize::saturating_add)
+}
+
 /// The commit of one started call (spec §4.4.4).
 async fn commit<S: Stages>(stages: &S, run: &Run, ctx: &ToolRunContext, slot: Slot<S::Started>) {
     let result = match slot.done {
@@ -520,7 +533,7 @@ async fn commit<S: Stages>(stages: &S, run: &Run, ctx: &ToolRunContext, slot: Sl
     };
     if !result.is_error()
         && result.content().iter().any(|block| block.kind() == "image")
-        && run.attach(result.content().iter().map(|b| b.json_bytes()).sum())
+        && run.attach(json_bytes(result.content()))
     {
         ctx.defer_context(UserMessage::new(
             format!("{}:images", slot.sub_call_id),
