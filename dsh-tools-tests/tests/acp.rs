@@ -449,6 +449,11 @@ struct WriteArgs {
 
 /// A registry with `write_file`, which asks for approval.
 fn registry(runs: Arc<AtomicUsize>) -> Registry {
+    registry_with(runs, dsh_tools::GrantPolicy::default())
+}
+
+/// [`registry`] with `write_file`'s grant policy.
+fn registry_with(runs: Arc<AtomicUsize>, policy: dsh_tools::GrantPolicy) -> Registry {
     let registry = Registry::new();
     let write = ToolDefinition::typed(
         "write_file",
@@ -462,6 +467,7 @@ fn registry(runs: Arc<AtomicUsize>) -> Registry {
         },
     )
     .unwrap()
+    .grant_policy(policy)
     .present_call(Arc::new(|args: &Value| {
         Some(ToolCallView::Diff {
             title: format!("Write {}", args["path"].as_str()?),
@@ -537,6 +543,14 @@ async fn always_answers_are_remembered_per_tool_for_the_session() {
     assert_eq!(client.requests.lock().unwrap().len(), 1);
     assert_eq!(runs.load(Ordering::SeqCst), 3);
     assert_eq!(session.remembered().get("write_file"), Some(&true));
+    // Kept as the registry's grant for the session's agent.
+    assert_eq!(
+        registry.grants(),
+        [dsh_tools::Grant {
+            key: dsh_tools::GrantKey::new("write_file").agent(dsh_tools::AgentId::new("s1")),
+            decision: dsh_tools::GrantDecision::Allow,
+        }]
+    );
 
     // Another session of the same bridge does not inherit it.
     let other = Scripted::answering(vec![Answer::Select("reject_always")]);
@@ -561,6 +575,46 @@ async fn always_answers_are_remembered_per_tool_for_the_session() {
             "tool_call_update:failed"
         ]
     );
+}
+
+#[tokio::test]
+async fn always_is_offered_only_where_the_tool_allows_a_grant_and_ends_with_the_session() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let registry = registry(runs.clone());
+    let bridge = AcpBridge::new(&registry);
+    let client = Scripted::answering(vec![Answer::Select("allow_always")]);
+    let session = bridge.open_session(client.clone(), "s1", view());
+    session
+        .execute(write_call("c1", CancellationToken::new()))
+        .await;
+    assert_eq!(registry.grants().len(), 1);
+    drop(session);
+    assert!(
+        registry.grants().is_empty(),
+        "the session's grants end with it"
+    );
+
+    // A tool whose every call asks: only the once options.
+    let registry = registry_with(runs, dsh_tools::GrantPolicy::Never);
+    let bridge = AcpBridge::new(&registry);
+    let client = Scripted::answering(vec![Answer::Select("allow_always")]);
+    let session = bridge.open_session(client.clone(), "s2", view());
+    let refused = session
+        .execute(write_call("c2", CancellationToken::new()))
+        .await;
+    let kinds: Vec<String> = client.requests.lock().unwrap()[0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(kinds, ["allow_once", "reject_once"]);
+    assert!(
+        refused.text().contains("which it was not offered"),
+        "{}",
+        refused.text()
+    );
+    assert!(registry.grants().is_empty());
 }
 
 #[tokio::test]

@@ -136,7 +136,7 @@ fn oracle(
                         .to_owned(),
                 );
             }
-            (Some(ApprovalOutcome::AllowedOnce), true) => true,
+            (Some(ApprovalOutcome::AllowedOnce | ApprovalOutcome::AllowedAlways(_)), true) => true,
             (Some(_), true) => return Err("the user rejected tool \"t\"".to_owned()),
         },
     };
@@ -167,7 +167,10 @@ fn build(plan: &[Registered], approval: Option<ApprovalOutcome>) -> Registry {
     keep(&registry, raw("t"));
     let a = registry.scope("A");
     if let Some(outcome) = approval {
-        registry.set_approval_service(move |_req: ApprovalRequest| async move { Ok(outcome) });
+        registry.set_approval_service(move |_req: ApprovalRequest| {
+            let outcome = outcome.clone();
+            async move { Ok(outcome) }
+        });
     }
     for (i, r) in plan.iter().enumerate() {
         match *r {
@@ -220,9 +223,11 @@ proptest! {
             Just(None),
             Just(Some(ApprovalOutcome::AllowedOnce)),
             Just(Some(ApprovalOutcome::Rejected)),
+            Just(Some(ApprovalOutcome::AllowedAlways(None))),
+            Just(Some(ApprovalOutcome::RejectedAlways(None))),
         ],
     ) {
-        let registry = build(&plan, approval);
+        let registry = build(&plan, approval.clone());
         let input = if agent { call("t", json!({})).agent("A") } else { call("t", json!({})) };
         let result = runtime().block_on(exec(&registry, input));
         let expected = oracle(&plan, agent, approval);

@@ -219,6 +219,10 @@ pub struct ToolDefinition {
     pub(crate) skip_unexportable: bool,
     /// A typed tool's arguments validator.
     pub(crate) args: Option<Arc<crate::schema::fast::ArgsValidator>>,
+    /// The key an "always" answer to an `ask` is remembered under.
+    pub(crate) grant_policy: crate::call::GrantPolicy,
+    /// Whether an approval may run the call with edited arguments.
+    pub(crate) editable_arguments: bool,
 }
 
 impl fmt::Debug for ToolDefinition {
@@ -315,6 +319,8 @@ impl ToolDefinition {
             bridged: false,
             skip_unexportable: false,
             args: None,
+            grant_policy: crate::call::GrantPolicy::default(),
+            editable_arguments: false,
         }
     }
 
@@ -397,6 +403,44 @@ impl ToolDefinition {
     pub fn skip_unexportable(mut self, skip: bool) -> Self {
         self.skip_unexportable = skip;
         self
+    }
+
+    /// Which remembered approval answers this tool's calls may get: the key an "always allow"
+    /// or "always reject" answer to an `ask` is stored under
+    /// ([`GrantPolicy::ToolAndAgent`](crate::GrantPolicy::ToolAndAgent) by default;
+    /// [`GrantPolicy::Never`](crate::GrantPolicy::Never) for a tool whose every call deserves a
+    /// look).
+    ///
+    /// ```
+    /// use dsh_tools::{GrantPolicy, OutputDecl, ToolDefinition};
+    /// use serde_json::json;
+    ///
+    /// let shell = ToolDefinition::new("shell", "runs a command", json!({"type": "object"}),
+    ///     OutputDecl::text(), |_, _| async { Ok(json!("")) })
+    ///     .grant_policy(GrantPolicy::Arguments(vec!["/command".into()]));
+    /// assert_eq!(shell.tool_grant_policy(), &GrantPolicy::Arguments(vec!["/command".into()]));
+    /// ```
+    pub fn grant_policy(mut self, policy: crate::call::GrantPolicy) -> Self {
+        self.grant_policy = policy;
+        self
+    }
+
+    /// Whether an approval may run this tool's calls with edited arguments
+    /// ([`ApprovalOutcome::AllowedWithArgs`](crate::ApprovalOutcome::AllowedWithArgs)): off by
+    /// default. The edit is validated against the parameters again.
+    pub fn editable_arguments(mut self, editable: bool) -> Self {
+        self.editable_arguments = editable;
+        self
+    }
+
+    /// The [`grant_policy`](Self::grant_policy).
+    pub fn tool_grant_policy(&self) -> &crate::call::GrantPolicy {
+        &self.grant_policy
+    }
+
+    /// Whether approvals may edit this tool's arguments.
+    pub fn accepts_edited_arguments(&self) -> bool {
+        self.editable_arguments
     }
 
     /// A timeout, enforced on every call with no extra setup. When it passes, the body's signal

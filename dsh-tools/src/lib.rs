@@ -111,9 +111,10 @@ pub use content::{ContentBlock, InvalidMedia, UserMessage, text_content};
 pub use definition::{OutputDecl, ToolDefinition, ToolHints};
 pub use error::{ErrorInfo, ToolError};
 pub use pipeline::{
-    AgentId, ApprovalOutcome, ApprovalRequest, ApprovalService, ExecuteCall, ExecuteNext,
-    ExecutionToken, PostNext, PostToolDecision, PreNext, PreToolDecision, Signal, ToolExecution,
-    ToolExecutionInput, ToolExecutionResult, ToolRunContext,
+    AgentId, ApprovalOutcome, ApprovalRequest, ApprovalService, ArgumentMatch, ExecuteCall,
+    ExecuteNext, ExecutionToken, Grant, GrantDecision, GrantKey, GrantPolicy, PostNext,
+    PostToolDecision, PreNext, PreToolDecision, Signal, ToolExecution, ToolExecutionInput,
+    ToolExecutionResult, ToolRunContext,
 };
 pub use registry::{
     PresentationMode, Registration, Registry, Restriction, Scope, ScopedRegistration, ToolSchema,

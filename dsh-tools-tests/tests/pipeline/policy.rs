@@ -37,6 +37,7 @@ fn approving(
     registry.set_approval_service(move |req: ApprovalRequest| {
         tr.push("ask");
         rq.put(req);
+        let outcome = outcome.clone();
         async move { Ok(outcome) }
     });
     requests
@@ -182,6 +183,7 @@ fn approving_after_abort(
     let reached = reached.clone();
     registry.set_approval_service(move |req: ApprovalRequest| {
         let reached = reached.clone();
+        let outcome = outcome.clone();
         async move {
             reached.cancel();
             req.signal.cancelled().await;
@@ -237,7 +239,7 @@ async fn scenario_044_approval_outcome_and_caller_abort() {
         keep(&registry, counted("echo", &runs));
         deciding(&registry, PreToolDecision::ask(None::<String>));
         let reached = CancellationToken::new();
-        approving_after_abort(&registry, &reached, outcome);
+        approving_after_abort(&registry, &reached, outcome.clone());
         let posts = count_posts(&registry);
         let r = abort_at(&registry, call("echo", json!({})).agent("A"), &reached).await;
         assert_eq!(to_json(&r), expected, "{outcome:?}");

@@ -33,8 +33,8 @@
 //! | titles of file cards (diff, read and search cards; generic call cards of kind read, edit, delete, move or search) | written relative to the session's working directory where they name a path under it ([`SessionView::relative_title`]); other titles (a command) as written |
 //! | `status: pending`, `oldText: null` | omitted: the SDK leaves out the schema's defaults, and ACP reads an absent status as `pending` and an absent `oldText` as a new file |
 //! | locations, diff paths | absolute: a relative path is joined to the working directory, `.` and `..` resolved ([`SessionView::absolute`]) |
-//! | `ask` decision | `session/request_permission` with the call's `tool_call` as `toolCall`, options `allow_once`, `allow_always`, `reject_once`, `reject_always`; the ask's reason in `_meta["dev.dsh-tools/reason"]` |
-//! | option selected | allow once → allowed; allow always → allowed, and later calls of the tool in the session are allowed without asking; reject once / always → rejected (always: later calls too); an option that was not offered → the call fails with that message |
+//! | `ask` decision | `session/request_permission` with the call's `tool_call` as `toolCall`, options `allow_once`, `allow_always`, `reject_once`, `reject_always` (the two "always" options only when the tool's `GrantPolicy` gives the call a grant key); the ask's reason in `_meta["dev.dsh-tools/reason"]` |
+//! | option selected | allow once → allowed; allow always → allowed, and a registry grant (`Registry::grants`) for the tool and the session's agent answers later calls without asking; reject once / always → rejected (always: a rejecting grant); the session's grants are revoked when it is dropped; an option that was not offered → the call fails with that message |
 //! | `cancelled` outcome | cancelled (the call's signal aborted → `ABORTED_BEFORE_DISPATCH`, else denied) |
 //! | the caller aborts while asking | the request is dropped (the SDK sends `$/cancel_request`) → cancelled |
 //! | the request fails (connection gone) | unavailable (denied: no channel could ask the user) |

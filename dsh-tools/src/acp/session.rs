@@ -132,7 +132,6 @@ impl AcpBridge {
             session_id,
             view,
             client: Box::new(client),
-            always: Mutex::default(),
             sub_calls: Mutex::default(),
         });
         let weak = Arc::downgrade(&inner);
@@ -235,6 +234,14 @@ impl Drop for AcpSession {
             .is_some_and(|open| Weak::ptr_eq(open, &mine))
         {
             sessions.remove(&self.inner.agent);
+            drop(sessions);
+            // The session's "always" answers end with it (its agent is named by the session).
+            let agent = &self.inner.agent;
+            for grant in self.inner.registry.grants() {
+                if grant.key.agent.as_ref() == Some(agent) {
+                    self.inner.registry.revoke(&grant.key);
+                }
+            }
         }
     }
 }
@@ -245,8 +252,6 @@ struct SessionInner {
     session_id: SessionId,
     view: SessionView,
     client: Box<dyn AcpClient>,
-    /// "Always" answers per tool name: `true` allow, `false` reject.
-    always: Mutex<HashMap<String, bool>>,
     /// `run_code` sub-calls announced and not yet settled: call id → arguments.
     sub_calls: Mutex<HashMap<String, Value>>,
 }
@@ -311,13 +316,19 @@ impl AcpSession {
     }
 
     /// The "always" answers the user gave in this session: tool name → allowed (`true`) or
-    /// rejected (`false`).
+    /// rejected (`false`). They are the registry's [grants](Registry::grants) for the session's
+    /// agent, answered before the client is asked again, and revoked when the session is
+    /// dropped.
     pub fn remembered(&self) -> HashMap<String, bool> {
         self.inner
-            .always
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+            .registry
+            .grants()
+            .into_iter()
+            .filter(|g| {
+                g.key.agent.as_ref() == Some(&self.inner.agent) && g.key.arguments.is_empty()
+            })
+            .map(|g| (g.key.tool, g.decision == crate::GrantDecision::Allow))
+            .collect()
     }
 }
 
@@ -377,18 +388,7 @@ impl SessionInner {
 
     /// Asks the client whether the call may run (spec §6.4, through `session/request_permission`).
     async fn ask(&self, request: ApprovalRequest) -> Result<ApprovalOutcome, ToolError> {
-        let remembered = self
-            .always
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&request.tool_name)
-            .copied();
-        match remembered {
-            Some(true) => return Ok(ApprovalOutcome::AllowedOnce),
-            Some(false) => return Ok(ApprovalOutcome::Rejected),
-            None => {}
-        }
-        // A caller that already gave up is not worth a prompt in the editor.
+        // A remembered answer never reaches here: the registry's grants answer first. A caller that already gave up is not worth a prompt in the editor.
         if request.signal.is_cancelled() {
             return Ok(ApprovalOutcome::Cancelled);
         }
@@ -404,20 +404,32 @@ impl SessionInner {
             &self.view,
         );
         let name = &request.tool_name;
-        let options = vec![
-            PermissionOption::new(ALLOW_ONCE, "Allow", PermissionOptionKind::AllowOnce),
-            PermissionOption::new(
+        // "Always" is offered only where the tool's grant policy gives the call a key.
+        let always = request.grant.is_some();
+        let mut options = vec![PermissionOption::new(
+            ALLOW_ONCE,
+            "Allow",
+            PermissionOptionKind::AllowOnce,
+        )];
+        if always {
+            options.push(PermissionOption::new(
                 ALLOW_ALWAYS,
                 format!("Always allow {name}"),
                 PermissionOptionKind::AllowAlways,
-            ),
-            PermissionOption::new(REJECT_ONCE, "Reject", PermissionOptionKind::RejectOnce),
-            PermissionOption::new(
+            ));
+        }
+        options.push(PermissionOption::new(
+            REJECT_ONCE,
+            "Reject",
+            PermissionOptionKind::RejectOnce,
+        ));
+        if always {
+            options.push(PermissionOption::new(
                 REJECT_ALWAYS,
                 format!("Always reject {name}"),
                 PermissionOptionKind::RejectAlways,
-            ),
-        ];
+            ));
+        }
         let meta = request.reason.as_ref().map(|reason| {
             let mut meta = agent_client_protocol::v1::schema::Meta::new();
             meta.insert("dev.dsh-tools/reason".to_owned(), json!(reason));
@@ -450,11 +462,11 @@ impl SessionInner {
             #[allow(unreachable_patterns)]
             _ => return Ok(ApprovalOutcome::Unavailable),
         };
-        let (outcome, remember) = match &*selected.0 {
-            ALLOW_ONCE => (ApprovalOutcome::AllowedOnce, None),
-            ALLOW_ALWAYS => (ApprovalOutcome::AllowedOnce, Some(true)),
-            REJECT_ONCE => (ApprovalOutcome::Rejected, None),
-            REJECT_ALWAYS => (ApprovalOutcome::Rejected, Some(false)),
+        Ok(match &*selected.0 {
+            ALLOW_ONCE => ApprovalOutcome::AllowedOnce,
+            ALLOW_ALWAYS if always => ApprovalOutcome::AllowedAlways(None),
+            REJECT_ONCE => ApprovalOutcome::Rejected,
+            REJECT_ALWAYS if always => ApprovalOutcome::RejectedAlways(None),
             other => {
                 let shown: String = other.chars().take(200).collect();
                 return Err(ToolError::new(format!(
@@ -463,14 +475,7 @@ impl SessionInner {
                     json!(shown)
                 )));
             }
-        };
-        if let Some(allow) = remember {
-            self.always
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(name.clone(), allow);
-        }
-        Ok(outcome)
+        })
     }
 }
 

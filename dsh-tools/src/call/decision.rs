@@ -2,6 +2,7 @@
 
 use super::execution::AgentId;
 use super::future::BoxFuture;
+use super::grant::GrantKey;
 use crate::content::{ContentBlock, UserMessage};
 use crate::error::ToolError;
 use serde_json::Value;
@@ -157,8 +158,13 @@ impl PostToolDecision {
     }
 }
 
-/// What the approval service answered (spec §6.4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What the approval service answered (spec §6.4, and three answers beyond it: remembered
+/// ones and edited arguments).
+///
+/// Whatever the answer, guards still run before the body: an approval never widens what a
+/// guard or a restriction forbids.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ApprovalOutcome {
     /// Run this call.
     AllowedOnce,
@@ -168,6 +174,21 @@ pub enum ApprovalOutcome {
     Cancelled,
     /// No channel could ask the user.
     Unavailable,
+    /// Run this call, and every later call the key covers without asking: the key given, or
+    /// `None` for the request's own [`grant`](ApprovalRequest::grant) (when the tool allows
+    /// none, the answer holds for this call only). Kept in the registry's grants
+    /// ([`Registry::grants`](crate::Registry::grants)).
+    AllowedAlways(Option<GrantKey>),
+    /// Refuse this call, and every later call the key covers without asking (as
+    /// [`AllowedAlways`](Self::AllowedAlways)).
+    RejectedAlways(Option<GrantKey>),
+    /// Run this call with these arguments instead ("yes, but write to `b.txt`"): validated
+    /// again against the tool's parameters (`INVALID_ARGS`, saying the edit was invalid), and
+    /// only for a tool that accepts edits
+    /// ([`ToolDefinition::editable_arguments`](crate::ToolDefinition::editable_arguments),
+    /// [`ApprovalRequest::editable`]). The result carries a context telling the model the
+    /// arguments were edited, with the edited arguments in its `source`.
+    AllowedWithArgs(Value),
 }
 
 /// An approval request (spec §6.4.2).
@@ -185,6 +206,14 @@ pub struct ApprovalRequest {
     pub arguments: Option<Arc<Value>>,
     /// The `ask` decision's reason, when it had one.
     pub reason: Option<String>,
+    /// The key an [`AllowedAlways`](ApprovalOutcome::AllowedAlways) or
+    /// [`RejectedAlways`](ApprovalOutcome::RejectedAlways) answer is remembered under, from the
+    /// tool's [`GrantPolicy`](crate::GrantPolicy) (the tool and the agent by default); `None`
+    /// when the tool allows no remembered answer (a prompt should not offer one).
+    pub grant: Option<GrantKey>,
+    /// Whether the tool accepts edited arguments
+    /// ([`AllowedWithArgs`](ApprovalOutcome::AllowedWithArgs)).
+    pub editable: bool,
     /// The caller's cancellation signal (read-only).
     pub signal: crate::call::Signal,
 }

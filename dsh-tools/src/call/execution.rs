@@ -30,6 +30,20 @@ impl fmt::Debug for AgentId {
     }
 }
 
+/// An agent id is its string in JSON (pending approvals and grants are stored).
+impl serde::Serialize for AgentId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for AgentId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let id = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        Ok(Self::new(id))
+    }
+}
+
 impl fmt::Display for AgentId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
@@ -266,6 +280,34 @@ pub struct ToolExecution {
 }
 
 impl ToolExecution {
+    /// Gives the call `arguments` in place of its snapshot (an approval edited them), before
+    /// any body ran: in place when nothing else holds the execution, else as a copy of it with
+    /// a fresh run state (nothing has written to it yet).
+    pub(crate) fn replace_arguments(exec: &mut Arc<Self>, arguments: Value) {
+        let arguments = Some(Arc::new(arguments));
+        if let Some(only) = Arc::get_mut(exec) {
+            if let Some(old) =
+                std::mem::replace(&mut only.arguments, arguments).and_then(Arc::into_inner)
+            {
+                crate::json::free(old);
+            }
+            return;
+        }
+        *exec = Arc::new(Self {
+            call_id: exec.call_id.clone(),
+            root_call_id: exec.root_call_id.clone(),
+            name: exec.name.clone(),
+            arguments,
+            agent: exec.agent.clone(),
+            parent: exec.parent,
+            token: exec.token,
+            signal: exec.signal.clone(),
+            progress: exec.progress.clone(),
+            caller: exec.caller.clone(),
+            run: RunState::default(),
+        });
+    }
+
     /// The model's call id.
     pub fn call_id(&self) -> &str {
         &self.call_id

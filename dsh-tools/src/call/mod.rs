@@ -11,6 +11,7 @@ mod caller;
 mod decision;
 mod execution;
 mod future;
+mod grant;
 mod hooks;
 mod result;
 
@@ -24,6 +25,7 @@ pub use execution::{
     ToolRunContext,
 };
 pub use future::{BoxFuture, HookResult};
+pub use grant::{ArgumentMatch, Grant, GrantDecision, GrantKey, GrantPolicy, MatchRule};
 pub(crate) use hooks::{Dispatch, DynPostHook, DynPreHook, contained};
 pub use hooks::{
     ExecuteCall, ExecuteNext, ExecuteWrapper, Guard, PostExecuteHook, PostNext, PreExecuteHook,

@@ -10,11 +10,11 @@ pub(crate) mod dispatch;
 
 // The call layer's types, at their public paths.
 pub use crate::call::{
-    AgentId, ApprovalOutcome, ApprovalRequest, ApprovalService, BoxFuture, Caller, ExecuteCall,
-    ExecuteNext, ExecuteWrapper, ExecutionToken, Guard, HookResult, PostExecuteHook, PostNext,
-    PostToolDecision, PreExecuteHook, PreNext, PreToolDecision, Progress, ProgressSink,
-    ResultObserver, ScopeRules, Signal, ToolExecution, ToolExecutionInput, ToolExecutionResult,
-    ToolRunContext,
+    AgentId, ApprovalOutcome, ApprovalRequest, ApprovalService, ArgumentMatch, BoxFuture, Caller,
+    ExecuteCall, ExecuteNext, ExecuteWrapper, ExecutionToken, Grant, GrantDecision, GrantKey,
+    GrantPolicy, Guard, HookResult, MatchRule, PostExecuteHook, PostNext, PostToolDecision,
+    PreExecuteHook, PreNext, PreToolDecision, Progress, ProgressSink, ResultObserver, ScopeRules,
+    Signal, ToolExecution, ToolExecutionInput, ToolExecutionResult, ToolRunContext,
 };
 
 use crate::call::RunState;
@@ -189,7 +189,7 @@ impl Registry {
 
     /// Stages 0–1 (spec §6.2–6.4): creation, pre-execute, approval, guards.
     pub(crate) async fn prepare(&self, input: ToolExecutionInput) -> Stage {
-        let call = match self.create(input) {
+        let mut call = match self.create(input) {
             Stage::Dispatch(call) => call,
             done => return done,
         };
@@ -211,9 +211,8 @@ impl Registry {
             Ok(d) => d,
             Err(e) => return Stage::Final(call, failure(e)),
         };
-        let name = &call.exec.name;
         let decision = match decision {
-            PreToolDecision::Ask { reason } => match self.approve(&call, reason).await {
+            PreToolDecision::Ask { reason } => match self.approve(&mut call, reason).await {
                 Ok(Some(d)) => d,
                 Ok(None) => {
                     return Stage::Post(call, failure(ToolError::aborted_before_dispatch()));
@@ -228,6 +227,7 @@ impl Registry {
             }
             // `approve` resolves every ask; kept as a denial so no path can skip policy.
             PreToolDecision::Ask { .. } => {
+                let name = &call.exec.name;
                 let e = ToolError::new(format!(
                     "tool \"{name}\" requires approval (not yet supported)"
                 ));
@@ -257,13 +257,27 @@ impl Registry {
     }
 
     /// Resolves an `ask` (spec §6.4): `Ok(Some(decision))`, `Ok(None)` for a cancelled
-    /// approval after the caller aborted, or an error that ends the call.
+    /// approval after the caller aborted, or an error that ends the call. A remembered answer
+    /// (a grant that covers the call) answers first; an edited-arguments answer replaces the
+    /// call's arguments before the guards see them.
     async fn approve(
         &self,
-        call: &Call,
+        call: &mut Call,
         reason: Option<String>,
     ) -> Result<Option<PreToolDecision>, ToolError> {
-        let name = &call.exec.name;
+        let name = call.exec.name.clone();
+        let rejected = || PreToolDecision::deny(format!("the user rejected tool \"{name}\""));
+        let null = serde_json::Value::Null;
+        let arguments = call.exec.arguments.as_deref().unwrap_or(&null);
+        match self
+            .inner
+            .grants
+            .answer(&name, call.exec.agent.as_ref(), arguments)
+        {
+            Some(GrantDecision::Allow) => return Ok(Some(PreToolDecision::Allow)),
+            Some(GrantDecision::Reject) => return Ok(Some(rejected())),
+            None => {}
+        }
         let Some(service) = call.admitted.approval.clone() else {
             let reason = reason.unwrap_or_else(|| {
                 format!("tool \"{name}\" requires approval (not yet supported)")
@@ -275,19 +289,49 @@ impl Registry {
                 "tool \"{name}\" requires approval, but the call has no agent to route it through"
             ))));
         };
+        let definition = call.executable.as_ref().map(|t| t.definition());
+        let grant = definition.and_then(|d| d.grant_policy.key_for(&name, Some(&agent), arguments));
+        let editable = definition.is_some_and(|d| d.editable_arguments);
         let request = ApprovalRequest {
             agent,
             tool_name: name.clone(),
             call_id: call.exec.call_id.clone(),
             arguments: call.exec.arguments.clone(),
             reason,
+            grant: grant.clone(),
+            editable,
             signal: call.exec.signal.clone(),
         };
         let outcome = crate::call::contained(move || service.request(request)).await?;
+        let remember = |key: Option<GrantKey>, decision: GrantDecision| match key.or(grant) {
+            Some(key) => {
+                self.grant(Grant { key, decision });
+            }
+            None => tracing::debug!(
+                "tool \"{name}\" allows no remembered answer: the approval holds for this call"
+            ),
+        };
         Ok(Some(match outcome {
             ApprovalOutcome::AllowedOnce => PreToolDecision::Allow,
-            ApprovalOutcome::Rejected => {
-                PreToolDecision::deny(format!("the user rejected tool \"{name}\""))
+            ApprovalOutcome::AllowedAlways(key) => {
+                remember(key, GrantDecision::Allow);
+                PreToolDecision::Allow
+            }
+            ApprovalOutcome::Rejected => rejected(),
+            ApprovalOutcome::RejectedAlways(key) => {
+                remember(key, GrantDecision::Reject);
+                rejected()
+            }
+            ApprovalOutcome::AllowedWithArgs(edited) => {
+                if !editable {
+                    crate::json::free(edited);
+                    return Ok(Some(PreToolDecision::deny(format!(
+                        "the approval edited the arguments of tool \"{name}\", which does not \
+                         accept edited arguments (ToolDefinition::editable_arguments)"
+                    ))));
+                }
+                self.edit_arguments(call, edited)?;
+                PreToolDecision::Allow
             }
             ApprovalOutcome::Cancelled if call.exec.signal.is_cancelled() => return Ok(None),
             ApprovalOutcome::Cancelled => {
@@ -297,6 +341,80 @@ impl Registry {
                 "tool \"{name}\" requires approval, but no approval channel is available"
             )),
         }))
+    }
+
+    /// Runs `call` with the arguments an approval edited: lossless and valid against the
+    /// tool's parameters (`INVALID_ARGS` saying the edit was invalid), and a context telling
+    /// the model its arguments were edited.
+    fn edit_arguments(&self, call: &mut Call, edited: serde_json::Value) -> Result<(), ToolError> {
+        let invalid = |detail: String| {
+            ToolError::coded(
+                "ToolArgsError",
+                crate::error::codes::INVALID_ARGS,
+                format!("invalid arguments (edited on approval): {detail}"),
+            )
+        };
+        if !is_lossless(&edited) {
+            crate::json::free(edited);
+            return Err(invalid(
+                "the edited arguments are not lossless JSON".to_owned(),
+            ));
+        }
+        if let Some(tool) = &call.executable {
+            let definition = tool.definition();
+            // A raw definition's parameters are compiled for the check (an edit is rare, and
+            // human-paced); ones outside the subset are left to the body, as the model's are.
+            let own;
+            let compiled = match definition.args_validator() {
+                Some(validator) => Some(validator.compiled()),
+                None => {
+                    own = crate::schema::CompiledSchema::compile(definition.parameters()).ok();
+                    own.as_ref()
+                }
+            };
+            if let Some(compiled) = compiled {
+                let violations = compiled.validate_at(&edited, crate::schema::Root::Parameters);
+                if !violations.is_empty() {
+                    crate::json::free(edited);
+                    return Err(invalid(violations.join("; ")));
+                }
+            }
+        }
+        let mut shown = crate::json::to_compact_string(&edited);
+        if shown.len() > 2000 {
+            let mut end = 2000;
+            while !shown.is_char_boundary(end) {
+                end -= 1;
+            }
+            shown.truncate(end);
+            shown.push('…');
+        }
+        let name = &call.exec.name;
+        let context = crate::content::UserMessage::new(
+            format!("{}:edited-arguments", call.exec.call_id),
+            vec![ContentBlock::text(format!(
+                "The user approved this call of tool \"{name}\" with edited arguments: {shown}"
+            ))],
+            {
+                // Built by hand: `json!` would serialize the edit recursively.
+                let mut source = serde_json::Map::new();
+                source.insert("kind".to_owned(), "approval".into());
+                source.insert("tool".to_owned(), name.as_str().into());
+                source.insert(
+                    "editedArguments".to_owned(),
+                    crate::json::clone_deep(&edited),
+                );
+                serde_json::Value::Object(source)
+            },
+        );
+        ToolExecution::replace_arguments(&mut call.exec, edited);
+        call.exec
+            .run
+            .deferred
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(context);
+        Ok(())
     }
 
     /// Stage 2 (spec §6.5): wrappers around the core dispatch, then normalization.

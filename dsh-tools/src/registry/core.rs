@@ -20,6 +20,8 @@ pub(crate) struct Inner {
     next_id: AtomicU64,
     /// Bumped by every change: a call compares it to reuse what it resolved at creation.
     generation: AtomicU64,
+    /// Remembered approval answers.
+    pub(crate) grants: super::grants::Grants,
 }
 
 impl Inner {
@@ -235,6 +237,7 @@ impl Registry {
                 state: RwLock::new(State::default()),
                 next_id: AtomicU64::new(1),
                 generation: AtomicU64::new(0),
+                grants: Default::default(),
             }),
         }
     }

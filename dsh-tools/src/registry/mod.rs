@@ -12,6 +12,7 @@ mod context;
 mod core;
 mod errors;
 mod event;
+mod grants;
 mod hooks;
 mod present;
 mod scope;

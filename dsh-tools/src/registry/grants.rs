@@ -1,0 +1,100 @@
+//! The registry's remembered approval answers (grants): consulted before the approval service
+//! is asked, listable and revocable.
+
+use super::core::Registry;
+use crate::call::{AgentId, Grant, GrantDecision, GrantKey};
+use serde_json::Value;
+use std::sync::RwLock;
+
+/// The grants one registry holds, under a lock of their own (a call never takes the registry's
+/// write lock to read them).
+#[derive(Default)]
+pub(crate) struct Grants(RwLock<Vec<Grant>>);
+
+impl Grants {
+    /// The remembered answer for a call, if one covers it: a rejection wins over an allowance.
+    pub(crate) fn answer(
+        &self,
+        tool: &str,
+        agent: Option<&AgentId>,
+        arguments: &Value,
+    ) -> Option<GrantDecision> {
+        let grants = self.0.read().unwrap_or_else(|e| e.into_inner());
+        if grants.is_empty() {
+            return None;
+        }
+        let mut answer = None;
+        for grant in grants.iter() {
+            if grant.key.matches(tool, agent, arguments) {
+                if grant.decision == GrantDecision::Reject {
+                    return Some(GrantDecision::Reject);
+                }
+                answer = Some(GrantDecision::Allow);
+            }
+        }
+        answer
+    }
+
+    /// Keeps `grant`, replacing one with the same key; `true` when it replaced one.
+    pub(crate) fn insert(&self, grant: Grant) -> bool {
+        let mut grants = self.0.write().unwrap_or_else(|e| e.into_inner());
+        match grants.iter_mut().find(|g| g.key == grant.key) {
+            Some(existing) => {
+                *existing = grant;
+                true
+            }
+            None => {
+                grants.push(grant);
+                false
+            }
+        }
+    }
+}
+
+impl Registry {
+    /// The remembered approval answers, oldest first: what an
+    /// [`AllowedAlways`](crate::ApprovalOutcome::AllowedAlways) or
+    /// [`RejectedAlways`](crate::ApprovalOutcome::RejectedAlways) answer kept, and what
+    /// [`grant`](Self::grant) added. Serializable, so a host can keep them across restarts and
+    /// give them back with [`grant`](Self::grant).
+    ///
+    /// ```
+    /// use dsh_tools::{AgentId, Grant, GrantDecision, GrantKey, Registry};
+    ///
+    /// let registry = Registry::new();
+    /// let key = GrantKey::new("write_file").agent(AgentId::new("coder"));
+    /// registry.grant(Grant { key: key.clone(), decision: GrantDecision::Allow });
+    /// assert_eq!(registry.grants().len(), 1);
+    /// assert!(registry.revoke(&key));
+    /// assert!(registry.grants().is_empty());
+    /// ```
+    pub fn grants(&self) -> Vec<Grant> {
+        self.inner
+            .grants
+            .0
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Remembers an answer: calls `grant.key` covers are allowed (guards still run) or rejected
+    /// without asking the approval service. Replaces a grant with the same key; `true` when it
+    /// did. A grant only answers `ask` decisions: it never allows what a pre-execute hook
+    /// denied, a guard refuses or a restriction hides.
+    pub fn grant(&self, grant: Grant) -> bool {
+        self.inner.grants.insert(grant)
+    }
+
+    /// Forgets the grant with exactly this key; `false` when there was none.
+    pub fn revoke(&self, key: &GrantKey) -> bool {
+        let mut grants = self
+            .inner
+            .grants
+            .0
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        let before = grants.len();
+        grants.retain(|g| &g.key != key);
+        grants.len() != before
+    }
+}
