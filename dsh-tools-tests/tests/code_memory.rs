@@ -118,7 +118,9 @@ async fn unawaited_calls_with_large_arguments_hold_at_most_the_budget() {
     );
 }
 
-#[tokio::test]
+// On two workers: the program's next call may be submitted while the lane is still writing the
+// previous call's settle record, so the room must be given back before the program hears.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_budget_is_given_back_when_a_call_commits() {
     let registry = registry(CodeRuntimeConfig::default());
     registry.set_code_host_limits(CodeHostLimits::default().max_in_flight_argument_bytes(3 << 20));
@@ -226,4 +228,27 @@ async fn attached_images_stop_at_the_byte_cap() {
     assert_eq!(images, 2, "two 1 MiB images fit in 3 MiB, with their JSON");
     let note = contexts.last().unwrap().content[0].as_text().unwrap();
     assert!(note.starts_with("dsh-tools: 6 image-bearing"), "{note}");
+}
+
+#[tokio::test]
+async fn a_completion_is_bounded_by_what_it_takes_on_the_host_not_by_its_json() {
+    // 100,000 zeros: 200 KB of JSON (under a 1 MiB cap) but about 7 MB as host values, more
+    // than the completion's host bound (twice the cap plus 1 MiB).
+    let config = CodeRuntimeConfig {
+        max_output_bytes: f64::from(1 << 20),
+        ..CodeRuntimeConfig::default()
+    };
+    let registry = registry(config);
+    let result = run(&registry, "return new Array(100000).fill(0);").await;
+    assert!(result.is_error(), "{}", &result.text()[..100]);
+    assert!(
+        result
+            .text()
+            .contains("outer output exceeded 1048576 bytes"),
+        "{}",
+        result.text()
+    );
+    // A completion that fits is returned whole.
+    let fits = run(&registry, "return new Array(10000).fill(0);").await;
+    assert!(!fits.is_error(), "{}", fits.text());
 }

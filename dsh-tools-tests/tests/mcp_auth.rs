@@ -431,13 +431,7 @@ async fn tokens_typed_as_another_kind_are_refused() {
     let signing = rsa();
     let (addr, url, stop) = serve(|url| fixed(url, jwks(&[&signing]))).await;
     let good = claims(&url, "alice", "");
-    for typ in [
-        "id_token+jwt",
-        "logout+jwt",
-        "dpop+jwt",
-        "JOSE",
-        "secevent+jwt",
-    ] {
+    for typ in ["id_token+jwt", "logout+jwt", "dpop+jwt", "secevent+jwt"] {
         let reason = format!("it is not an access token: its type is '{typ}' (typ)");
         assert_refused(addr, sign_typed(&signing, Some(typ), &good), &reason).await;
     }
@@ -446,6 +440,8 @@ async fn tokens_typed_as_another_kind_are_refused() {
         Some("JWT"),
         Some("jwt"),
         Some("application/jwt"),
+        // RFC 7515's generic type for the compact serialization: no other kind of token.
+        Some("JOSE"),
         Some("at+jwt"),
         Some("AT+JWT"),
         Some("application/at+jwt"),
@@ -496,7 +492,25 @@ async fn callers_whose_names_run_together_do_not_share_a_session() {
     first["client_id"] = json!("c");
     let mut second = claims(&url, "a", "");
     second["client_id"] = json!("b\u{0}c");
-    let (first, second) = (sign(&signing, &first), sign(&signing, &second));
+    // A user whose `sub` is a client's id, and that client's own token (no `sub`).
+    let mut user = claims(&url, "app", "");
+    user["client_id"] = json!("app");
+    let mut client = claims(&url, "app", "");
+    client.as_object_mut().unwrap().remove("sub");
+    client["client_id"] = json!("app");
+    for (first, second) in [
+        (first, second),
+        (user.clone(), client.clone()),
+        (client, user),
+    ] {
+        let (first, second) = (sign(&signing, &first), sign(&signing, &second));
+        must_not_share(addr, first, second).await;
+    }
+    stop.cancel();
+}
+
+/// A session `first` opens is `404` to `second` and still `200` to `first`.
+async fn must_not_share(addr: std::net::SocketAddr, first: String, second: String) {
     let answers = tokio::task::spawn_blocking(move || {
         let (status, head, _) = initialize(addr, &format!("Authorization: Bearer {first}"));
         assert_eq!(status, 200, "{head}");
@@ -512,7 +526,6 @@ async fn callers_whose_names_run_together_do_not_share_a_session() {
     .unwrap();
     assert_eq!(answers.0.0, 404, "{}", answers.0.1);
     assert_eq!(answers.1.0, 200, "{}", answers.1.1);
-    stop.cancel();
 }
 
 /// An owner a shared store holds in the former encoding (`iss NUL sub NUL client`, which two

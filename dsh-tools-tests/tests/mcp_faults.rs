@@ -374,10 +374,10 @@ async fn a_server_that_logs_bytes_that_are_not_utf8_keeps_running() {
     let binary = example_binary().expect("target/<profile>/examples/mcp_server is missing");
     let root = std::env::temp_dir().join(format!("dsh-mcp-stderr-{}", std::process::id()));
     std::fs::create_dir_all(&root).unwrap();
-    // A Latin-1 file name in a log line, then (once the client has had time to read it) another
-    // log line: if the client stopped reading, that write meets a closed pipe and kills the
-    // shell before the server starts.
-    let script = r#"printf 'opened caf\351.txt\n' >&2; sleep 0.5; printf 'still here\n' >&2 || exit 7; exec "$0" --root "$1""#;
+    // A Latin-1 file name in a log line, then more log than a pipe buffers (64 KiB): only a
+    // reader that is still reading lets it through; a reader that stopped closed the pipe,
+    // the write fails and the shell exits before the server starts.
+    let script = r#"printf 'opened caf\351.txt\n' >&2; head -c 300000 /dev/zero | tr '\0' x >&2 || exit 7; printf '\nstill here\n' >&2 || exit 7; exec "$0" --root "$1""#;
     let mut command = tokio::process::Command::new("sh");
     command.arg("-c").arg(script).arg(&binary).arg(&root);
     let server = McpImport::connect_stdio(command)

@@ -756,8 +756,47 @@ async fn a_listing_with_bad_entries_keeps_the_good_ones_and_reports_each_bad_one
 }
 
 #[tokio::test]
+async fn a_listing_of_millions_of_bad_entries_is_refused_and_a_few_are_reported() {
+    // 20,000 entries that are not tools, 50 of them with a 100 KB schema serde would quote.
+    let mut tools: Vec<Value> = (0..20_000).map(|_| json!({})).collect();
+    for entry in tools.iter_mut().take(50) {
+        *entry = json!({"name": "big", "inputSchema": "x".repeat(100_000)});
+    }
+    let too_many = connect(short(), lister(tools.clone(), |_, _| Vec::new()))
+        .await
+        .unwrap();
+    let error = too_many
+        .import_into(&Registry::new(), ImportOptions::default())
+        .await
+        .expect_err("20,000 entries are more than max_tools");
+    assert!(error.to_string().contains("Limits::max_tools"), "{error}");
+    // Within max_tools: every bad entry counted, at most 100 reported, each cut to a line.
+    let limits = short().max_tools(30_000);
+    let import = connect(limits, lister(tools, |_, _| Vec::new()))
+        .await
+        .unwrap();
+    let imported = import
+        .import_into(&Registry::new(), ImportOptions::default())
+        .await
+        .unwrap();
+    let skipped = imported.skipped();
+    assert_eq!(skipped.len(), 100);
+    assert!(
+        skipped.iter().all(|(_, why)| why.len() < 300),
+        "{:?}",
+        &skipped[0]
+    );
+}
+
+#[tokio::test]
 async fn line_and_paragraph_separators_in_names_are_skipped_like_other_invisible_characters() {
-    let tools = vec![tool("ok"), tool("a\u{2028}b"), tool("a\u{2029}b")];
+    let tools = vec![
+        tool("ok"),
+        tool("a\u{2028}b"),
+        tool("a\u{2029}b"),
+        tool("tag\u{e0041}smuggled"),
+        tool("soft\u{ad}hyphen"),
+    ];
     let import = connect(short(), lister(tools, |_, _| Vec::new()))
         .await
         .unwrap();
@@ -767,7 +806,7 @@ async fn line_and_paragraph_separators_in_names_are_skipped_like_other_invisible
         .await
         .unwrap();
     assert_eq!(imported.names(), ["ok"]);
-    assert_eq!(imported.skipped().len(), 2, "{:?}", imported.skipped());
+    assert_eq!(imported.skipped().len(), 4, "{:?}", imported.skipped());
 }
 
 #[tokio::test]

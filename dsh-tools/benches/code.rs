@@ -167,6 +167,10 @@ const ATTACKS: &[(&str, &str)] = &[
     ),
     ("`for (;;) console.log('a')`", "for (;;) console.log('a');"),
     (
+        "`return new Array(8e6).fill(0)` (16 MB of JSON)",
+        "return new Array(8e6).fill(0);",
+    ),
+    (
         "120 image results of 12 MB, values dropped",
         "const all = []; for (let i = 0; i < 120; i++) all.push(tools.shot({})); await Promise.all(all); return 1;",
     ),
@@ -217,15 +221,15 @@ fn memory() {
     let config = dsh_tools::code::CodeRuntimeConfig::default();
     let limits = dsh_tools::code::CodeHostLimits::default();
     let output = config.max_output_bytes as usize;
+    let ledger_mib = (2 * output + (1 << 20)) >> 20;
     let budget_mib = config.max_old_generation_size_mb as usize
         + (limits.max_in_flight_argument_bytes >> 20)
-        + ((2 * output + (1 << 20)) >> 20)
+        + 2 * ledger_mib
         + (limits.max_attached_bytes >> 20);
     println!(
-        "budget: engine {} MiB + arguments in flight {} MiB + ledger {} MiB + attachments {} MiB = {budget_mib} MiB",
+        "budget: engine {} MiB + arguments in flight {} MiB + ledger {ledger_mib} MiB + completion {ledger_mib} MiB + attachments {} MiB = {budget_mib} MiB",
         config.max_old_generation_size_mb,
         limits.max_in_flight_argument_bytes >> 20,
-        (2 * output + (1 << 20)) >> 20,
         limits.max_attached_bytes >> 20
     );
     println!("| program | peak RSS before | peak RSS after | run failed | contexts attached |");

@@ -36,12 +36,18 @@ pub(crate) fn deeper_than(value: &Value, limit: u32) -> bool {
     }
 }
 
+/// What one value takes on the host besides its strings: its slot.
+pub(crate) const VALUE_HOST_BYTES: usize = std::mem::size_of::<Value>();
+/// What one object member takes besides its key's bytes and its value: the key's `String`,
+/// and the ordered map's hash and index.
+pub(crate) const ENTRY_HOST_BYTES: usize = std::mem::size_of::<String>() + 16;
+
 /// About how many bytes `value` takes on the host: each node's slot, each string's and key's
 /// bytes, and a map entry's overhead. An estimate for budgets (it ignores allocator rounding and
 /// spare capacity), walked without recursion.
 pub(crate) fn host_bytes(value: &Value) -> usize {
-    const NODE: usize = std::mem::size_of::<Value>();
-    const ENTRY: usize = std::mem::size_of::<String>() + 16;
+    const NODE: usize = VALUE_HOST_BYTES;
+    const ENTRY: usize = ENTRY_HOST_BYTES;
     let mut total = 0usize;
     let mut stack = vec![value];
     while let Some(v) = stack.pop() {

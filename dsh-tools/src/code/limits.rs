@@ -9,9 +9,9 @@
 /// arguments in flight ([`max_in_flight_argument_bytes`](Self::max_in_flight_argument_bytes)),
 /// the output ledger (at most twice
 /// [`max_output_bytes`](super::CodeRuntimeConfig::max_output_bytes), counted as the host holds
-/// it), the completion value (as large as the ledger admits) and the attached results
-/// ([`max_attached_bytes`](Self::max_attached_bytes)). `BENCHMARKS.md` ("Code Mode memory")
-/// measures what a hostile program reaches against that sum.
+/// it), the completion value (its host copy held to the same bound) and the attached results
+/// ([`max_attached_bytes`](Self::max_attached_bytes)): 1,090 MiB with the defaults.
+/// `BENCHMARKS.md` ("Code Mode memory") measures what hostile programs reach against that sum.
 ///
 /// ```
 /// use dsh_tools::Registry;

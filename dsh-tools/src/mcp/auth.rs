@@ -756,7 +756,9 @@ fn check_type(typ: Option<&str>, access_only: bool) -> Result<(), TokenRejection
         _ => typ,
     });
     let access = kind.is_some_and(|kind| kind.eq_ignore_ascii_case("at+jwt"));
-    let plain = kind.is_none_or(|kind| kind.eq_ignore_ascii_case("jwt"));
+    // `JOSE` is RFC 7515's generic compact-serialization type: it names no other token kind.
+    let plain = kind
+        .is_none_or(|kind| kind.eq_ignore_ascii_case("jwt") || kind.eq_ignore_ascii_case("jose"));
     if access || (plain && !access_only) {
         return Ok(());
     }

@@ -539,11 +539,13 @@ fn owner_key(id: &str) -> String {
     format!("{id}.owner")
 }
 
-/// Who owns the sessions `caller` opens: its issuer, subject and client, as a JSON array
-/// (`["https://auth.example.com","alice","app"]`, `null` for a part it lacks), which tells
-/// any two callers apart, whatever their names hold: a client's own token (no `sub`) never
-/// owns a user's session, nor a subject `a` of client `b\0c` the sessions of subject `a\0b` of
-/// client `c`, as it did when the parts were joined with NULs.
+/// Who owns the sessions `caller` opens: its issuer, subject, whether the subject is the
+/// token's `sub` (a client's own token has none: its subject is its client id) and client, as
+/// a JSON array (`["https://auth.example.com","alice",true,"app"]`, `null` for a part it
+/// lacks), which tells any two callers apart, whatever their names hold: a client's own token
+/// never owns the session of a user whose `sub` equals that client's id, nor a subject `a` of
+/// client `b\0c` the sessions of subject `a\0b` of client `c`, as it did when the parts were
+/// joined with NULs.
 ///
 /// An owner a shared store still holds in that former encoding is refused, not converted:
 /// it holds raw NULs, which this encoding never does (JSON escapes them), so it matches no
@@ -551,7 +553,14 @@ fn owner_key(id: &str) -> String {
 /// opens a new session; sessions are short-lived, and nothing else is lost).
 #[cfg(feature = "mcp-auth")]
 fn owner_of(caller: &crate::call::Caller) -> String {
-    serde_json::json!([caller.issuer_name(), caller.subject(), caller.client()]).to_string()
+    let is_sub = caller.claim("sub").and_then(serde_json::Value::as_str) == Some(caller.subject());
+    serde_json::json!([
+        caller.issuer_name(),
+        caller.subject(),
+        is_sub,
+        caller.client()
+    ])
+    .to_string()
 }
 
 /// The header naming a request's session.

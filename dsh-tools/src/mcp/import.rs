@@ -246,6 +246,11 @@ impl McpImport {
     /// Connects over the streamable HTTP transport to `url` (plain `http://`; for TLS, enable
     /// rmcp's `reqwest` feature and build the transport yourself), negotiating 2026-07-28 when
     /// the server has it and the handshake otherwise.
+    ///
+    /// Unlike [`connect_stdio`](Self::connect_stdio) and [`connect_io`](Connector::connect_io),
+    /// answers are decoded by rmcp's HTTP client as they come: one it cannot decode (a lone
+    /// surrogate, a string id for a numeric request) is not refused at once, and its call ends
+    /// at [`Limits::call_timeout`].
     #[cfg(feature = "mcp-http")]
     pub async fn connect_http(url: &str) -> Result<Self, ImportError> {
         Connector::default().connect_http(url).await
@@ -377,9 +382,17 @@ where
 {
     let mut reader = tokio::io::BufReader::with_capacity(8 * 1024, stderr);
     let mut line = Vec::new();
-    while let Some(oversized) =
-        super::inbound::read_line(&mut reader, &mut line, MAX_STDERR_LINE).await
-    {
+    loop {
+        let Some(oversized) =
+            super::inbound::read_line(&mut reader, &mut line, MAX_STDERR_LINE).await
+        else {
+            // A dying child's last words often lack a newline: `read_line` leaves them in
+            // `line` at the end of input.
+            if !line.is_empty() {
+                log(&String::from_utf8_lossy(&line).escape_debug().to_string());
+            }
+            return;
+        };
         let text = String::from_utf8_lossy(&line);
         let shown = text.escape_debug();
         if oversized {
@@ -461,15 +474,16 @@ mod tests {
         let mut input = b"caf\xe9 latin-1\n".to_vec();
         input.extend(std::iter::repeat_n(b'x', 40 << 20)); // 40 MiB without a newline
         input.extend(b"\n\x1b[2Jafter\n");
-        input.extend(b"unterminated last line"); // dropped, as rmcp drops such a line
+        input.extend(b"unterminated last line"); // a dying child's last words
         let mut lines = Vec::new();
         forward_stderr(&input[..], |line| lines.push(line.to_owned())).await;
         assert_eq!(
             lines.len(),
-            3,
+            4,
             "{:?}",
             lines.iter().map(|l| l.len()).collect::<Vec<_>>()
         );
+        assert_eq!(lines[3], "unterminated last line");
         assert_eq!(lines[0], "caf\u{fffd} latin-1");
         assert!(lines[1].len() < MAX_STDERR_LINE, "{}", lines[1].len());
         assert!(

@@ -26,19 +26,22 @@ where
     let mut input = BufReader::with_capacity(64 * 1024, input);
     let mut line: Vec<u8> = Vec::new();
     while let Some(oversized) = read_line(&mut input, &mut line, max_line).await {
-        let why = if oversized {
-            Some(format!("the message is longer than {max_line} bytes"))
+        let verdict = if oversized {
+            Err((None, format!("the message is longer than {max_line} bytes")))
         } else if nesting(&line) > MAX_DEPTH {
-            Some(format!("the message nests deeper than {MAX_DEPTH} levels"))
+            Err((
+                None,
+                format!("the message nests deeper than {MAX_DEPTH} levels"),
+            ))
         } else {
-            undecodable(&line).or_else(|| mistyped_id(&line))
+            check(&line)
         };
-        let written = match why {
-            None => {
+        let written = match verdict {
+            Ok(()) => {
                 line.push(b'\n');
                 output.write_all(&line).await
             }
-            Some(why) => match top_level_id(&line).map(|id| numeric(&id).unwrap_or(id)) {
+            Err((id, why)) => match id.or_else(|| top_level_id(&line)) {
                 Some(id) => {
                     tracing::warn!("MCP import: the server's answer to {id} is dropped: {why}");
                     let message = format!("the server's answer could not be decoded: {why}");
@@ -61,46 +64,93 @@ where
     let _ = output.shutdown().await;
 }
 
-/// Why serde_json (and so rmcp, which then drops the line without a word) cannot read `line`,
-/// a line within the size and depth limits: bytes that are not UTF-8 (a Latin-1 file name), a
-/// `\u` escape of half a surrogate pair (what Node writes when a string is cut through an
-/// emoji), or any other syntax error. `None` when it parses.
-pub(crate) fn undecodable(line: &[u8]) -> Option<String> {
+/// The top level of a JSON-RPC message, as far as the filter reads it (one serde pass; the
+/// values are skipped without being built).
+#[derive(serde::Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    jsonrpc: Option<std::borrow::Cow<'a, str>>,
+    id: Option<serde_json::Value>,
+    method: Option<serde::de::IgnoredAny>,
+    result: Option<serde::de::IgnoredAny>,
+    error: Option<ErrorShape>,
+}
+
+/// A JSON-RPC error object as rmcp reads it: an `i32` code and a string message (read only
+/// to be checked).
+#[derive(serde::Deserialize)]
+struct ErrorShape {
+    #[serde(rename = "code")]
+    _code: i32,
+    #[serde(rename = "message")]
+    _message: serde::de::IgnoredAny,
+}
+
+/// `Ok` when rmcp can read `line` (a line within the size and depth limits) or nothing could
+/// be answered for it; else the raw id of the request it answers (when this pass read one) and
+/// why it is refused. These are what rmcp drops without a word, so the call waited out its
+/// timeout: bytes that are not UTF-8 (a Latin-1 file name), a `\u` escape of half a surrogate
+/// pair (what Node writes when a string is cut through an emoji), any other syntax error, an
+/// answer that is not JSON-RPC 2.0 (no `jsonrpc: "2.0"`, neither `result` nor `error`, a
+/// malformed `error`), and an id `"1"` answering request `1` (rmcp would take it for that
+/// answer).
+pub(crate) fn check(line: &[u8]) -> Result<(), (Option<String>, String)> {
     if let Err(e) = std::str::from_utf8(line) {
-        return Some(format!(
-            "the message is not valid UTF-8 (byte {} of {})",
-            e.valid_up_to(),
-            line.len()
+        return Err((
+            None,
+            format!(
+                "the message is not valid UTF-8 (byte {} of {})",
+                e.valid_up_to(),
+                line.len()
+            ),
         ));
     }
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
     if line.iter().all(u8::is_ascii_whitespace) {
-        return None; // rmcp skips blank lines
+        return Ok(()); // rmcp skips blank lines
     }
     if let Some(why) = lone_surrogate(line) {
-        return Some(why);
+        return Err((None, why));
     }
-    // Syntax only: a skipped value checks no escapes, hence the scan above.
-    match serde_json::from_slice::<serde::de::IgnoredAny>(line) {
-        Ok(_) => None,
-        Err(e) => Some(format!("the message is not valid JSON: {e}")),
+    // Skipped values check no escapes, hence the scan above.
+    let envelope = match serde_json::from_slice::<Envelope<'_>>(line) {
+        Ok(envelope) => envelope,
+        Err(e) if e.is_syntax() || e.is_eof() => {
+            return Err((None, format!("the message is not valid JSON: {e}")));
+        }
+        Err(e) => return Err((None, format!("the message is not JSON-RPC: {e}"))),
+    };
+    if envelope.method.is_some() {
+        return Ok(()); // the server's own request or notification: rmcp answers those
     }
-}
-
-/// Why an answer whose id is a string of digits is not an answer: our client numbers its
-/// requests, JSON-RPC ids match exactly (`"1"` is not `1`), and rmcp would take it for the
-/// answer to request `1`. The filter answers that request with the error instead.
-fn mistyped_id(line: &[u8]) -> Option<String> {
-    let id = top_level_id(line)?;
-    numeric(&id).map(|n| {
-        format!("the server answered request {n} with the id {id}, a string (JSON-RPC ids must match exactly)")
-    })
-}
-
-/// The number a JSON string id (raw text, quotes included) spells, as raw JSON text.
-fn numeric(id: &str) -> Option<String> {
-    let inner = id.strip_prefix('"')?.strip_suffix('"')?;
-    inner.parse::<i64>().ok().map(|n| n.to_string())
+    let id = match envelope.id {
+        Some(serde_json::Value::Number(n)) => n.to_string(),
+        Some(serde_json::Value::String(s)) => match s.parse::<i64>() {
+            Ok(n) => {
+                return Err((
+                    Some(n.to_string()),
+                    format!(
+                        "the server answered request {n} with the id {}, a string (JSON-RPC \
+                         ids must match exactly)",
+                        serde_json::Value::String(s)
+                    ),
+                ));
+            }
+            // No request of ours has a string id: nothing waits for it.
+            Err(_) => return Ok(()),
+        },
+        // No id, or one no request has: nothing to answer.
+        _ => return Ok(()),
+    };
+    if envelope.jsonrpc.as_deref() != Some("2.0") {
+        let why = "the answer is not JSON-RPC 2.0 (`jsonrpc` is not \"2.0\")";
+        return Err((Some(id), why.to_owned()));
+    }
+    if envelope.result.is_none() && envelope.error.is_none() {
+        let why = "the answer has neither `result` nor `error`";
+        return Err((Some(id), why.to_owned()));
+    }
+    Ok(())
 }
 
 /// Where a string in `text` (JSON) holds a `\u` escape of half a surrogate pair, which no Rust
@@ -389,6 +439,45 @@ mod tests {
             top_level_id(br#"{"id":3,"method":"sampling/createMessage"}"#),
             None
         );
+    }
+
+    #[test]
+    fn answers_rmcp_would_drop_are_refused_with_the_request_they_answer() {
+        let refused = |line: &str| check(line.as_bytes()).unwrap_err();
+        // Escapes do not hide a mistyped id, in the key or in the value.
+        for line in [
+            r#"{"jsonrpc":"2.0","id":"1","result":{}}"#,
+            r#"{"jsonrpc":"2.0","\u0069d":"1","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":"\u0031","result":{}}"#,
+        ] {
+            let (id, why) = refused(line);
+            assert_eq!(id.as_deref(), Some("1"), "{line}");
+            assert!(why.contains("a string"), "{why}");
+        }
+        let (id, why) = refused(r#"{"id":7,"result":{}}"#);
+        assert_eq!(
+            (id.as_deref(), why.contains("JSON-RPC 2.0")),
+            (Some("7"), true)
+        );
+        let (id, why) = refused(r#"{"jsonrpc":"2.0","id":7}"#);
+        assert_eq!((id.as_deref(), why.contains("neither")), (Some("7"), true));
+        let (_, why) = refused(r#"{"jsonrpc":"2.0","id":7,"error":{"code":"x","message":"m"}}"#);
+        assert!(why.contains("not JSON-RPC"), "{why}");
+        let (_, why) = refused(r#"{"jsonrpc":"2.0","id":7,"error":{"code":1}}"#);
+        assert!(why.contains("message"), "{why}");
+        let (_, why) = refused(r#"{"jsonrpc":"2.0","id":7,"result":{},}"#);
+        assert!(why.contains("not valid JSON"), "{why}");
+        // What rmcp reads, or what answers nothing, passes.
+        for line in [
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32000,"message":"no"}}"#,
+            r#"{"jsonrpc":"2.0","id":"abc","result":{}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":"1","method":"ping"}"#,
+            "  ",
+        ] {
+            assert!(check(line.as_bytes()).is_ok(), "{line}");
+        }
     }
 
     #[test]

@@ -13,7 +13,7 @@ use rmcp::model::{
     CallToolRequestParams, ClientRequest, CustomResult, ListToolsRequest, PaginatedRequestParams,
     ServerResult, Tool,
 };
-use rmcp::service::ServiceError;
+use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleClient};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -62,23 +62,36 @@ pub(super) async fn list_all(
             params: params.take(),
             extensions: Default::default(),
         });
-        let answer = tokio::time::timeout(limits.request_timeout, peer.send_request(request))
-            .await
-            .map_err(|_| ImportError::Timeout {
-                what: "tools/list",
-                after: limits.request_timeout,
-            })??;
+        let timed_out = || ImportError::Timeout {
+            what: "tools/list",
+            after: limits.request_timeout,
+        };
+        // rmcp's own timeout, which tells the server with `notifications/cancelled`; the outer
+        // one only bounds sending on a transport that does not drain.
+        let mut options = PeerRequestOptions::no_options();
+        options.timeout = Some(limits.request_timeout);
+        let asked = async {
+            peer.send_request_with_option(request, options)
+                .await?
+                .await_response()
+                .await
+        };
+        let answer = match tokio::time::timeout(limits.request_timeout * 2, asked).await {
+            Err(_) | Ok(Err(ServiceError::Timeout { .. })) => return Err(timed_out()),
+            Ok(answer) => answer?,
+        };
         let (tools, next_cursor) = match answer {
             ServerResult::ListToolsResult(page) => {
                 position += page.tools.len();
                 (page.tools, page.next_cursor)
             }
             ServerResult::CustomResult(CustomResult(raw)) => {
-                page_by_entry(raw, &mut position, &mut listing.bad)?
+                page_by_entry(raw, &mut position, &mut listing.bad, limits.max_tools)?
             }
             _ => return Err(ServiceError::UnexpectedResponse.into()),
         };
-        if listing.tools.len() + tools.len() > limits.max_tools {
+        // Every entry counts, good or bad: a page of 5 M `{}` is as large as 5 M tools.
+        if position > limits.max_tools {
             return Err(ImportError::TooLarge(format!(
                 "more than {} tools (Limits::max_tools)",
                 limits.max_tools
@@ -111,6 +124,7 @@ fn page_by_entry(
     raw: Value,
     position: &mut usize,
     bad: &mut Vec<(String, String)>,
+    max_tools: usize,
 ) -> Result<(Vec<Tool>, Option<String>), ImportError> {
     let Value::Object(mut page) = raw else {
         return Err(ServiceError::UnexpectedResponse.into());
@@ -123,7 +137,13 @@ fn page_by_entry(
         Some(Value::String(cursor)) => Some(cursor),
         Some(_) => return Err(ServiceError::UnexpectedResponse.into()),
     };
+    if *position + entries.len() > max_tools {
+        return Err(ImportError::TooLarge(format!(
+            "more than {max_tools} tools (Limits::max_tools)"
+        )));
+    }
     let mut tools = Vec::with_capacity(entries.len());
+    let mut refused = 0usize;
     for entry in entries {
         *position += 1;
         let name = match entry.get("name") {
@@ -134,14 +154,32 @@ fn page_by_entry(
         match serde_json::from_value::<Tool>(entry) {
             Ok(tool) => tools.push(tool),
             Err(e) => {
-                let why = format!("the server's entry is not a tool: {e}");
-                tracing::warn!("MCP import: the remote tool \"{name}\" is skipped: {why}");
-                bad.push((name, why));
+                refused += 1;
+                if bad.len() < MAX_REPORTED_BAD {
+                    // serde's message quotes the offending value: cut, controls escaped.
+                    let why: String = format!("the server's entry is not a tool: {e}")
+                        .chars()
+                        .take(200)
+                        .map(|c| match c.is_control() {
+                            true => c.escape_unicode().to_string(),
+                            false => c.to_string(),
+                        })
+                        .collect();
+                    bad.push((name, why));
+                }
             }
         }
     }
+    if refused > 0 {
+        tracing::warn!(
+            "MCP import: {refused} entries of a tools/list page are not tools and are skipped"
+        );
+    }
     Ok((tools, next_cursor))
 }
+
+/// The most bad listing entries reported (each also counts against `Limits::max_tools`).
+const MAX_REPORTED_BAD: usize = 100;
 
 /// A remote name as it may be shown: its first 64 characters, escaped.
 fn printable(name: &str) -> String {
@@ -161,9 +199,32 @@ pub(super) fn hostile_name(name: &str) -> Option<&'static str> {
     if name.chars().count() > 128 {
         return Some("the name is longer than 128 characters");
     }
+    // Controls and Unicode's format characters (category Cf: zero-width and bidirectional
+    // marks, line separators, tag characters, …), the set the CLI escapes.
     let invisible = |c: char| {
         c.is_control()
-            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}' | '\u{061c}')
+            || matches!(
+                c,
+                '\u{00ad}'
+                    | '\u{0600}'..='\u{0605}'
+                    | '\u{061c}'
+                    | '\u{06dd}'
+                    | '\u{070f}'
+                    | '\u{0890}'..='\u{0891}'
+                    | '\u{08e2}'
+                    | '\u{180e}'
+                    | '\u{200b}'..='\u{200f}'
+                    | '\u{2028}'..='\u{202e}'
+                    | '\u{2060}'..='\u{206f}'
+                    | '\u{feff}'
+                    | '\u{fff9}'..='\u{fffb}'
+                    | '\u{110bd}'
+                    | '\u{110cd}'
+                    | '\u{13430}'..='\u{1343f}'
+                    | '\u{1bca0}'..='\u{1bca3}'
+                    | '\u{1d173}'..='\u{1d17a}'
+                    | '\u{e0000}'..='\u{e007f}'
+            )
     };
     name.contains(invisible)
         .then_some("the name holds control, invisible or bidirectional-override characters")

@@ -516,8 +516,8 @@ fn json_bytes(content: &[crate::content::ContentBlock]) -> usize {
         .iter()
         .map(|block| match block.stored_json() {
             Some(value) => crate::code::value_cost(value),
-            // `{"type":"text","text":…}`
-            None => 20 + crate::code::string_cost(block.as_text().unwrap_or_default()),
+            // `{"type":"text","text":…}`: 21 bytes around the string's JSON.
+            None => 23 + crate::code::string_cost(block.as_text().unwrap_or_default()),
         })
         .fold(0, usize::saturating_add)
 }
@@ -555,6 +555,9 @@ async fn commit<S: Stages>(stages: &S, run: &Run, ctx: &ToolRunContext, slot: Sl
             .map(crate::json::clone_deep)
             .unwrap_or(Value::Null)),
     };
+    // Given back before the program hears of it: its next call may need the room.
+    let held = slot.held;
+    drop(held);
     let _ = slot.reply.send(Reply::Settled(outcome));
     if let Some(agent) = &run.agent {
         let record = CodeDispatchRecord {
@@ -572,5 +575,4 @@ async fn commit<S: Stages>(stages: &S, run: &Run, ctx: &ToolRunContext, slot: Sl
     } else {
         crate::json::free(slot.record_args);
     }
-    drop(slot.held);
 }

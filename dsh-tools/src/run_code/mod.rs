@@ -144,11 +144,11 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
     if left_out > 0 {
         let text = format!(
             "dsh-tools: {left_out} image-bearing tool result{} of this run {} not attached: a \
-             run attaches at most {} results and {} MiB (CodeHostLimits)",
+             run attaches at most {} results and {} bytes (CodeHostLimits)",
             if left_out == 1 { "" } else { "s" },
             if left_out == 1 { "was" } else { "were" },
             limits.max_attached_results,
-            limits.max_attached_bytes >> 20
+            limits.max_attached_bytes
         );
         ctx.defer_context(crate::content::UserMessage::new(
             format!("{}:images-left-out", exec.call_id()),

@@ -40,8 +40,10 @@ pub(super) enum TapeError {
     TooLarge,
 }
 
-/// Host bytes counted per value besides its strings.
-const NODE_BYTES: usize = 16;
+/// Host bytes counted per value besides its strings (its slot, as `json::host_bytes` counts).
+const NODE_BYTES: usize = crate::json::VALUE_HOST_BYTES;
+/// Host bytes counted per object member besides its key's bytes.
+const ENTRY_BYTES: usize = crate::json::ENTRY_HOST_BYTES;
 
 /// Reads a tape written by the bootstrap's `toTape`, within `budget` host bytes.
 pub(super) fn from_tape(tape: &Array<'_>, budget: usize) -> Result<Value, TapeError> {
@@ -99,7 +101,7 @@ fn read(
                     let mut keys = Vec::with_capacity(count.min(1 << 16));
                     for _ in 0..count {
                         let key = next()?.as_string()?.to_string().ok()?;
-                        if let Err(e) = charge(key.len()) {
+                        if let Err(e) = charge(key.len().saturating_add(ENTRY_BYTES)) {
                             return Some(Err(e));
                         }
                         keys.push(key);
