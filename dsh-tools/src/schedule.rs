@@ -9,7 +9,8 @@
 use crate::error::ToolError;
 use crate::pipeline::dispatch::resolve_executable;
 use crate::pipeline::{
-    AgentId, ExecutionToken, Stage, ToolExecution, ToolExecutionInput, ToolExecutionResult,
+    AgentId, ApprovalAnswer, ExecutionToken, PendingApproval, ResumeError, Stage, ToolExecution,
+    ToolExecutionInput, ToolExecutionResult,
 };
 use crate::registry::Registry;
 use serde_json::Value;
@@ -120,6 +121,62 @@ impl crate::run_code::lane::Stages for Registry {
     }
 }
 
+/// One call of a deferred turn, in model order.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "state", rename_all = "camelCase")]
+#[allow(clippy::large_enum_variant)]
+pub enum TurnCall {
+    /// It ran (or failed) to the end.
+    Settled {
+        /// Its result.
+        result: ToolExecutionResult,
+    },
+    /// It waits for an answer.
+    Pending {
+        /// What it waits for.
+        approval: PendingApproval,
+    },
+}
+
+/// A turn run with [`TurnScheduler::run_deferred`]: every call's result or pending approval,
+/// in model order. Serializable, to be kept while a person decides.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeferredTurn {
+    /// The calls, in model order.
+    pub calls: Vec<TurnCall>,
+}
+
+impl DeferredTurn {
+    /// The approvals still pending, in model order.
+    pub fn pending(&self) -> impl Iterator<Item = &PendingApproval> {
+        self.calls.iter().filter_map(|c| match c {
+            TurnCall::Pending { approval } => Some(approval),
+            TurnCall::Settled { .. } => None,
+        })
+    }
+
+    /// Every call's result, in model order, once none is pending.
+    pub fn results(&self) -> Option<Vec<ToolExecutionResult>> {
+        self.calls
+            .iter()
+            .map(|c| match c {
+                TurnCall::Settled { result } => Some(result.clone()),
+                TurnCall::Pending { .. } => None,
+            })
+            .collect()
+    }
+}
+
+/// Why [`TurnScheduler::resume`] did not apply every answer, with the turn as far as it got.
+#[derive(Debug, thiserror::Error)]
+#[error("{} answer(s) of the turn were not applied; the first: {}", errors.len(), errors.first().map(ToString::to_string).unwrap_or_default())]
+pub struct TurnResumeError {
+    /// The turn, with every answer that was applied.
+    pub turn: DeferredTurn,
+    /// One per answer not applied.
+    pub errors: Vec<ResumeError>,
+}
+
 /// A call of a parallel group that finished dispatching.
 enum Done {
     Stage(Stage),
@@ -175,23 +232,114 @@ impl TurnScheduler {
         calls: Vec<ToolExecutionInput>,
         turn: &CancellationToken,
     ) -> Vec<ToolExecutionResult> {
+        self.run_as(calls, turn, false)
+            .await
+            .into_iter()
+            .map(|call| match call {
+                TurnCall::Settled { result } => result,
+                // Only a deferring run keeps a call pending.
+                TurnCall::Pending { approval } => ToolExecutionResult::failure(ToolError::new(
+                    format!("internal error: approval {} was deferred", approval.id),
+                )),
+            })
+            .collect()
+    }
+
+    /// Runs `calls` like [`run`](Self::run), except that an `ask` no grant answers does not
+    /// wait: its call is kept in the registry's approval store
+    /// ([`Registry::execute_deferred`]) and the turn settles with every other call's result
+    /// and a [`PendingApproval`] in that call's place. The turn is serializable; give it to
+    /// [`resume`](Self::resume) with the answers, in this process or another one sharing the
+    /// store.
+    ///
+    /// Calls after a pending one are not held back: they run now, as they would have while the
+    /// approval was being answered, so a later call must not depend on an earlier one that
+    /// asks (it would not in the inline turn either, where it could run before the answer
+    /// came only if it did not wait for it).
+    pub async fn run_deferred(
+        &self,
+        calls: Vec<ToolExecutionInput>,
+        turn: &CancellationToken,
+    ) -> DeferredTurn {
+        DeferredTurn {
+            calls: self.run_as(calls, turn, true).await,
+        }
+    }
+
+    /// Continues the pending calls of `turn` that `answers` answer, in model order, each as
+    /// [`Registry::resume`] does; the answered ones become settled in the turn returned.
+    /// Pending calls without an answer stay pending (resume again later). An answer that is
+    /// not for a pending call of this turn, or that the registry refuses (another agent, an
+    /// approval answered already: resuming a turn twice), is reported in the error, with the
+    /// turn as far as it got: no call runs twice and no result is lost.
+    pub async fn resume(
+        &self,
+        mut turn: DeferredTurn,
+        answers: Vec<ApprovalAnswer>,
+    ) -> Result<DeferredTurn, TurnResumeError> {
+        let mut answers: Vec<Option<ApprovalAnswer>> = answers.into_iter().map(Some).collect();
+        let mut errors = Vec::new();
+        for call in &mut turn.calls {
+            let TurnCall::Pending { approval } = call else {
+                continue;
+            };
+            let Some(answer) = answers
+                .iter_mut()
+                .find(|a| a.as_ref().is_some_and(|a| a.approval_id == approval.id))
+                .and_then(Option::take)
+            else {
+                continue;
+            };
+            match self.registry.resume(answer).await {
+                Ok(result) => *call = TurnCall::Settled { result },
+                Err(e) => errors.push(e),
+            }
+        }
+        errors.extend(
+            answers
+                .into_iter()
+                .flatten()
+                .map(|a| ResumeError::Unknown(a.approval_id)),
+        );
+        if errors.is_empty() {
+            Ok(turn)
+        } else {
+            Err(TurnResumeError { turn, errors })
+        }
+    }
+
+    async fn run_as(
+        &self,
+        calls: Vec<ToolExecutionInput>,
+        turn: &CancellationToken,
+        defer: bool,
+    ) -> Vec<TurnCall> {
         let total = calls.len();
-        let mut results: Vec<ToolExecutionResult> = Vec::with_capacity(total);
+        let mut results: Vec<TurnCall> = Vec::with_capacity(total);
         let mut queue = calls.into_iter().peekable();
         while let Some(first) = queue.next() {
             if turn.is_cancelled() {
                 break;
             }
             if self.registry.mode_of(&first) == ExecutionMode::Exclusive {
-                results.push(self.registry.execute(first).await);
+                let stage = self.registry.prepare_as(first, defer).await;
+                results.push(match stage {
+                    Stage::Pending(approval) => TurnCall::Pending {
+                        approval: *approval,
+                    },
+                    stage => TurnCall::Settled {
+                        result: self.registry.run_prepared(stage).await,
+                    },
+                });
                 continue;
             }
-            self.run_group(first, &mut queue, turn, &mut results).await;
+            self.run_group(first, &mut queue, turn, &mut results, defer)
+                .await;
         }
         while results.len() < total {
-            results.push(ToolExecutionResult::failure(
-                ToolError::aborted_before_dispatch(),
-            ));
+            results.push(TurnCall::Settled {
+                result: ToolExecutionResult::failure(ToolError::aborted_before_dispatch()),
+            });
         }
         results
     }
@@ -203,7 +351,8 @@ impl TurnScheduler {
         first: ToolExecutionInput,
         queue: &mut std::iter::Peekable<std::vec::IntoIter<ToolExecutionInput>>,
         turn: &CancellationToken,
-        results: &mut Vec<ToolExecutionResult>,
+        results: &mut Vec<TurnCall>,
+        defer: bool,
     ) {
         let registry = &self.registry;
         let base = results.len();
@@ -226,7 +375,7 @@ impl TurnScheduler {
                 };
                 let index = started;
                 started += 1;
-                match registry.prepare(input).await {
+                match registry.prepare_as(input, defer).await {
                     Stage::Dispatch(call) => {
                         let registry = registry.clone();
                         let handle =
@@ -241,8 +390,13 @@ impl TurnScheduler {
             // Commit what is ready, in order.
             while let Some(done) = ready.remove(&committed) {
                 results.push(match done {
-                    Done::Stage(stage) => registry.complete(stage).await,
-                    Done::Lost(result) => result,
+                    Done::Stage(Stage::Pending(approval)) => TurnCall::Pending {
+                        approval: *approval,
+                    },
+                    Done::Stage(stage) => TurnCall::Settled {
+                        result: registry.complete(stage).await,
+                    },
+                    Done::Lost(result) => TurnCall::Settled { result },
                 });
                 committed += 1;
             }

@@ -210,3 +210,55 @@ impl ScopeRules {
         move |execution: &super::ToolExecution| self.check(execution.name(), execution.caller())
     }
 }
+
+/// A caller as stored with a pending approval: subject, scopes, issuer, client and claims.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CallerWire {
+    subject: String,
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    scopes: BTreeSet<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    issuer: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    client_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    claims: Map<String, Value>,
+}
+
+impl serde::Serialize for Caller {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        CallerWire {
+            subject: self.subject.clone(),
+            scopes: self.scopes.clone(),
+            issuer: self.issuer.clone(),
+            client_id: self.client_id.clone(),
+            // A token's claims, parsed within serde_json's depth limit.
+            claims: (*self.claims).clone(),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Caller {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let wire = CallerWire::deserialize(deserializer)?;
+        Ok(Self {
+            subject: wire.subject,
+            scopes: wire.scopes,
+            issuer: wire.issuer,
+            client_id: wire.client_id,
+            claims: Arc::new(wire.claims),
+        })
+    }
+}
+
+impl Caller {
+    /// Whether `other` is the same principal: subject, issuer and client (scopes and claims may
+    /// differ between two tokens of one user).
+    pub fn same_principal(&self, other: &Caller) -> bool {
+        self.subject == other.subject
+            && self.issuer == other.issuer
+            && self.client_id == other.client_id
+    }
+}

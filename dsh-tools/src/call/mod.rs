@@ -13,6 +13,7 @@ mod execution;
 mod future;
 mod grant;
 mod hooks;
+mod pending;
 mod result;
 
 pub use caller::{Caller, ScopeRules};
@@ -31,5 +32,9 @@ pub use hooks::{
     ExecuteCall, ExecuteNext, ExecuteWrapper, Guard, PostExecuteHook, PostNext, PreExecuteHook,
     PreNext, ResultObserver,
 };
+pub use pending::{
+    ApprovalPage, ApprovalStore, ApprovalStoreError, MemoryApprovalStore, PendingApproval,
+};
+pub(crate) use pending::{approval_id, now_ms};
 pub use result::ToolExecutionResult;
 pub(crate) use result::{Outcome, ResultData};

@@ -321,3 +321,52 @@ impl Serialize for ToolExecutionResult {
         map.end()
     }
 }
+
+/// Reads the shape [`Serialize`] writes, so a host can keep results (a deferred turn's
+/// finished calls) and give them back after a restart. The result read back is not canonical
+/// (a wrapper returning it is re-validated, as for any result it builds).
+impl<'de> serde::Deserialize<'de> for ToolExecutionResult {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let mut map = serde_json::Map::<String, Value>::deserialize(deserializer)?;
+        let mut take = |key: &str| map.remove(key);
+        let content: Vec<ContentBlock> = match take("content") {
+            Some(content) => serde_json::from_value(content).map_err(D::Error::custom)?,
+            None => return Err(D::Error::missing_field("content")),
+        };
+        let is_error = match take("isError") {
+            Some(Value::Bool(b)) => b,
+            Some(_) => return Err(D::Error::custom("`isError` must be a boolean")),
+            None => return Err(D::Error::missing_field("isError")),
+        };
+        let meta = take("meta");
+        let contexts: Option<Vec<UserMessage>> = take("additionalContexts")
+            .map(serde_json::from_value)
+            .transpose()
+            .map_err(D::Error::custom)?;
+        let concludes_turn = matches!(take("concludesTurn"), Some(Value::Bool(true)));
+        let outcome = if is_error {
+            let error = take("error").ok_or_else(|| D::Error::missing_field("error"))?;
+            Outcome::Failure(serde_json::from_value(error).map_err(D::Error::custom)?)
+        } else {
+            let value = take("value").ok_or_else(|| D::Error::missing_field("value"))?;
+            Outcome::Success {
+                value: Arc::new(value),
+                concludes_turn,
+            }
+        };
+        let result = Self::from_data(
+            ResultData {
+                outcome,
+                content,
+                meta,
+                contexts,
+            },
+            None,
+        );
+        if !result.is_lossless() {
+            return Err(D::Error::custom("a result must be lossless JSON"));
+        }
+        Ok(result)
+    }
+}

@@ -6,13 +6,17 @@
 //! (`prepare`, `dispatch`, `complete`) so that policy and commit stay in model order while
 //! dispatches overlap.
 
+mod deferred;
 pub(crate) mod dispatch;
+
+pub use deferred::{ApprovalAnswer, Deferred, ResumeError};
 
 // The call layer's types, at their public paths.
 pub use crate::call::{
-    AgentId, ApprovalOutcome, ApprovalRequest, ApprovalService, ArgumentMatch, BoxFuture, Caller,
-    ExecuteCall, ExecuteNext, ExecuteWrapper, ExecutionToken, Grant, GrantDecision, GrantKey,
-    GrantPolicy, Guard, HookResult, MatchRule, PostExecuteHook, PostNext, PostToolDecision,
+    AgentId, ApprovalOutcome, ApprovalPage, ApprovalRequest, ApprovalService, ApprovalStore,
+    ApprovalStoreError, ArgumentMatch, BoxFuture, Caller, ExecuteCall, ExecuteNext, ExecuteWrapper,
+    ExecutionToken, Grant, GrantDecision, GrantKey, GrantPolicy, Guard, HookResult, MatchRule,
+    MemoryApprovalStore, PendingApproval, PostExecuteHook, PostNext, PostToolDecision,
     PreExecuteHook, PreNext, PreToolDecision, Progress, ProgressSink, ResultObserver, ScopeRules,
     Signal, ToolExecution, ToolExecutionInput, ToolExecutionResult, ToolRunContext,
 };
@@ -46,6 +50,17 @@ pub(crate) enum Stage {
     Post(Call, ToolExecutionResult),
     /// Straight to finalization (post-execute skipped).
     Final(Call, ToolExecutionResult),
+    /// Deferred: waiting for an answer (the call is gone; the approval holds what resuming
+    /// needs).
+    Pending(Box<PendingApproval>),
+}
+
+/// What [`Registry::approve`] decided.
+enum Approval {
+    /// A decision (`None`: cancelled after the caller aborted).
+    Decided(Option<PreToolDecision>),
+    /// Deferred: kept in the store.
+    Pending(Box<PendingApproval>),
 }
 
 fn failure(e: ToolError) -> ToolExecutionResult {
@@ -64,6 +79,25 @@ fn cancelled(call: &Call, result: ToolExecutionResult) -> ToolExecutionResult {
         ToolError::aborted_before_dispatch()
     };
     failure(error).with_contexts_of(&result)
+}
+
+/// The denial of an `ask` for a call without an agent.
+fn no_agent(name: &str) -> PreToolDecision {
+    PreToolDecision::deny(format!(
+        "tool \"{name}\" requires approval, but the call has no agent to route it through"
+    ))
+}
+
+/// The key an "always" answer to `call` is remembered under, and whether its tool takes edits.
+fn grant_and_edits(call: &Call, agent: &AgentId) -> (Option<GrantKey>, bool) {
+    let definition = call.executable.as_ref().map(|t| t.definition());
+    let null = serde_json::Value::Null;
+    let arguments = call.exec.arguments.as_deref().unwrap_or(&null);
+    let grant = definition.and_then(|d| {
+        d.grant_policy
+            .key_for(&call.exec.name, Some(agent), arguments)
+    });
+    (grant, definition.is_some_and(|d| d.editable_arguments))
 }
 
 /// The message a block decision's failure carries (spec §6.7.1).
@@ -189,6 +223,12 @@ impl Registry {
 
     /// Stages 0–1 (spec §6.2–6.4): creation, pre-execute, approval, guards.
     pub(crate) async fn prepare(&self, input: ToolExecutionInput) -> Stage {
+        self.prepare_as(input, false).await
+    }
+
+    /// [`prepare`](Self::prepare); with `defer`, an `ask` no grant answers is kept in the
+    /// approval store and the call settles as [`Stage::Pending`].
+    pub(crate) async fn prepare_as(&self, input: ToolExecutionInput, defer: bool) -> Stage {
         let mut call = match self.create(input) {
             Stage::Dispatch(call) => call,
             done => return done,
@@ -212,15 +252,22 @@ impl Registry {
             Err(e) => return Stage::Final(call, failure(e)),
         };
         let decision = match decision {
-            PreToolDecision::Ask { reason } => match self.approve(&mut call, reason).await {
-                Ok(Some(d)) => d,
-                Ok(None) => {
+            PreToolDecision::Ask { reason } => match self.approve(&mut call, reason, defer).await {
+                Ok(Approval::Decided(Some(d))) => d,
+                Ok(Approval::Decided(None)) => {
                     return Stage::Post(call, failure(ToolError::aborted_before_dispatch()));
                 }
+                Ok(Approval::Pending(pending)) => return Stage::Pending(pending),
                 Err(e) => return Stage::Final(call, failure(e)),
             },
             other => other,
         };
+        self.admit(call, decision)
+    }
+
+    /// After pre-execute and approval: a denial settles the call, an allowance goes through the
+    /// guards (which only deny) to dispatch.
+    fn admit(&self, call: Call, decision: PreToolDecision) -> Stage {
         match decision {
             PreToolDecision::Deny { reason } => {
                 return Stage::Post(call, failure(ToolError::new(reason)));
@@ -264,7 +311,8 @@ impl Registry {
         &self,
         call: &mut Call,
         reason: Option<String>,
-    ) -> Result<Option<PreToolDecision>, ToolError> {
+        defer: bool,
+    ) -> Result<Approval, ToolError> {
         let name = call.exec.name.clone();
         let rejected = || PreToolDecision::deny(format!("the user rejected tool \"{name}\""));
         let null = serde_json::Value::Null;
@@ -274,24 +322,25 @@ impl Registry {
             .grants
             .answer(&name, call.exec.agent.as_ref(), arguments)
         {
-            Some(GrantDecision::Allow) => return Ok(Some(PreToolDecision::Allow)),
-            Some(GrantDecision::Reject) => return Ok(Some(rejected())),
+            Some(GrantDecision::Allow) => {
+                return Ok(Approval::Decided(Some(PreToolDecision::Allow)));
+            }
+            Some(GrantDecision::Reject) => return Ok(Approval::Decided(Some(rejected()))),
             None => {}
+        }
+        if defer {
+            return self.defer(call, reason).await;
         }
         let Some(service) = call.admitted.approval.clone() else {
             let reason = reason.unwrap_or_else(|| {
                 format!("tool \"{name}\" requires approval (not yet supported)")
             });
-            return Ok(Some(PreToolDecision::Deny { reason }));
+            return Ok(Approval::Decided(Some(PreToolDecision::Deny { reason })));
         };
         let Some(agent) = call.exec.agent.clone() else {
-            return Ok(Some(PreToolDecision::deny(format!(
-                "tool \"{name}\" requires approval, but the call has no agent to route it through"
-            ))));
+            return Ok(Approval::Decided(Some(no_agent(&name))));
         };
-        let definition = call.executable.as_ref().map(|t| t.definition());
-        let grant = definition.and_then(|d| d.grant_policy.key_for(&name, Some(&agent), arguments));
-        let editable = definition.is_some_and(|d| d.editable_arguments);
+        let (grant, editable) = grant_and_edits(call, &agent);
         let request = ApprovalRequest {
             agent,
             tool_name: name.clone(),
@@ -303,6 +352,59 @@ impl Registry {
             signal: call.exec.signal.clone(),
         };
         let outcome = crate::call::contained(move || service.request(request)).await?;
+        self.apply_outcome(call, outcome, grant, editable)
+            .map(Approval::Decided)
+    }
+
+    /// Keeps the call's `ask` in the approval store (deferred mode).
+    async fn defer(&self, call: &Call, reason: Option<String>) -> Result<Approval, ToolError> {
+        let name = &call.exec.name;
+        let Some(agent) = call.exec.agent.clone() else {
+            return Ok(Approval::Decided(Some(no_agent(name))));
+        };
+        let (grant, editable) = grant_and_edits(call, &agent);
+        let pending = PendingApproval {
+            id: crate::call::approval_id(),
+            call_id: call.exec.call_id.clone(),
+            root_call_id: call.exec.root_call_id.clone(),
+            tool: name.clone(),
+            arguments: call
+                .exec
+                .arguments
+                .as_deref()
+                .map(crate::json::clone_deep)
+                .unwrap_or_default(),
+            reason,
+            agent,
+            caller: call.exec.caller.as_deref().cloned(),
+            grant,
+            editable,
+            asked_at_ms: crate::call::now_ms(),
+            claimed: false,
+        };
+        let store = self.approval_store();
+        match store.put(pending.clone()).await {
+            Ok(()) => Ok(Approval::Pending(Box::new(pending))),
+            Err(e) => Err(ToolError::coded(
+                "ApprovalStoreError",
+                "APPROVAL_NOT_KEPT",
+                format!(
+                    "tool \"{name}\" requires approval, and it could not be kept for later: {e}"
+                ),
+            )),
+        }
+    }
+
+    /// Applies an approval service's (or a resumed approval's) answer to `call`.
+    fn apply_outcome(
+        &self,
+        call: &mut Call,
+        outcome: ApprovalOutcome,
+        grant: Option<GrantKey>,
+        editable: bool,
+    ) -> Result<Option<PreToolDecision>, ToolError> {
+        let name = call.exec.name.clone();
+        let rejected = || PreToolDecision::deny(format!("the user rejected tool \"{name}\""));
         let remember = |key: Option<GrantKey>, decision: GrantDecision| match key.or(grant) {
             Some(key) => {
                 self.grant(Grant { key, decision });
@@ -480,6 +582,14 @@ impl Registry {
             Stage::Dispatch(call) => {
                 let e = ToolError::new("internal error: a call was completed before dispatch");
                 (call, failure(e))
+            }
+            // Only the deferred entry points prepare with deferral, and they never complete a
+            // pending call.
+            Stage::Pending(pending) => {
+                return failure(ToolError::new(format!(
+                    "internal error: the call waiting for approval {} was completed",
+                    pending.id
+                )));
             }
         };
         self.finish(call, result)

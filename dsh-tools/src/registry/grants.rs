@@ -1,5 +1,5 @@
-//! The registry's remembered approval answers (grants): consulted before the approval service
-//! is asked, listable and revocable.
+//! The registry's approval memory: remembered answers (grants), consulted before the approval
+//! service is asked, listable and revocable; and the store deferred approvals wait in.
 
 use super::core::Registry;
 use crate::call::{AgentId, Grant, GrantDecision, GrantKey};
@@ -52,6 +52,19 @@ impl Grants {
 }
 
 impl Registry {
+    /// Sets where deferred approvals wait
+    /// ([`MemoryApprovalStore`](crate::pipeline::MemoryApprovalStore) by default; a Redis store
+    /// lets another instance, or this one after a restart, answer them). See
+    /// [`execute_deferred`](Self::execute_deferred).
+    pub fn set_approval_store(&self, store: impl crate::call::ApprovalStore) {
+        self.write().approval_store = std::sync::Arc::new(store);
+    }
+
+    /// Where deferred approvals wait.
+    pub fn approval_store(&self) -> std::sync::Arc<dyn crate::call::ApprovalStore> {
+        std::sync::Arc::clone(&self.read().approval_store)
+    }
+
     /// The remembered approval answers, oldest first: what an
     /// [`AllowedAlways`](crate::ApprovalOutcome::AllowedAlways) or
     /// [`RejectedAlways`](crate::ApprovalOutcome::RejectedAlways) answer kept, and what

@@ -199,6 +199,8 @@ pub(crate) struct State {
     pub(crate) max_parallel_sub_calls: usize,
     /// What a `run_code` run may hold on the host besides its engine.
     pub(crate) code_host_limits: crate::code::CodeHostLimits,
+    /// Where deferred approvals wait.
+    pub(crate) approval_store: Arc<dyn crate::call::ApprovalStore>,
     /// Observers of the records of `run_code` sub-calls (spec §4.8).
     pub(crate) code_dispatch_observers: Vec<(u64, super::code::CodeDispatchObserver)>,
 }
@@ -219,6 +221,7 @@ impl Default for State {
             run_code: run_code_tool(),
             max_parallel_sub_calls: super::code::DEFAULT_MAX_PARALLEL_SUB_CALLS,
             code_host_limits: crate::code::CodeHostLimits::default(),
+            approval_store: Arc::new(crate::call::MemoryApprovalStore::default()),
             code_dispatch_observers: Vec::new(),
         }
     }

@@ -1,0 +1,247 @@
+//! Deferred approvals: a call whose `ask` no grant answers settles as a [`PendingApproval`]
+//! instead of waiting, kept in an [`ApprovalStore`] until someone answers it, maybe from
+//! another process, maybe after a restart.
+
+use super::caller::Caller;
+use super::execution::AgentId;
+use super::future::BoxFuture;
+use super::grant::GrantKey;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+
+/// A call waiting for a person: everything the pipeline needs to continue it, serializable.
+///
+/// Its pre-execute hooks already ran (they decided `ask`); resuming it
+/// ([`Registry::resume`](crate::Registry::resume)) applies the answer and runs every later
+/// stage: guards, wrappers, the body, post-execute, `finalize_content`, observers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingApproval {
+    /// The approval's id: 128 random bits as hex, stable for its life.
+    pub id: String,
+    /// The model's call id.
+    pub call_id: String,
+    /// The top-level call id, when the call is nested.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_call_id: Option<String>,
+    /// The tool's name.
+    pub tool: String,
+    /// The arguments as the pipeline snapshotted them.
+    pub arguments: Value,
+    /// The `ask` decision's reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The agent the call ran for; only it may answer.
+    pub agent: AgentId,
+    /// Who asked for the call, when a transport authenticated them; only they may answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller: Option<Caller>,
+    /// The key an "always" answer is remembered under (see
+    /// [`ApprovalRequest::grant`](crate::ApprovalRequest::grant)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<GrantKey>,
+    /// Whether the tool accepts edited arguments.
+    #[serde(default)]
+    pub editable: bool,
+    /// When it was asked, in milliseconds since the Unix epoch.
+    pub asked_at_ms: u64,
+    /// Set by the store once an answer claimed it: the call is being (or was) run, and no
+    /// other answer is taken. A claimed approval left in a store means its process stopped
+    /// while running the call; it is never run again by itself.
+    #[serde(default)]
+    pub claimed: bool,
+}
+
+/// One page of pending approvals, oldest first.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalPage {
+    /// The approvals.
+    pub approvals: Vec<PendingApproval>,
+    /// Where the next page starts (opaque), `None` after the last.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
+}
+
+/// Why a store could not do what was asked. Nothing is lost on an error: a `put` that failed
+/// kept nothing (the call fails, unrun), a `claim` that failed left the approval pending.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApprovalStoreError {
+    /// The store holds as many approvals as it may.
+    #[error("the approval store is full ({0} pending approvals)")]
+    Full(usize),
+    /// The store could not be reached or answered with an error.
+    #[error("the approval store failed: {0}")]
+    Unavailable(String),
+    /// A page cursor that is not one of this store's.
+    #[error("not a page cursor of this approval store: {0:?}")]
+    BadCursor(String),
+}
+
+/// Where pending approvals wait: in memory by default
+/// ([`MemoryApprovalStore`]), in Redis with the `mcp-redis` feature
+/// ([`RedisApprovalStore`](crate::mcp::RedisApprovalStore)) so that one instance can answer
+/// what another asked, or after a restart.
+///
+/// The contract: `claim` is atomic (of two claims of one id, at most one gets the approval),
+/// and an approval is never given out twice.
+pub trait ApprovalStore: Send + Sync + 'static {
+    /// Keeps a new approval.
+    fn put(&self, approval: PendingApproval) -> BoxFuture<Result<(), ApprovalStoreError>>;
+    /// The approval `id`, claimed or not.
+    fn get(&self, id: &str) -> BoxFuture<Result<Option<PendingApproval>, ApprovalStoreError>>;
+    /// Marks approval `id` claimed and gives it out, once: `None` when there is none or it was
+    /// claimed already.
+    fn claim(&self, id: &str) -> BoxFuture<Result<Option<PendingApproval>, ApprovalStoreError>>;
+    /// Forgets approval `id` (its call settled).
+    fn remove(&self, id: &str) -> BoxFuture<Result<(), ApprovalStoreError>>;
+    /// Up to `limit` approvals after `cursor` (a page's `next`), oldest first.
+    fn list(
+        &self,
+        cursor: Option<String>,
+        limit: usize,
+    ) -> BoxFuture<Result<ApprovalPage, ApprovalStoreError>>;
+}
+
+/// The default store: approvals in this process's memory, at most
+/// [`MemoryApprovalStore::DEFAULT_MAX`] at once.
+#[derive(Debug)]
+pub struct MemoryApprovalStore {
+    max: usize,
+    inner: Mutex<Memory>,
+}
+
+#[derive(Debug, Default)]
+struct Memory {
+    next: u64,
+    order: BTreeMap<u64, String>,
+    by_id: HashMap<String, (u64, PendingApproval)>,
+}
+
+impl Default for MemoryApprovalStore {
+    fn default() -> Self {
+        Self::new(Self::DEFAULT_MAX)
+    }
+}
+
+impl MemoryApprovalStore {
+    /// How many approvals the default store keeps at once: 10,000.
+    pub const DEFAULT_MAX: usize = 10_000;
+
+    /// A store keeping at most `max` approvals; a call asking past it fails (unrun) with
+    /// [`ApprovalStoreError::Full`].
+    pub fn new(max: usize) -> Self {
+        Self {
+            max,
+            inner: Mutex::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Memory> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl ApprovalStore for MemoryApprovalStore {
+    fn put(&self, approval: PendingApproval) -> BoxFuture<Result<(), ApprovalStoreError>> {
+        let mut memory = self.lock();
+        let outcome = if memory.by_id.len() >= self.max {
+            Err(ApprovalStoreError::Full(self.max))
+        } else {
+            memory.next += 1;
+            let seq = memory.next;
+            memory.order.insert(seq, approval.id.clone());
+            memory.by_id.insert(approval.id.clone(), (seq, approval));
+            Ok(())
+        };
+        Box::pin(std::future::ready(outcome))
+    }
+
+    fn get(&self, id: &str) -> BoxFuture<Result<Option<PendingApproval>, ApprovalStoreError>> {
+        let found = self.lock().by_id.get(id).map(|(_, a)| a.clone());
+        Box::pin(std::future::ready(Ok(found)))
+    }
+
+    fn claim(&self, id: &str) -> BoxFuture<Result<Option<PendingApproval>, ApprovalStoreError>> {
+        let mut memory = self.lock();
+        let claimed = match memory.by_id.get_mut(id) {
+            Some((_, approval)) if !approval.claimed => {
+                approval.claimed = true;
+                Some(approval.clone())
+            }
+            _ => None,
+        };
+        Box::pin(std::future::ready(Ok(claimed)))
+    }
+
+    fn remove(&self, id: &str) -> BoxFuture<Result<(), ApprovalStoreError>> {
+        let mut memory = self.lock();
+        if let Some((seq, _)) = memory.by_id.remove(id) {
+            memory.order.remove(&seq);
+        }
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn list(
+        &self,
+        cursor: Option<String>,
+        limit: usize,
+    ) -> BoxFuture<Result<ApprovalPage, ApprovalStoreError>> {
+        let after = match cursor.as_deref().map(str::parse::<u64>) {
+            None => Ok(0),
+            Some(Ok(seq)) => Ok(seq),
+            Some(Err(_)) => Err(ApprovalStoreError::BadCursor(
+                cursor.clone().unwrap_or_default(),
+            )),
+        };
+        let page = after.map(|after| {
+            let memory = self.lock();
+            let limit = limit.max(1);
+            let mut approvals = Vec::new();
+            let mut next = None;
+            let mut last = after;
+            for (&seq, id) in memory.order.range(after + 1..) {
+                if approvals.len() == limit {
+                    next = Some(last.to_string());
+                    break;
+                }
+                if let Some((_, approval)) = memory.by_id.get(id) {
+                    approvals.push(approval.clone());
+                }
+                last = seq;
+            }
+            ApprovalPage { approvals, next }
+        });
+        Box::pin(std::future::ready(page))
+    }
+}
+
+/// 128 random bits as 32 hex digits.
+pub(crate) fn approval_id() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No OS randomness (never seen on a supported platform): a process-unique fallback.
+        use std::hash::{BuildHasher, Hasher};
+        let state = std::collections::hash_map::RandomState::new();
+        for chunk in bytes.chunks_mut(8) {
+            let mut hasher = state.build_hasher();
+            hasher.write_u128(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos()),
+            );
+            chunk.copy_from_slice(&hasher.finish().to_le_bytes());
+        }
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Now, in milliseconds since the Unix epoch.
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}

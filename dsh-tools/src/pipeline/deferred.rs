@@ -1,0 +1,234 @@
+//! Deferred approvals in the pipeline: a call whose `ask` no grant answers is kept in the
+//! approval store instead of waiting, and resumed later with its answer.
+
+use super::{Stage, failure};
+use crate::call::{
+    AgentId, ApprovalOutcome, ApprovalPage, ApprovalStoreError, Caller, PendingApproval,
+    ToolExecutionInput, ToolExecutionResult,
+};
+use crate::error::ToolError;
+use crate::registry::Registry;
+use std::sync::Arc;
+
+/// What a call run with [`Registry::execute_deferred`] settled as.
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
+pub enum Deferred {
+    /// It ran (or failed) to the end.
+    Settled(ToolExecutionResult),
+    /// It waits for a person: answer it with [`Registry::resume`].
+    Pending(PendingApproval),
+}
+
+/// An answer to a [`PendingApproval`], for [`Registry::resume`].
+#[derive(Clone, Debug)]
+pub struct ApprovalAnswer {
+    /// The approval's id.
+    pub approval_id: String,
+    /// The answer.
+    pub outcome: ApprovalOutcome,
+    /// Who answers: the agent the approval was asked for.
+    pub agent: AgentId,
+    /// On whose behalf, when the approval's call had an authenticated caller: the same
+    /// principal (subject, issuer, client).
+    pub caller: Option<Caller>,
+    /// The resumed call's cancellation signal.
+    pub signal: tokio_util::sync::CancellationToken,
+}
+
+impl ApprovalAnswer {
+    /// `outcome` for approval `approval_id`, answered for `agent`.
+    pub fn new(
+        approval_id: impl Into<String>,
+        outcome: ApprovalOutcome,
+        agent: impl Into<AgentId>,
+    ) -> Self {
+        Self {
+            approval_id: approval_id.into(),
+            outcome,
+            agent: agent.into(),
+            caller: None,
+            signal: tokio_util::sync::CancellationToken::new(),
+        }
+    }
+
+    /// Answered on behalf of `caller`.
+    #[must_use]
+    pub fn caller(mut self, caller: Caller) -> Self {
+        self.caller = Some(caller);
+        self
+    }
+
+    /// The resumed call's cancellation signal.
+    #[must_use]
+    pub fn signal(mut self, signal: tokio_util::sync::CancellationToken) -> Self {
+        self.signal = signal;
+        self
+    }
+}
+
+/// Why [`Registry::resume`] continued nothing. The approval, when there is one, stays as it was.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResumeError {
+    /// No such approval: never asked, or answered and settled.
+    #[error("no pending approval {0:?}: it was never asked, or it was answered already")]
+    Unknown(String),
+    /// Another answer claimed it first: its call ran, or is running.
+    #[error("approval {0:?} was answered already: its call is not run again")]
+    AlreadyAnswered(String),
+    /// The answer came for another agent.
+    #[error("approval {id:?} belongs to agent {owner:?}, not {agent:?}")]
+    WrongAgent {
+        /// The approval.
+        id: String,
+        /// The agent it was asked for.
+        owner: String,
+        /// The agent that answered.
+        agent: String,
+    },
+    /// The answer came on behalf of another caller (or of none).
+    #[error("approval {0:?} belongs to another caller")]
+    WrongCaller(String),
+    /// The store failed; the approval is as it was.
+    #[error("{0}")]
+    Store(#[from] ApprovalStoreError),
+}
+
+impl Registry {
+    /// Up to `limit` pending approvals after `cursor` (a page's `next`), oldest first.
+    pub async fn pending_approvals(
+        &self,
+        cursor: Option<String>,
+        limit: usize,
+    ) -> Result<ApprovalPage, ApprovalStoreError> {
+        self.approval_store().list(cursor, limit).await
+    }
+
+    /// Runs one call like [`execute`](Self::execute), except that an `ask` no grant answers
+    /// does not wait for the approval service: it is kept in the [approval
+    /// store](Self::set_approval_store) and the call settles as [`Deferred::Pending`], to be
+    /// continued by [`resume`](Self::resume) whenever (and wherever) someone answers.
+    ///
+    /// ```
+    /// use dsh_tools::pipeline::{ApprovalAnswer, Deferred};
+    /// use dsh_tools::{ApprovalOutcome, OutputDecl, PreToolDecision, Registry, ToolDefinition, ToolExecutionInput};
+    /// use serde_json::json;
+    /// use tokio_util::sync::CancellationToken;
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let registry = Registry::new();
+    /// registry.register(ToolDefinition::new("rm", "removes", json!({"type": "object"}), OutputDecl::text(),
+    ///     |_, _| async { Ok(json!("removed")) })).unwrap();
+    /// registry.on_pre_execute(|_e, _next| async { Ok(PreToolDecision::ask(Some("destructive"))) }).keep();
+    /// let input = ToolExecutionInput::new("c1", "rm", json!({"path": "a"}), CancellationToken::new()).agent("coder");
+    /// let Deferred::Pending(pending) = registry.execute_deferred(input).await else { panic!() };
+    /// // Later, maybe elsewhere (the approval is serializable):
+    /// let answer = ApprovalAnswer::new(&pending.id, ApprovalOutcome::AllowedOnce, "coder");
+    /// assert_eq!(registry.resume(answer.clone()).await.unwrap().text(), "removed");
+    /// assert!(registry.resume(answer).await.is_err(), "never run twice");
+    /// # });
+    /// ```
+    pub async fn execute_deferred(&self, input: ToolExecutionInput) -> Deferred {
+        match self.prepare_as(input, true).await {
+            Stage::Pending(pending) => Deferred::Pending(*pending),
+            stage => Deferred::Settled(self.run_prepared(stage).await),
+        }
+    }
+
+    /// Runs a prepared call to its result (what [`execute`](Self::execute) does after
+    /// `prepare`).
+    pub(crate) async fn run_prepared(&self, stage: Stage) -> ToolExecutionResult {
+        let stage = match stage {
+            Stage::Dispatch(call) => self.dispatch(call).await,
+            other => other,
+        };
+        self.complete(stage).await
+    }
+
+    /// Continues the call waiting for `answer.approval_id` with `answer.outcome`, as if the
+    /// approval service had given that answer at once: remembered answers are kept, edited
+    /// arguments validated, then guards, wrappers, the body, post-execute,
+    /// `finalize_content` and observers run. The call's pre-execute hooks do not run again
+    /// (they asked).
+    ///
+    /// The answer must come for the approval's agent and, when its call had an authenticated
+    /// caller, on behalf of the same principal. Each approval is answered once: the store
+    /// claims it atomically before the call runs, so a second answer (here or on another
+    /// instance) is [`ResumeError::AlreadyAnswered`] and the call never runs twice. A store
+    /// that fails leaves the approval as it was.
+    pub async fn resume(&self, answer: ApprovalAnswer) -> Result<ToolExecutionResult, ResumeError> {
+        let store = self.approval_store();
+        let id = answer.approval_id.clone();
+        let Some(found) = store.get(&id).await? else {
+            return Err(ResumeError::Unknown(id));
+        };
+        if found.agent != answer.agent {
+            return Err(ResumeError::WrongAgent {
+                id,
+                owner: found.agent.to_string(),
+                agent: answer.agent.to_string(),
+            });
+        }
+        let same_caller = match (&found.caller, &answer.caller) {
+            (None, _) => true,
+            (Some(asked), Some(answering)) => asked.same_principal(answering),
+            (Some(_), None) => false,
+        };
+        if !same_caller {
+            return Err(ResumeError::WrongCaller(id));
+        }
+        if found.claimed {
+            return Err(ResumeError::AlreadyAnswered(id));
+        }
+        let Some(pending) = store.claim(&id).await? else {
+            return Err(ResumeError::AlreadyAnswered(id));
+        };
+        let result = self
+            .continue_approved(pending, answer.outcome, answer.signal)
+            .await;
+        if let Err(e) = store.remove(&id).await {
+            // Claimed, so never run again; left for an operator to see in the listing.
+            tracing::warn!("approval {id}: its call settled, but the store kept it: {e}");
+        }
+        Ok(result)
+    }
+
+    async fn continue_approved(
+        &self,
+        pending: PendingApproval,
+        outcome: ApprovalOutcome,
+        signal: tokio_util::sync::CancellationToken,
+    ) -> ToolExecutionResult {
+        let PendingApproval {
+            call_id,
+            root_call_id,
+            tool,
+            arguments,
+            agent,
+            caller,
+            grant,
+            editable,
+            ..
+        } = pending;
+        let mut input = ToolExecutionInput::new(call_id, tool, arguments, signal).agent(agent);
+        input.caller = caller.map(Arc::new);
+        if let Some(root) = root_call_id {
+            input = input.root_call_id(root);
+        }
+        let mut call = match self.create(input) {
+            Stage::Dispatch(call) => call,
+            done => return self.complete(done).await,
+        };
+        if call.exec.signal.is_cancelled() {
+            let aborted = failure(ToolError::aborted_before_dispatch());
+            return self.complete(Stage::Final(call, aborted)).await;
+        }
+        let stage = match self.apply_outcome(&mut call, outcome, grant, editable) {
+            Ok(Some(decision)) => self.admit(call, decision),
+            Ok(None) => Stage::Post(call, failure(ToolError::aborted_before_dispatch())),
+            Err(e) => Stage::Final(call, failure(e)),
+        };
+        self.run_prepared(stage).await
+    }
+}
