@@ -33,7 +33,8 @@ pub use hooks::{
     PreNext, ResultObserver,
 };
 pub use pending::{
-    ApprovalPage, ApprovalStore, ApprovalStoreError, MemoryApprovalStore, PendingApproval,
+    ApprovalAnswer, ApprovalPage, ApprovalStore, ApprovalStoreError, Deferred, MemoryApprovalStore,
+    PendingApproval, ResumeError,
 };
 pub(crate) use pending::{approval_id, now_ms};
 pub use result::ToolExecutionResult;

@@ -3,9 +3,11 @@
 //! another process, maybe after a restart.
 
 use super::caller::Caller;
+use super::decision::ApprovalOutcome;
 use super::execution::AgentId;
 use super::future::BoxFuture;
 use super::grant::GrantKey;
+use super::result::ToolExecutionResult;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -217,6 +219,91 @@ impl ApprovalStore for MemoryApprovalStore {
         });
         Box::pin(std::future::ready(page))
     }
+}
+
+/// What a call run with [`Registry::execute_deferred`](crate::Registry::execute_deferred) settled as.
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
+pub enum Deferred {
+    /// It ran (or failed) to the end.
+    Settled(ToolExecutionResult),
+    /// It waits for a person: answer it with [`Registry::resume`](crate::Registry::resume).
+    Pending(PendingApproval),
+}
+
+/// An answer to a [`PendingApproval`], for [`Registry::resume`](crate::Registry::resume).
+#[derive(Clone, Debug)]
+pub struct ApprovalAnswer {
+    /// The approval's id.
+    pub approval_id: String,
+    /// The answer.
+    pub outcome: ApprovalOutcome,
+    /// Who answers: the agent the approval was asked for.
+    pub agent: AgentId,
+    /// On whose behalf, when the approval's call had an authenticated caller: the same
+    /// principal (subject, issuer, client).
+    pub caller: Option<Caller>,
+    /// The resumed call's cancellation signal.
+    pub signal: tokio_util::sync::CancellationToken,
+}
+
+impl ApprovalAnswer {
+    /// `outcome` for approval `approval_id`, answered for `agent`.
+    pub fn new(
+        approval_id: impl Into<String>,
+        outcome: ApprovalOutcome,
+        agent: impl Into<AgentId>,
+    ) -> Self {
+        Self {
+            approval_id: approval_id.into(),
+            outcome,
+            agent: agent.into(),
+            caller: None,
+            signal: tokio_util::sync::CancellationToken::new(),
+        }
+    }
+
+    /// Answered on behalf of `caller`.
+    #[must_use]
+    pub fn caller(mut self, caller: Caller) -> Self {
+        self.caller = Some(caller);
+        self
+    }
+
+    /// The resumed call's cancellation signal.
+    #[must_use]
+    pub fn signal(mut self, signal: tokio_util::sync::CancellationToken) -> Self {
+        self.signal = signal;
+        self
+    }
+}
+
+/// Why [`Registry::resume`](crate::Registry::resume) continued nothing. The approval, when there is one, stays as it was.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResumeError {
+    /// No such approval: never asked, or answered and settled.
+    #[error("no pending approval {0:?}: it was never asked, or it was answered already")]
+    Unknown(String),
+    /// Another answer claimed it first: its call ran, or is running.
+    #[error("approval {0:?} was answered already: its call is not run again")]
+    AlreadyAnswered(String),
+    /// The answer came for another agent.
+    #[error("approval {id:?} belongs to agent {owner:?}, not {agent:?}")]
+    WrongAgent {
+        /// The approval.
+        id: String,
+        /// The agent it was asked for.
+        owner: String,
+        /// The agent that answered.
+        agent: String,
+    },
+    /// The answer came on behalf of another caller (or of none).
+    #[error("approval {0:?} belongs to another caller")]
+    WrongCaller(String),
+    /// The store failed; the approval is as it was.
+    #[error("{0}")]
+    Store(#[from] ApprovalStoreError),
 }
 
 /// 128 random bits as 32 hex digits.

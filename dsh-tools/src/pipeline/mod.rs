@@ -9,16 +9,15 @@
 mod deferred;
 pub(crate) mod dispatch;
 
-pub use deferred::{ApprovalAnswer, Deferred, ResumeError};
-
 // The call layer's types, at their public paths.
 pub use crate::call::{
-    AgentId, ApprovalOutcome, ApprovalPage, ApprovalRequest, ApprovalService, ApprovalStore,
-    ApprovalStoreError, ArgumentMatch, BoxFuture, Caller, ExecuteCall, ExecuteNext, ExecuteWrapper,
-    ExecutionToken, Grant, GrantDecision, GrantKey, GrantPolicy, Guard, HookResult, MatchRule,
-    MemoryApprovalStore, PendingApproval, PostExecuteHook, PostNext, PostToolDecision,
-    PreExecuteHook, PreNext, PreToolDecision, Progress, ProgressSink, ResultObserver, ScopeRules,
-    Signal, ToolExecution, ToolExecutionInput, ToolExecutionResult, ToolRunContext,
+    AgentId, ApprovalAnswer, ApprovalOutcome, ApprovalPage, ApprovalRequest, ApprovalService,
+    ApprovalStore, ApprovalStoreError, ArgumentMatch, BoxFuture, Caller, Deferred, ExecuteCall,
+    ExecuteNext, ExecuteWrapper, ExecutionToken, Grant, GrantDecision, GrantKey, GrantPolicy,
+    Guard, HookResult, MatchRule, MemoryApprovalStore, PendingApproval, PostExecuteHook, PostNext,
+    PostToolDecision, PreExecuteHook, PreNext, PreToolDecision, Progress, ProgressSink,
+    ResultObserver, ResumeError, ScopeRules, Signal, ToolExecution, ToolExecutionInput,
+    ToolExecutionResult, ToolRunContext,
 };
 
 use crate::call::RunState;
