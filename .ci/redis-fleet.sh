@@ -3,7 +3,8 @@
 # packages unpacked with `dpkg -x`, nothing installed on the machine), starts it on a Unix
 # socket of its own, runs the `#[ignore]`d Redis tests of dsh-tools-tests/tests/mcp_fleet.rs
 # against it (two instances behind a round-robin proxy, both eras, list_changed; the store's
-# round trip and expiry), and stops it. Called by .ci/run; runnable on its own:
+# round trip and expiry) and of tests/approvals_redis.rs (deferred approvals: the store's
+# contract; a turn resumed in a fresh process), and stops it. Called by .ci/run; runnable on its own:
 #
 #     bash .ci/redis-fleet.sh
 #
@@ -20,7 +21,8 @@ LOG=$DIR/redis.log
 PACKAGES=(redis-server redis-tools libjemalloc2 liblzf1)
 # The tests this step owns: every one must run and pass.
 EXPECTED_TESTS=3
-TOTAL=3
+EXPECTED_APPROVAL_TESTS=2
+TOTAL=4
 STEP=0
 PASSED=0
 DETAIL=
@@ -129,8 +131,21 @@ run_tests() {
     verdict_of_tests
 }
 
+approval_tests() {
+    REDIS_URL="redis+unix://$SOCKET" timeout 600 cargo test --workspace --all-features \
+        --test approvals_redis -- --ignored --test-threads 1 >"$DIR/approvals.log" 2>&1 \
+        || { cat "$DIR/approvals.log"; return 1; }
+    local line
+    # The last result line is this binary's own (the fresh process it starts prints one too).
+    line=$(grep -E '^test result: ' "$DIR/approvals.log" | tail -n 1)
+    [[ $line =~ ok\.\ ([0-9]+)\ passed\;\ 0\ failed ]] || { echo "no passing result line: $line"; return 1; }
+    [[ ${BASH_REMATCH[1]} -eq $EXPECTED_APPROVAL_TESTS ]] || { echo "${BASH_REMATCH[1]} approval tests ran, want $EXPECTED_APPROVAL_TESTS"; return 1; }
+    DETAIL="$EXPECTED_APPROVAL_TESTS/$EXPECTED_APPROVAL_TESTS deferred-approval tests: the store claims once and pages; a turn of 8 calls (3 asking) resumed in a fresh process ends as the inline turn"
+}
+
 step "install Debian's redis-server under target/redis" install_redis install
 step "start redis-server on a Unix socket" start_redis start
 step "mcp_fleet Redis tests (--ignored) against it" run_tests tests-step
+step "approvals_redis tests (--ignored) against it" approval_tests approvals-step
 cleanup
 echo "redis-fleet: $PASSED passed, 0 failed"

@@ -86,6 +86,8 @@ mod call;
 pub mod code;
 pub mod content;
 pub mod definition;
+#[cfg(feature = "redis")]
+pub mod durable;
 pub mod error;
 pub mod json;
 #[cfg(feature = "mcp")]

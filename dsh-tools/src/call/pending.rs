@@ -85,7 +85,7 @@ pub enum ApprovalStoreError {
 
 /// Where pending approvals wait: in memory by default
 /// ([`MemoryApprovalStore`]), in Redis with the `mcp-redis` feature
-/// ([`RedisApprovalStore`](crate::mcp::RedisApprovalStore)) so that one instance can answer
+/// (`durable::RedisApprovalStore`) so that one instance can answer
 /// what another asked, or after a restart.
 ///
 /// The contract: `claim` is atomic (of two claims of one id, at most one gets the approval),
