@@ -98,6 +98,9 @@ async fn the_redis_store_keeps_claims_once_and_pages() {
     assert!(seen.windows(2).all(|w| w[0].0 < w[1].0));
     store.remove("id03").await.unwrap();
     assert!(store.get("id03").await.unwrap().is_none());
+    // A late claim of a settled approval wins nothing (and leaves no marker behind).
+    assert!(store.claim("id03").await.unwrap().is_none());
+    assert!(store.get("id03").await.unwrap().is_none());
     assert!(store.list(Some("x".into()), 10).await.is_err());
     for i in 0..25 {
         store.remove(&format!("id{i:02}")).await.unwrap();

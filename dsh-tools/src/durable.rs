@@ -5,6 +5,12 @@ use crate::call::{ApprovalPage, ApprovalStore, ApprovalStoreError, BoxFuture, Pe
 use std::fmt;
 use std::time::Duration;
 
+/// Claims approval `KEYS[1]` by setting its marker `KEYS[2]` (to `ARGV[1]`) unless set:
+/// the approval's JSON when this claim won, nil when it is gone or claimed.
+const CLAIM: &str = "if redis.call('EXISTS', KEYS[1]) == 0 then return false end \
+    if redis.call('SET', KEYS[2], ARGV[1], 'NX') then return redis.call('GET', KEYS[1]) end \
+    return false";
+
 /// The largest pending approval stored or read back (its arguments included).
 const MAX_APPROVAL_BYTES: usize = 1024 * 1024;
 
@@ -12,8 +18,8 @@ const MAX_APPROVAL_BYTES: usize = 1024 * 1024;
 /// [`Registry::set_approval_store`](crate::Registry::set_approval_store).
 ///
 /// Under a prefix (`dsh-tools:approval:` by default): `a:<id>` holds the approval as JSON,
-/// `c:<id>` marks it claimed (`SET NX`, so of two answers at most one is taken, whichever
-/// instance they reach), `order` is a sorted set of ids by a sequence (`seq`, `INCR`) that
+/// `c:<id>` marks it claimed (a script that `SET NX`es it only while the approval exists, so
+/// of two answers at most one is taken, whichever instance they reach), `order` is a sorted set of ids by a sequence (`seq`, `INCR`) that
 /// page cursors name. Approvals do not expire: one is gone when its call settled. At most
 /// [`max`](Self::max) are kept (10,000), each at most 1 MiB as JSON. Each command waits at
 /// most 2 s; a store that fails loses nothing (see [`ApprovalStoreError`]).
@@ -168,24 +174,18 @@ impl ApprovalStore for RedisApprovalStore {
         let (this, id) = (self.clone(), id.to_owned());
         Box::pin(async move {
             let mut connection = this.connection.clone();
-            let stored: Option<Vec<u8>> = redis::cmd("GET")
+            // One step on the server: of two claims one `SET NX` wins, and none can win for an
+            // approval a winner already settled and removed (a late claim after a `GET` would).
+            let won: Option<Vec<u8>> = redis::cmd("EVAL")
+                .arg(CLAIM)
+                .arg(2)
                 .arg(this.key("a", &id))
-                .query_async(&mut connection)
-                .await
-                .map_err(unavailable)?;
-            let Some(stored) = stored else {
-                return Ok(None);
-            };
-            let approval = Self::decode(&stored, true)?;
-            // The claim itself: of two, one `SET NX` wins.
-            let won: Option<String> = redis::cmd("SET")
                 .arg(this.key("c", &id))
                 .arg(crate::call::now_ms())
-                .arg("NX")
                 .query_async(&mut connection)
                 .await
                 .map_err(unavailable)?;
-            Ok(won.map(|_| approval))
+            won.map(|stored| Self::decode(&stored, true)).transpose()
         })
     }
 
