@@ -198,6 +198,23 @@ try {
       JSON.stringify(rejected),
     );
 
+    // Allow always: kept as the session's grant, so the next write of the session is not asked.
+    updates.length = 0;
+    const askedBefore = permissions.length;
+    answer = () => ({ outcome: { outcome: "selected", optionId: "allow_always" } });
+    await cx.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "write always.txt: one\nwrite always.txt: two" }],
+    });
+    const writes = callsOf();
+    check(
+      "allow always is remembered for the session: two writes, one permission request",
+      permissions.length === askedBefore + 1 && writes.length === 2 &&
+        writes.every((c) => last(c).status === "completed") &&
+        readFileSync(join(dir, "always.txt"), "utf8") === "two",
+      JSON.stringify({ asked: permissions.length - askedBefore, statuses: writes.map((c) => last(c).status) }),
+    );
+
     // A cancel while the permission request is open: the client cancels the turn and answers
     // the pending request `cancelled`, as ACP asks of clients.
     updates.length = 0;
