@@ -4,6 +4,7 @@
 use super::execution::AgentId;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::sync::RwLock;
 
 /// One condition of a [`GrantKey`] on the call's arguments: the value at a JSON pointer
 /// ([RFC 6901](https://www.rfc-editor.org/rfc/rfc6901), `""` for the whole arguments).
@@ -185,4 +186,49 @@ pub enum GrantDecision {
     Allow,
     /// Calls it covers are refused without asking.
     Reject,
+}
+
+/// The grants one registry holds, under a lock of their own (a call never takes the registry's
+/// write lock to read them).
+#[derive(Default)]
+pub(crate) struct Grants(pub(crate) RwLock<Vec<Grant>>);
+
+impl Grants {
+    /// The remembered answer for a call, if one covers it: a rejection wins over an allowance.
+    pub(crate) fn answer(
+        &self,
+        tool: &str,
+        agent: Option<&AgentId>,
+        arguments: &Value,
+    ) -> Option<GrantDecision> {
+        let grants = self.0.read().unwrap_or_else(|e| e.into_inner());
+        if grants.is_empty() {
+            return None;
+        }
+        let mut answer = None;
+        for grant in grants.iter() {
+            if grant.key.matches(tool, agent, arguments) {
+                if grant.decision == GrantDecision::Reject {
+                    return Some(GrantDecision::Reject);
+                }
+                answer = Some(GrantDecision::Allow);
+            }
+        }
+        answer
+    }
+
+    /// Keeps `grant`, replacing one with the same key; `true` when it replaced one.
+    pub(crate) fn insert(&self, grant: Grant) -> bool {
+        let mut grants = self.0.write().unwrap_or_else(|e| e.into_inner());
+        match grants.iter_mut().find(|g| g.key == grant.key) {
+            Some(existing) => {
+                *existing = grant;
+                true
+            }
+            None => {
+                grants.push(grant);
+                false
+            }
+        }
+    }
 }

@@ -26,6 +26,7 @@ pub use execution::{
     ToolRunContext,
 };
 pub use future::{BoxFuture, HookResult};
+pub(crate) use grant::Grants;
 pub use grant::{ArgumentMatch, Grant, GrantDecision, GrantKey, GrantPolicy, MatchRule};
 pub(crate) use hooks::{Dispatch, DynPostHook, DynPreHook, contained};
 pub use hooks::{

@@ -21,7 +21,7 @@ pub(crate) struct Inner {
     /// Bumped by every change: a call compares it to reuse what it resolved at creation.
     generation: AtomicU64,
     /// Remembered approval answers.
-    pub(crate) grants: super::grants::Grants,
+    pub(crate) grants: crate::call::Grants,
 }
 
 impl Inner {

@@ -2,54 +2,7 @@
 //! service is asked, listable and revocable; and the store deferred approvals wait in.
 
 use super::core::Registry;
-use crate::call::{AgentId, Grant, GrantDecision, GrantKey};
-use serde_json::Value;
-use std::sync::RwLock;
-
-/// The grants one registry holds, under a lock of their own (a call never takes the registry's
-/// write lock to read them).
-#[derive(Default)]
-pub(crate) struct Grants(RwLock<Vec<Grant>>);
-
-impl Grants {
-    /// The remembered answer for a call, if one covers it: a rejection wins over an allowance.
-    pub(crate) fn answer(
-        &self,
-        tool: &str,
-        agent: Option<&AgentId>,
-        arguments: &Value,
-    ) -> Option<GrantDecision> {
-        let grants = self.0.read().unwrap_or_else(|e| e.into_inner());
-        if grants.is_empty() {
-            return None;
-        }
-        let mut answer = None;
-        for grant in grants.iter() {
-            if grant.key.matches(tool, agent, arguments) {
-                if grant.decision == GrantDecision::Reject {
-                    return Some(GrantDecision::Reject);
-                }
-                answer = Some(GrantDecision::Allow);
-            }
-        }
-        answer
-    }
-
-    /// Keeps `grant`, replacing one with the same key; `true` when it replaced one.
-    pub(crate) fn insert(&self, grant: Grant) -> bool {
-        let mut grants = self.0.write().unwrap_or_else(|e| e.into_inner());
-        match grants.iter_mut().find(|g| g.key == grant.key) {
-            Some(existing) => {
-                *existing = grant;
-                true
-            }
-            None => {
-                grants.push(grant);
-                false
-            }
-        }
-    }
-}
+use crate::call::{Grant, GrantKey};
 
 impl Registry {
     /// Sets where deferred approvals wait
