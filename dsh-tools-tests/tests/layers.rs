@@ -23,7 +23,7 @@ const LAYERS: &[&[&str]] = &[
     &["registry"],
     &["pipeline"],
     &["tool"],
-    &["wrappers", "schedule", "workspace"],
+    &["wrappers", "schedule", "workspace", "durable"],
     &["mcp", "provider", "acp", "testing"],
     &["lib", "__private", "bin"],
 ];
