@@ -64,37 +64,30 @@
 //! `REMOTE_<code>` so that no policy (retry, above all) acts on a server's claim. A code or
 //! name that is not a short identifier becomes `MCP_TOOL_ERROR`.
 
-#[cfg(feature = "mcp-auth")]
-mod auth;
-#[cfg(feature = "mcp-http")]
-mod http;
 mod import;
-mod inbound;
-mod lines;
 mod map;
-mod options;
-#[cfg(feature = "mcp-redis")]
-mod redis;
-mod server;
-mod sync;
+mod serve;
+mod wire;
 
-#[cfg(feature = "mcp-auth")]
-pub use auth::{
-    Authorization, InvalidResource, JwtVerifier, PROTECTED_RESOURCE_PATH, TokenRejection,
-    TokenVerifier,
-};
-#[cfg(feature = "mcp-http")]
-pub use http::{HttpConfig, HttpResponse, HttpServer, MCP_PATH, McpHttpService};
-pub use import::{Connector, ImportedTools, McpImport};
-pub use lines::MAX_IN_FLIGHT;
+pub use import::connect::{Connector, ImportedTools, McpImport};
+pub use import::options::{ImportError, ImportOptions, Limits, SchemaPolicy};
 pub use map::{
     CONCLUDES_TURN_META, CONTEXTS_META, ERROR_META, MAX_ARGUMENT_DEPTH, MAX_MESSAGE_BYTES,
     MAX_RESULT_DEPTH, PRESENTATION_META,
 };
-pub use options::{ImportError, ImportOptions, Limits, SchemaPolicy};
+#[cfg(feature = "mcp-auth")]
+pub use serve::auth::{
+    Authorization, InvalidResource, JwtVerifier, PROTECTED_RESOURCE_PATH, TokenRejection,
+    TokenVerifier,
+};
+#[cfg(feature = "mcp-http")]
+pub use serve::http::{HttpConfig, HttpServer, MCP_PATH, McpHttpService};
+pub use serve::lines::MAX_IN_FLIGHT;
 #[cfg(feature = "mcp-redis")]
-pub use redis::RedisSessionStore;
-pub use server::{MAX_PENDING_PROGRESS, McpServer, SERVER_INFO_META, ServeError};
+pub use serve::redis::RedisSessionStore;
+#[cfg(feature = "mcp-http")]
+pub use serve::response::HttpResponse;
+pub use serve::server::{MAX_PENDING_PROGRESS, McpServer, SERVER_INFO_META, ServeError};
 
 /// rmcp, re-exported for transports and client code (its version is pinned by this crate).
 pub use rmcp;

@@ -1,7 +1,7 @@
 //! `McpServer`: an rmcp `ServerHandler` over a [`Registry`].
 
-use super::map;
 use crate::call::{AgentId, Progress, ProgressSink, ToolExecutionInput, ToolExecutionResult};
+use crate::mcp::map;
 use crate::registry::{ChangeEvent, Registry, ScopedRegistration};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListToolsResult,
@@ -140,38 +140,6 @@ impl McpServer {
     /// The registry served.
     pub fn registry(&self) -> &Registry {
         &self.registry
-    }
-
-    /// Serves one client over standard input and output until it disconnects, as
-    /// [`serve_io`](Self::serve_io) does. When both are pipes (how MCP clients start servers),
-    /// they are read and written on tokio's reactor, not its blocking pool, so tools that
-    /// block on that pool cannot starve the transport.
-    pub async fn serve_stdio(self) -> Result<(), ServeError> {
-        let (reader, writer) = rmcp::transport::io::stdio_pipes();
-        self.serve_io(reader, writer).await
-    }
-
-    /// Serves one client speaking newline-delimited JSON-RPC over a byte stream until it
-    /// disconnects. Beyond rmcp's own transport: every line it would drop gets an answer (`-32700`
-    /// for a line that is not JSON; `-32602` / `-32600` with the request's id for arguments that
-    /// are not an object, a malformed envelope, nesting past 126 levels or a line over 16 MiB),
-    /// and at most [`MAX_IN_FLIGHT`](super::MAX_IN_FLIGHT) requests are read ahead of their
-    /// answers, so a client that never reads cannot make the server buffer without bound.
-    ///
-    /// ```no_run
-    /// # async fn run(server: dsh_tools::mcp::McpServer) -> Result<(), Box<dyn std::error::Error>> {
-    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    /// let (socket, _) = listener.accept().await?;
-    /// let (reader, writer) = socket.into_split();
-    /// server.serve_io(reader, writer).await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn serve_io<R, W>(self, reader: R, writer: W) -> Result<(), ServeError>
-    where
-        R: tokio::io::AsyncRead + Send + Unpin + 'static,
-        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
-    {
-        super::lines::serve(self, reader, writer).await
     }
 
     /// Code Mode over MCP: MCP has no system prompt, so `run_code`'s description carries the

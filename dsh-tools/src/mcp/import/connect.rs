@@ -1,8 +1,9 @@
 //! `McpImport`: a remote MCP server's tools as ordinary definitions in a registry.
 
-use super::inbound;
+use super::filter;
 use super::options::{ImportError, ImportOptions, Limits};
 use super::sync::{SyncCtx, SyncState, list_all, sync};
+use crate::mcp::wire;
 use crate::registry::Registry;
 use rmcp::model::{SubscriptionFilter, Tool};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, RunningService};
@@ -63,8 +64,8 @@ impl Connector {
         // rmcp reads the server's output through the filter, which answers for it what it
         // cannot decode.
         let (filtered, sink) = tokio::io::duplex(64 * 1024);
-        let max = self.limits.max_message_bytes.min(inbound::MAX_LINE - 1);
-        tokio::spawn(inbound::filter(reader, sink, max));
+        let max = self.limits.max_message_bytes.min(wire::MAX_LINE - 1);
+        tokio::spawn(filter::filter(reader, sink, max));
         self.connect_with((filtered, writer), lifecycle).await
     }
 
@@ -368,7 +369,7 @@ impl McpImport {
 }
 
 /// The longest line of a child's standard error that is forwarded whole; a longer one is cut
-/// to its first [`inbound::PREFIX`](super::inbound::PREFIX) bytes.
+/// to its first [`wire::PREFIX`](crate::mcp::wire::PREFIX) bytes.
 pub(crate) const MAX_STDERR_LINE: usize = 64 * 1024;
 
 /// Reads a child's standard error to its end, in bounded chunks, and hands each line to `log`
@@ -383,9 +384,7 @@ where
     let mut reader = tokio::io::BufReader::with_capacity(8 * 1024, stderr);
     let mut line = Vec::new();
     loop {
-        let Some(oversized) =
-            super::inbound::read_line(&mut reader, &mut line, MAX_STDERR_LINE).await
-        else {
+        let Some(oversized) = wire::read_line(&mut reader, &mut line, MAX_STDERR_LINE).await else {
             // A dying child's last words often lack a newline: `read_line` leaves them in
             // `line` at the end of input.
             if !line.is_empty() {
@@ -458,7 +457,7 @@ impl ImportedTools {
     /// Tools not registered for another reason (name, why): an entry of the listing that is not
     /// a tool (no `inputSchema`, say; named `#<position>` when it has no string name), a name
     /// that is empty, longer than 128 characters or holds control, invisible, line-separator or
-    /// bidirectional-override characters (shown escaped), a name the server listed twice, a schema rejected by [`SchemaPolicy::Reject`](super::SchemaPolicy::Reject), an invalid
+    /// bidirectional-override characters (shown escaped), a name the server listed twice, a schema rejected by [`SchemaPolicy::Reject`](crate::mcp::SchemaPolicy::Reject), an invalid
     /// output schema, a failing change listener.
     pub fn skipped(&self) -> Vec<(String, String)> {
         self.with(|s| s.skipped.clone())

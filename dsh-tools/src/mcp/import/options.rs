@@ -1,8 +1,8 @@
 //! How an import is set up and bounded: the schema policy, the registration options, the
 //! limits a server we do not control is held to, and why connecting or listing failed.
 
-use super::inbound;
 use crate::call::AgentId;
+use crate::mcp::wire;
 use rmcp::service::ServiceError;
 use std::time::Duration;
 
@@ -13,13 +13,13 @@ pub enum SchemaPolicy {
     /// Convert it into the subset ([`bridge::from_foreign`](crate::schema::bridge::from_foreign): annotation-only keywords dropped,
     /// `anyOf [T, null]` made a `oneOf`, local `$ref`s inlined) and validate every call locally,
     /// with our paths, before any round trip. A schema that does not convert is passed through
-    /// (reported in [`ImportedTools::passed_through`](super::ImportedTools::passed_through)).
+    /// (reported in [`ImportedTools::passed_through`](crate::mcp::ImportedTools::passed_through)).
     #[default]
     Convert,
     /// Show the model the remote schema as it is; the remote server validates.
     PassThrough,
     /// Convert, and skip tools whose schema does not convert (reported in
-    /// [`ImportedTools::skipped`](super::ImportedTools::skipped)): for hosts whose model dialects need the subset.
+    /// [`ImportedTools::skipped`](crate::mcp::ImportedTools::skipped)): for hosts whose model dialects need the subset.
     Reject,
 }
 
@@ -131,7 +131,7 @@ impl Default for Limits {
             call_timeout: Duration::from_secs(300),
             max_pages: 100,
             max_tools: 10_000,
-            max_message_bytes: inbound::MAX_LINE,
+            max_message_bytes: wire::MAX_LINE,
         }
     }
 }

@@ -1,4 +1,4 @@
-//! [`McpServer::serve_io`](super::McpServer::serve_io): newline-delimited JSON-RPC over byte
+//! [`McpServer::serve_io`](crate::mcp::McpServer::serve_io): newline-delimited JSON-RPC over byte
 //! streams (standard input and output, a socket), with what rmcp's own line reader leaves out.
 //!
 //! - **Every dropped line is answered.** rmcp ignores a line that is not JSON and answers one it
@@ -13,10 +13,10 @@
 //! Two small tasks sit between the streams and rmcp, one per direction; rmcp sees the same
 //! lines it would have read.
 
-use super::inbound::{
+use super::server::{McpServer, ServeError};
+use crate::mcp::wire::{
     MAX_DEPTH, MAX_LINE, error_line, nesting, read_line, request_id, top_level_id,
 };
-use super::{McpServer, ServeError};
 use rmcp::RoleServer;
 use rmcp::service::ServiceExt;
 use serde_json::Value;
@@ -41,6 +41,40 @@ impl InFlight {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(id);
+    }
+}
+
+impl McpServer {
+    /// Serves one client over standard input and output until it disconnects, as
+    /// [`serve_io`](Self::serve_io) does. When both are pipes (how MCP clients start servers),
+    /// they are read and written on tokio's reactor, not its blocking pool, so tools that
+    /// block on that pool cannot starve the transport.
+    pub async fn serve_stdio(self) -> Result<(), ServeError> {
+        let (reader, writer) = rmcp::transport::io::stdio_pipes();
+        self.serve_io(reader, writer).await
+    }
+
+    /// Serves one client speaking newline-delimited JSON-RPC over a byte stream until it
+    /// disconnects. Beyond rmcp's own transport: every line it would drop gets an answer (`-32700`
+    /// for a line that is not JSON; `-32602` / `-32600` with the request's id for arguments that
+    /// are not an object, a malformed envelope, nesting past 126 levels or a line over 16 MiB),
+    /// and at most [`MAX_IN_FLIGHT`](crate::mcp::MAX_IN_FLIGHT) requests are read ahead of their
+    /// answers, so a client that never reads cannot make the server buffer without bound.
+    ///
+    /// ```no_run
+    /// # async fn run(server: dsh_tools::mcp::McpServer) -> Result<(), Box<dyn std::error::Error>> {
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// let (socket, _) = listener.accept().await?;
+    /// let (reader, writer) = socket.into_split();
+    /// server.serve_io(reader, writer).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn serve_io<R, W>(self, reader: R, writer: W) -> Result<(), ServeError>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        serve(self, reader, writer).await
     }
 }
 

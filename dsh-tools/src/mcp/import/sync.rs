@@ -2,11 +2,12 @@
 //! refusing names a terminal would misread, replacing changed tools in place, and the body of
 //! every imported tool (a remote call under its own timeout).
 
+use super::filter;
 use super::options::{ImportError, ImportOptions, Limits, SchemaPolicy};
-use super::{inbound, map};
 use crate::call::ToolRunContext;
 use crate::definition::{OutputDecl, ToolDefinition};
 use crate::error::ToolError;
+use crate::mcp::map;
 use crate::registry::{Registry, ScopedRegistration};
 use crate::schema::{CompiledSchema, Root, ToolArgsError, bridge};
 use rmcp::model::{
@@ -445,7 +446,7 @@ impl Remote {
         match result {
             Ok(result) if result.is_error == Some(true) => Err(map::remote_error(&result)),
             Ok(result) => Ok(map::remote_value(result)),
-            Err(ServiceError::McpError(e)) if e.code.0 == inbound::UNDECODABLE => Err(
+            Err(ServiceError::McpError(e)) if e.code.0 == filter::UNDECODABLE => Err(
                 ToolError::coded("McpError", "MCP_TRANSPORT_ERROR", e.message.to_string()),
             ),
             Err(ServiceError::McpError(e)) => Err(ToolError::coded(

@@ -11,12 +11,12 @@ const MAX_STATE_BYTES: usize = 1024 * 1024;
 
 /// 2025-11-25 sessions kept in Redis (or Valkey), so that every instance behind a load balancer
 /// without affinity serves every session: give each instance the same store with
-/// [`HttpConfig::session_store`](super::HttpConfig::session_store).
+/// [`HttpConfig::session_store`](crate::mcp::HttpConfig::session_store).
 ///
 /// Each session is one key, `<prefix><session id>` (prefix `dsh-tools:mcp:session:`), holding
 /// its `initialize` parameters as JSON; it expires after [`ttl`](Self::ttl) (10 minutes) and
 /// every read pushes the expiry back. `DELETE` removes it. Keep the TTL at least the session
-/// idle timeout ([`HttpConfig::session_idle_timeout`](super::HttpConfig::session_idle_timeout),
+/// idle timeout ([`HttpConfig::session_idle_timeout`](crate::mcp::HttpConfig::session_idle_timeout),
 /// 5 minutes): a session whose requests all land on one instance is not read from the store,
 /// so its key can expire while it lives there, and a request that then lands elsewhere gets
 /// `404` (the client starts a new session, as the spec says it must). A longer TTL keeps idle

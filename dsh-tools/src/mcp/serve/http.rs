@@ -1,7 +1,8 @@
 //! The streamable HTTP transport (feature `mcp-http`): a tower service, and a server that binds
 //! an address and serves it at `/mcp`.
 
-use super::McpServer;
+use super::response::{HttpResponse, plain};
+use super::server::McpServer;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
@@ -161,7 +162,7 @@ impl HttpConfig {
     }
 
     /// Every request must carry a bearer token `auth` accepts (feature `mcp-auth`; see
-    /// [`Authorization`](super::Authorization)).
+    /// [`Authorization`](crate::mcp::Authorization)).
     #[cfg(feature = "mcp-auth")]
     pub fn authorization(mut self, auth: super::auth::Authorization) -> Self {
         self.auth = Some(auth);
@@ -208,10 +209,6 @@ impl std::fmt::Debug for McpHttpService {
         f.debug_struct("McpHttpService").finish_non_exhaustive()
     }
 }
-
-/// An answer of the MCP endpoint.
-pub type HttpResponse =
-    hyper::Response<http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>>;
 
 impl McpHttpService {
     /// Answers one request.
@@ -433,7 +430,7 @@ impl McpHttpService {
 
 impl McpHttpService {
     /// The protected resource metadata answer, when authorization is on (serve it at
-    /// [`Authorization::metadata_path`](super::Authorization::metadata_path) when you mount
+    /// [`Authorization::metadata_path`](crate::mcp::Authorization::metadata_path) when you mount
     /// the service yourself; [`HttpServer`] does).
     #[cfg(feature = "mcp-auth")]
     pub fn metadata_response(&self, path: &str) -> Option<HttpResponse> {
@@ -579,7 +576,7 @@ fn is_json(value: &hyper::header::HeaderValue) -> bool {
 /// Invalid Request` (with the request's id when it can be read) for JSON that is not a
 /// message. `None` when the body decodes after all, and rmcp's answer stands.
 fn undecodable(body: &[u8]) -> Option<HttpResponse> {
-    use super::inbound::{error_line, request_id};
+    use crate::mcp::wire::{error_line, request_id};
     let error = serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(body).err()?;
     // Syntax only (no depth limit, nothing kept).
     let text = match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
@@ -709,16 +706,6 @@ impl McpServer {
             header_timeout: limits.header_timeout,
         })
     }
-}
-
-/// A short plain-text answer.
-pub(super) fn plain(status: hyper::StatusCode, text: impl Into<String>) -> HttpResponse {
-    let body = Full::new(Bytes::from(text.into()))
-        .map_err(|never| match never {})
-        .boxed();
-    let mut response = hyper::Response::new(body);
-    *response.status_mut() = status;
-    response
 }
 
 /// `503 too many connections` on a connection past the limit, then closed. What the client

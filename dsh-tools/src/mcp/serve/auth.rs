@@ -3,7 +3,7 @@
 //!
 //! Every request must carry `Authorization: Bearer <token>`; a request without one gets `401`
 //! with `WWW-Authenticate: Bearer resource_metadata="…"`, pointing to this server's protected
-//! resource metadata (RFC 9728), which [`HttpServer`](super::HttpServer) serves at
+//! resource metadata (RFC 9728), which [`HttpServer`](crate::mcp::HttpServer) serves at
 //! `/.well-known/oauth-protected-resource` (and with the endpoint's path appended). A client reads
 //! it, finds the authorization server, gets a token for this server's resource URI, and retries.
 //!
@@ -264,7 +264,7 @@ impl Authorization {
 
     /// The metadata as an HTTP answer (`application/json`, readable from any origin: browser
     /// clients fetch it before they have a token).
-    pub fn metadata_response(&self) -> super::HttpResponse {
+    pub fn metadata_response(&self) -> super::response::HttpResponse {
         let body = Full::new(Bytes::from(self.metadata().to_string()))
             .map_err(|never| match never {})
             .boxed();
@@ -290,7 +290,7 @@ impl Authorization {
     pub(crate) async fn authorize(
         &self,
         headers: &hyper::HeaderMap,
-    ) -> Result<Caller, super::HttpResponse> {
+    ) -> Result<Caller, super::response::HttpResponse> {
         let mut values = headers.get_all(hyper::header::AUTHORIZATION).iter();
         let (Some(value), None) = (values.next(), values.next()) else {
             return Err(self.challenge(None));
@@ -307,7 +307,7 @@ impl Authorization {
             Ok(caller) => caller,
             Err(TokenRejection::Unavailable(why)) => {
                 tracing::warn!("MCP HTTP: a token could not be checked: {why}");
-                return Err(super::http::plain(
+                return Err(super::response::plain(
                     hyper::StatusCode::SERVICE_UNAVAILABLE,
                     "the token could not be checked now; try again later",
                 ));
@@ -328,7 +328,7 @@ impl Authorization {
 
     /// `401` (no token, or an invalid one) or `403` (insufficient scope), with the
     /// `WWW-Authenticate` challenge of RFC 6750 §3 and RFC 9728 §5.1.
-    fn challenge(&self, rejection: Option<&TokenRejection>) -> super::HttpResponse {
+    fn challenge(&self, rejection: Option<&TokenRejection>) -> super::response::HttpResponse {
         let mut params = Vec::new();
         let (status, body) = match rejection {
             None => (
@@ -362,7 +362,7 @@ impl Authorization {
             "resource_metadata=\"{}\"",
             quoted(&self.metadata_url())
         ));
-        let mut response = super::http::plain(status, body);
+        let mut response = super::response::plain(status, body);
         if let Ok(value) =
             hyper::header::HeaderValue::from_str(&format!("Bearer {}", params.join(", ")))
         {

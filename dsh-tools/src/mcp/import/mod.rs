@@ -1,0 +1,8 @@
+//! Importing a server's tools into a registry: connecting (`connect`), the filter in front of
+//! rmcp's decoder (`filter`), keeping the registry in step with the server's list (`sync`), and
+//! the options and limits of an import (`options`).
+
+pub(super) mod connect;
+pub(super) mod filter;
+pub(super) mod options;
+pub(super) mod sync;

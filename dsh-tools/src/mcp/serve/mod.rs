@@ -1,0 +1,13 @@
+//! Serving a registry over MCP: the rmcp handler (`server`), stdio lines (`lines`), streamable
+//! HTTP (`http`), its authorization (`auth`) and a session store in Redis (`redis`).
+
+#[cfg(feature = "mcp-auth")]
+pub(super) mod auth;
+#[cfg(feature = "mcp-http")]
+pub(super) mod http;
+pub(super) mod lines;
+#[cfg(feature = "mcp-redis")]
+pub(super) mod redis;
+#[cfg(feature = "mcp-http")]
+pub(super) mod response;
+pub(super) mod server;
