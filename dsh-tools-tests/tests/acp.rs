@@ -1026,3 +1026,29 @@ async fn run_code_sub_calls_are_shown_as_their_own_tool_calls() {
     assert_eq!(updates[0]["update"]["kind"], "execute");
     assert_eq!(updates[2]["update"]["rawInput"], json!({"text": "one"}));
 }
+
+#[tokio::test]
+async fn a_grant_the_host_made_outlives_the_session() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let registry = registry(runs.clone());
+    let bridge = AcpBridge::new(&registry);
+    let hosts = dsh_tools::Grant {
+        key: dsh_tools::GrantKey::new("write_file")
+            .agent(dsh_tools::AgentId::new("s1"))
+            .argument(dsh_tools::ArgumentMatch::equals("/path", json!("keep.txt"))),
+        decision: dsh_tools::GrantDecision::Allow,
+    };
+    registry.grant(hosts.clone());
+    let client = Scripted::answering(vec![Answer::Select("allow_always")]);
+    let session = bridge.open_session(client.clone(), "s1", view());
+    session
+        .execute(write_call("c1", CancellationToken::new()))
+        .await;
+    assert_eq!(registry.grants().len(), 2);
+    drop(session);
+    assert_eq!(
+        registry.grants(),
+        [hosts],
+        "only the session's own answer ends with it"
+    );
+}

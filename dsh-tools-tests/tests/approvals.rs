@@ -418,3 +418,111 @@ fn an_edit_nested_100_000_deep_is_handled_on_a_small_stack() {
         .join()
         .expect("no stack overflow");
 }
+
+#[tokio::test]
+async fn one_persons_always_is_not_anothers() {
+    let (registry, asked) = asking(|_| ApprovalOutcome::AllowedAlways(None));
+    registry.register(echo("write")).unwrap().keep();
+    let as_who = |who: &str| {
+        let mut input =
+            ToolExecutionInput::new("c", "write", json!({}), CancellationToken::new()).agent("a");
+        input.caller = Some(Arc::new(
+            dsh_tools::pipeline::Caller::new(who).issuer("https://idp"),
+        ));
+        input
+    };
+    assert!(!registry.execute(as_who("alice")).await.is_error());
+    assert!(!registry.execute(as_who("alice")).await.is_error());
+    assert_eq!(
+        asked.lock().unwrap().len(),
+        1,
+        "alice's grant answers alice"
+    );
+    registry.execute(as_who("mallory")).await;
+    assert_eq!(asked.lock().unwrap().len(), 2, "and not mallory");
+    let key = &registry.grants()[0].key;
+    assert_eq!(key.caller.as_ref().unwrap().subject, "alice");
+}
+
+#[tokio::test]
+async fn a_grant_never_answers_a_call_without_an_agent() {
+    let (registry, asked) = asking(|_| ApprovalOutcome::AllowedOnce);
+    registry.register(echo("write")).unwrap().keep();
+    registry.grant(Grant {
+        key: GrantKey::new("write"),
+        decision: GrantDecision::Allow,
+    });
+    let anonymous = ToolExecutionInput::new("c", "write", json!({}), CancellationToken::new());
+    let result = registry.execute(anonymous).await;
+    assert_eq!(
+        result.text(),
+        "Error: tool \"write\" requires approval, but the call has no agent to route it through"
+    );
+    assert!(asked.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_key_the_service_chooses_is_kept_only_for_the_tool_and_agent_asked() {
+    let (registry, _) = asking(|n| match n {
+        1 => ApprovalOutcome::AllowedAlways(Some(GrantKey::new("other"))),
+        _ => ApprovalOutcome::AllowedAlways(Some(GrantKey::new("write").agent(AgentId::new("b")))),
+    });
+    registry.register(echo("write")).unwrap().keep();
+    call(&registry, "write", json!({}), "a").await;
+    call(&registry, "write", json!({}), "a").await;
+    assert!(registry.grants().is_empty(), "{:?}", registry.grants());
+}
+
+#[tokio::test]
+async fn a_never_policy_ignores_every_grant() {
+    let (registry, asked) = asking(|_| ApprovalOutcome::AllowedOnce);
+    registry
+        .register(echo("rm").grant_policy(GrantPolicy::Never))
+        .unwrap()
+        .keep();
+    registry.grant(Grant {
+        key: GrantKey::new("rm").agent(AgentId::new("a")),
+        decision: GrantDecision::Allow,
+    });
+    call(&registry, "rm", json!({}), "a").await;
+    assert_eq!(
+        asked.lock().unwrap().len(),
+        1,
+        "asked, whatever was granted"
+    );
+}
+
+#[tokio::test]
+async fn an_edit_goes_through_pre_execute_again_and_a_denial_wins() {
+    let registry = Registry::new();
+    registry
+        .on_pre_execute(|e: Arc<ToolExecution>, _next| async move {
+            let path = e.arguments().and_then(|a| a.get("path")).cloned();
+            Ok(match path {
+                Some(p) if p == json!("/etc/passwd") => PreToolDecision::deny("not there"),
+                _ => PreToolDecision::ask(Some("writes")),
+            })
+        })
+        .keep();
+    registry.set_approval_service(|_r: ApprovalRequest| async {
+        Ok::<_, ToolError>(ApprovalOutcome::AllowedWithArgs(
+            json!({"path": "/etc/passwd"}),
+        ))
+    });
+    registry
+        .register(echo("write").editable_arguments(true))
+        .unwrap()
+        .keep();
+    let result = call(&registry, "write", json!({"path": "a.txt"}), "a").await;
+    assert_eq!(result.text(), "Error: not there");
+    // The model still learns what the edit was.
+    let contexts = result
+        .additional_contexts()
+        .expect("the edited-arguments note");
+    assert!(
+        contexts[0].content[0]
+            .as_text()
+            .unwrap()
+            .contains("edited arguments")
+    );
+}

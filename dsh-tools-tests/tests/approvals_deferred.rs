@@ -491,3 +491,148 @@ async fn a_deferred_turn_serialized_and_resumed_elsewhere_ends_as_the_inline_tur
     assert!(again.turn.pending().count() == 3);
     assert_eq!(log.lock().unwrap().len(), 7);
 }
+
+#[tokio::test]
+async fn deferred_arguments_deeper_than_a_store_reads_are_refused_unrun() {
+    let log: Log = Arc::default();
+    let registry = registry(&log, memory());
+    let mut deep = json!(0);
+    for _ in 0..121 {
+        deep = Value::Array(vec![deep]);
+    }
+    let Deferred::Settled(refused) = registry
+        .execute_deferred(input("c1", "ask_write", json!({"path": "a", "deep": deep})))
+        .await
+    else {
+        panic!("not kept")
+    };
+    assert_eq!(refused.code(), Some("APPROVAL_NOT_KEPT"));
+    assert!(
+        refused.text().contains("deeper than 120 levels"),
+        "{}",
+        refused.text()
+    );
+    assert!(log.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_cancelled_answer_leaves_the_approval_waiting() {
+    let log: Log = Arc::default();
+    let registry = registry(&log, memory());
+    let Deferred::Pending(pending) = registry
+        .execute_deferred(input("c1", "ask_write", json!({})))
+        .await
+    else {
+        panic!()
+    };
+    let gone = CancellationToken::new();
+    gone.cancel();
+    let answer = ApprovalAnswer::new(&pending.id, ApprovalOutcome::AllowedOnce, "a");
+    assert_eq!(
+        registry
+            .resume(answer.clone().signal(gone))
+            .await
+            .unwrap_err(),
+        ResumeError::Cancelled(pending.id.clone())
+    );
+    assert!(!registry.resume(answer).await.unwrap().is_error());
+    assert_eq!(log.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_resumed_call_follows_the_tool_as_registered_now() {
+    let log: Log = Arc::default();
+    let registry = registry(&log, memory());
+    let Deferred::Pending(pending) = registry
+        .execute_deferred(input("c1", "ask_edit", json!({"path": "a"})))
+        .await
+    else {
+        panic!()
+    };
+    assert!(pending.editable);
+    // Replaced meanwhile by a version that takes no edits.
+    let replacement = ToolDefinition::new(
+        "ask_edit",
+        "no edits now",
+        json!({"type": "object"}),
+        OutputDecl::text(),
+        |_, _| async { Ok(json!("ran")) },
+    );
+    registry.scope("a").register(replacement).unwrap().keep();
+    let answer = ApprovalAnswer::new(
+        &pending.id,
+        ApprovalOutcome::AllowedWithArgs(json!({"path": "b"})),
+        "a",
+    );
+    let refused = registry.resume(answer).await.unwrap();
+    assert!(
+        refused.text().contains("does not accept edited arguments"),
+        "{}",
+        refused.text()
+    );
+}
+
+#[tokio::test]
+async fn the_answering_callers_current_token_is_the_one_the_call_runs_with() {
+    let log: Log = Arc::default();
+    let registry = registry(&log, memory());
+    let scopes: Arc<Mutex<Vec<Vec<String>>>> = Arc::default();
+    let seen = Arc::clone(&scopes);
+    registry
+        .guard(move |e: &ToolExecution| {
+            seen.lock().unwrap().push(
+                e.caller()
+                    .map(|c| c.granted().map(str::to_owned).collect())
+                    .unwrap_or_default(),
+            );
+            None
+        })
+        .keep();
+    let mut call = input("c1", "ask_write", json!({}));
+    call.caller = Some(Arc::new(
+        Caller::new("alice")
+            .issuer("https://idp")
+            .scopes(["files:write", "admin"]),
+    ));
+    let Deferred::Pending(pending) = registry.execute_deferred(call).await else {
+        panic!()
+    };
+    let kept = pending.caller.as_ref().unwrap();
+    assert_eq!(kept.granted().count(), 0, "who, not what they may do");
+    let now = Caller::new("alice")
+        .issuer("https://idp")
+        .scopes(["files:write"]);
+    let answer = ApprovalAnswer::new(&pending.id, ApprovalOutcome::AllowedOnce, "a").caller(now);
+    assert!(!registry.resume(answer).await.unwrap().is_error());
+    assert_eq!(
+        *scopes.lock().unwrap(),
+        vec![vec!["files:write".to_owned()]]
+    );
+}
+
+#[tokio::test]
+async fn the_memory_store_refuses_a_kept_id_and_any_cursor_is_safe() {
+    let store = MemoryApprovalStore::default();
+    let log: Log = Arc::default();
+    let registry = registry(&log, memory());
+    let Deferred::Pending(pending) = registry
+        .execute_deferred(input("c1", "ask_write", json!({})))
+        .await
+    else {
+        panic!()
+    };
+    store.put(pending.clone()).await.unwrap();
+    assert!(store.put(pending).await.is_err(), "an id kept already");
+    let page = store.list(Some(u64::MAX.to_string()), 10).await.unwrap();
+    assert!(page.approvals.is_empty() && page.next.is_none());
+    assert!(
+        registry
+            .resume(ApprovalAnswer::new(
+                "../../etc",
+                ApprovalOutcome::AllowedOnce,
+                "a"
+            ))
+            .await
+            .is_err_and(|e| matches!(e, ResumeError::Unknown(_)))
+    );
+}

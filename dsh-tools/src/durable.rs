@@ -11,6 +11,15 @@ const CLAIM: &str = "if redis.call('EXISTS', KEYS[1]) == 0 then return false end
     if redis.call('SET', KEYS[2], ARGV[1], 'NX') then return redis.call('GET', KEYS[1]) end \
     return false";
 
+/// Stores approval `ARGV[3]` (JSON `ARGV[2]`) at `KEYS[3]` and in the order `KEYS[1]` under
+/// the next sequence `KEYS[2]`, unless `ARGV[1]` are pending (0) or the id is taken (-1).
+const PUT: &str = "if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end \
+    if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end \
+    local seq = redis.call('INCR', KEYS[2]) \
+    redis.call('SET', KEYS[3], ARGV[2]) \
+    redis.call('ZADD', KEYS[1], seq, ARGV[3]) \
+    return 1";
+
 /// The largest pending approval stored or read back (its arguments included).
 const MAX_APPROVAL_BYTES: usize = 1024 * 1024;
 
@@ -116,37 +125,24 @@ impl ApprovalStore for RedisApprovalStore {
                 )));
             }
             let mut connection = this.connection.clone();
-            let pending: usize = redis::cmd("ZCARD")
+            // One step on the server: the cap, the sequence and the record with its place in
+            // the order, so concurrent instances neither pass the cap nor list out of order.
+            let stored: i64 = redis::cmd("EVAL")
+                .arg(PUT)
+                .arg(3)
                 .arg(this.order())
-                .query_async(&mut connection)
-                .await
-                .map_err(unavailable)?;
-            if pending >= this.max {
-                return Err(ApprovalStoreError::Full(this.max));
-            }
-            let seq: u64 = redis::cmd("INCR")
                 .arg(format!("{}seq", this.prefix))
-                .query_async(&mut connection)
-                .await
-                .map_err(unavailable)?;
-            // The record and its place in the order together, or neither.
-            let (set, _added): (Option<String>, i64) = redis::pipe()
-                .atomic()
-                .cmd("SET")
                 .arg(this.key("a", &approval.id))
+                .arg(this.max)
                 .arg(json)
-                .arg("NX")
-                .cmd("ZADD")
-                .arg(this.order())
-                .arg("NX")
-                .arg(seq)
                 .arg(&approval.id)
                 .query_async(&mut connection)
                 .await
                 .map_err(unavailable)?;
-            match set {
-                Some(_) => Ok(()),
-                None => Err(unavailable(format!(
+            match stored {
+                1 => Ok(()),
+                0 => Err(ApprovalStoreError::Full(this.max)),
+                _ => Err(unavailable(format!(
                     "an approval with id {} is stored already",
                     approval.id
                 ))),
@@ -249,9 +245,13 @@ impl ApprovalStore for RedisApprovalStore {
                 .await
                 .map_err(unavailable)?;
             let mut approvals = Vec::with_capacity(entries.len());
-            for pair in stored.chunks(2) {
+            for (pair, (id, _)) in stored.chunks(2).zip(&entries) {
                 if let [Some(record), claimed] = pair {
-                    approvals.push(Self::decode(record, claimed.is_some())?);
+                    // One unreadable record does not hide the others.
+                    match Self::decode(record, claimed.is_some()) {
+                        Ok(approval) => approvals.push(approval),
+                        Err(e) => tracing::warn!("pending approval {id} is skipped: {e}"),
+                    }
                 }
             }
             let next = (entries.len() == limit).then(|| entries[entries.len() - 1].1.to_string());

@@ -115,8 +115,8 @@ pub use error::{ErrorInfo, ToolError};
 pub use pipeline::{
     AgentId, ApprovalOutcome, ApprovalRequest, ApprovalService, ArgumentMatch, ExecuteCall,
     ExecuteNext, ExecutionToken, Grant, GrantDecision, GrantKey, GrantPolicy, PostNext,
-    PostToolDecision, PreNext, PreToolDecision, Signal, ToolExecution, ToolExecutionInput,
-    ToolExecutionResult, ToolRunContext,
+    PostToolDecision, PreNext, PreToolDecision, Principal, Signal, ToolExecution,
+    ToolExecutionInput, ToolExecutionResult, ToolRunContext,
 };
 pub use registry::{
     PresentationMode, Registration, Registry, Restriction, Scope, ScopedRegistration, ToolSchema,

@@ -271,7 +271,8 @@ impl TurnScheduler {
     /// Pending calls without an answer stay pending (resume again later). An answer that is
     /// not for a pending call of this turn, or that the registry refuses (another agent, an
     /// approval answered already: resuming a turn twice), is reported in the error, with the
-    /// turn as far as it got: no call runs twice and no result is lost.
+    /// turn as far as it got: no call runs twice, and the turn returned holds every result this
+    /// resume produced (a call resumed elsewhere settles there, not in this turn).
     pub async fn resume(
         &self,
         mut turn: DeferredTurn,

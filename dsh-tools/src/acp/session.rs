@@ -132,6 +132,7 @@ impl AcpBridge {
             session_id,
             view,
             client: Box::new(client),
+            granted: Mutex::default(),
             sub_calls: Mutex::default(),
         });
         let weak = Arc::downgrade(&inner);
@@ -235,12 +236,16 @@ impl Drop for AcpSession {
         {
             sessions.remove(&self.inner.agent);
             drop(sessions);
-            // The session's "always" answers end with it (its agent is named by the session).
-            let agent = &self.inner.agent;
-            for grant in self.inner.registry.grants() {
-                if grant.key.agent.as_ref() == Some(agent) {
-                    self.inner.registry.revoke(&grant.key);
-                }
+            // The session's "always" answers end with it; grants the host made stay.
+            let granted = std::mem::take(
+                &mut *self
+                    .inner
+                    .granted
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner),
+            );
+            for key in granted {
+                self.inner.registry.revoke(&key);
             }
         }
     }
@@ -252,6 +257,8 @@ struct SessionInner {
     session_id: SessionId,
     view: SessionView,
     client: Box<dyn AcpClient>,
+    /// The grant keys this session's own "always" answers created (revoked with it).
+    granted: Mutex<Vec<crate::GrantKey>>,
     /// `run_code` sub-calls announced and not yet settled: call id → arguments.
     sub_calls: Mutex<HashMap<String, Value>>,
 }
@@ -462,11 +469,20 @@ impl SessionInner {
             #[allow(unreachable_patterns)]
             _ => return Ok(ApprovalOutcome::Unavailable),
         };
+        let remember = |outcome: ApprovalOutcome| {
+            if let Some(key) = &request.grant {
+                self.granted
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(key.clone());
+            }
+            outcome
+        };
         Ok(match &*selected.0 {
             ALLOW_ONCE => ApprovalOutcome::AllowedOnce,
-            ALLOW_ALWAYS if always => ApprovalOutcome::AllowedAlways(None),
+            ALLOW_ALWAYS if always => remember(ApprovalOutcome::AllowedAlways(None)),
             REJECT_ONCE => ApprovalOutcome::Rejected,
-            REJECT_ALWAYS if always => ApprovalOutcome::RejectedAlways(None),
+            REJECT_ALWAYS if always => remember(ApprovalOutcome::RejectedAlways(None)),
             other => {
                 let shown: String = other.chars().take(200).collect();
                 return Err(ToolError::new(format!(

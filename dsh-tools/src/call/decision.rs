@@ -176,8 +176,10 @@ pub enum ApprovalOutcome {
     Unavailable,
     /// Run this call, and every later call the key covers without asking: the key given, or
     /// `None` for the request's own [`grant`](ApprovalRequest::grant) (when the tool allows
-    /// none, the answer holds for this call only). Kept in the registry's grants
-    /// ([`Registry::grants`](crate::Registry::grants)).
+    /// none, the answer holds for this call only; a key the service chooses is kept only for
+    /// this tool and this agent, or every agent). Kept in the registry's grants
+    /// ([`Registry::grants`](crate::Registry::grants)); a grant answers every later `ask` it
+    /// covers, whatever that ask's reason.
     AllowedAlways(Option<GrantKey>),
     /// Refuse this call, and every later call the key covers without asking (as
     /// [`AllowedAlways`](Self::AllowedAlways)).

@@ -1,6 +1,7 @@
 //! Remembered approval answers: what an "always allow" or "always reject" covers, and how a tool
 //! says which part of a call such an answer may be keyed on.
 
+use super::caller::Caller;
 use super::execution::AgentId;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -58,8 +59,46 @@ impl ArgumentMatch {
     }
 }
 
-/// What a remembered answer covers: one tool, for one agent or every agent, for every call or
-/// only calls whose arguments match.
+/// Who a remembered answer holds for when calls are made on behalf of authenticated people:
+/// the caller's subject, issuer and client ([`Caller::same_principal`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Principal {
+    /// The subject.
+    pub subject: String,
+    /// The issuer, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issuer: Option<String>,
+    /// The client, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+}
+
+impl Principal {
+    /// `caller`'s principal.
+    pub fn of(caller: &Caller) -> Self {
+        Self {
+            subject: caller.subject().to_owned(),
+            issuer: caller.issuer_name().map(str::to_owned),
+            client: caller.client().map(str::to_owned),
+        }
+    }
+
+    /// Whether `caller` is this principal.
+    pub fn is(&self, caller: &Caller) -> bool {
+        self.subject == caller.subject()
+            && self.issuer.as_deref() == caller.issuer_name()
+            && self.client.as_deref() == caller.client()
+    }
+}
+
+/// What a remembered answer covers: one tool, for one agent (or every agent: a grant never
+/// answers a call without an agent), for one person or anyone, for every call or only calls
+/// whose arguments match.
+///
+/// Argument conditions compare values, not meanings: `starts_with("/command", "git ")` also
+/// covers `git status; rm -rf ~`, and a condition on `/command` says nothing of `/cwd`. Key a
+/// shell tool on exact commands ([`GrantPolicy::Arguments`]) unless a guard bounds the rest.
 ///
 /// ```
 /// use dsh_tools::{AgentId, ArgumentMatch, GrantKey};
@@ -67,11 +106,11 @@ impl ArgumentMatch {
 ///
 /// let key = GrantKey::new("shell")
 ///     .agent(AgentId::new("coder"))
-///     .argument(ArgumentMatch::starts_with("/command", "git "));
+///     .argument(ArgumentMatch::equals("/command", json!("git status")));
 /// let coder = AgentId::new("coder");
-/// assert!(key.matches("shell", Some(&coder), &json!({"command": "git status"})));
-/// assert!(!key.matches("shell", Some(&coder), &json!({"command": "rm -rf /"})));
-/// assert!(!key.matches("shell", None, &json!({"command": "git status"})));
+/// assert!(key.matches("shell", Some(&coder), None, &json!({"command": "git status"})));
+/// assert!(!key.matches("shell", Some(&coder), None, &json!({"command": "rm -rf /"})));
+/// assert!(!key.matches("shell", None, None, &json!({"command": "git status"})));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -84,6 +123,9 @@ pub struct GrantKey {
     /// Conditions on the arguments, all of which must hold; none: every call of the tool.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub arguments: Vec<ArgumentMatch>,
+    /// The person the answer holds for; `None`: whoever calls (or calls without a caller).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller: Option<Principal>,
 }
 
 impl GrantKey {
@@ -94,13 +136,21 @@ impl GrantKey {
             tool: tool.into(),
             agent: None,
             arguments: Vec::new(),
+            caller: None,
         }
+    }
+
+    /// Only for calls made on behalf of `principal`.
+    #[must_use]
+    pub fn caller(mut self, principal: Principal) -> Self {
+        self.caller = Some(principal);
+        self
     }
 
     /// Only for `agent`.
     #[must_use]
-    pub fn agent(mut self, agent: AgentId) -> Self {
-        self.agent = Some(agent);
+    pub fn agent(mut self, agent: impl Into<AgentId>) -> Self {
+        self.agent = Some(agent.into());
         self
     }
 
@@ -111,10 +161,22 @@ impl GrantKey {
         self
     }
 
-    /// Whether a call of `tool` by `agent` with `arguments` is covered.
-    pub fn matches(&self, tool: &str, agent: Option<&AgentId>, arguments: &Value) -> bool {
+    /// Whether a call of `tool` by `agent` on behalf of `caller` with `arguments` is covered.
+    /// A call without an agent never is (an `ask` without one is always denied).
+    pub fn matches(
+        &self,
+        tool: &str,
+        agent: Option<&AgentId>,
+        caller: Option<&Caller>,
+        arguments: &Value,
+    ) -> bool {
         self.tool == tool
+            && agent.is_some()
             && self.agent.as_ref().is_none_or(|a| agent == Some(a))
+            && self
+                .caller
+                .as_ref()
+                .is_none_or(|p| caller.is_some_and(|c| p.is(c)))
             && self.arguments.iter().all(|c| c.matches(arguments))
     }
 }
@@ -125,8 +187,8 @@ impl GrantKey {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum GrantPolicy {
-    /// The tool and the calling agent (the default): "always allow `write_file` for this
-    /// agent".
+    /// The tool, the calling agent and the person it calls for (the default): "always allow
+    /// `write_file` for this agent".
     #[default]
     ToolAndAgent,
     /// The tool, the agent and the values at these JSON pointers, compared exactly: "always
@@ -138,17 +200,20 @@ pub enum GrantPolicy {
 
 impl GrantPolicy {
     /// The key an "always" answer to this call would be stored under, `None` when the policy
-    /// (or the call) allows none.
+    /// (or the call) allows none. It names the call's agent and, when the call has an
+    /// authenticated caller, that caller: one person's "always" is not another's.
     pub fn key_for(
         &self,
         tool: &str,
         agent: Option<&AgentId>,
+        caller: Option<&Caller>,
         arguments: &Value,
     ) -> Option<GrantKey> {
         let base = GrantKey {
             tool: tool.to_owned(),
             agent: agent.cloned(),
             arguments: Vec::new(),
+            caller: caller.map(Principal::of),
         };
         match self {
             Self::Never => None,
@@ -199,6 +264,7 @@ impl Grants {
         &self,
         tool: &str,
         agent: Option<&AgentId>,
+        caller: Option<&Caller>,
         arguments: &Value,
     ) -> Option<GrantDecision> {
         let grants = self.0.read().unwrap_or_else(|e| e.into_inner());
@@ -207,7 +273,7 @@ impl Grants {
         }
         let mut answer = None;
         for grant in grants.iter() {
-            if grant.key.matches(tool, agent, arguments) {
+            if grant.key.matches(tool, agent, caller, arguments) {
                 if grant.decision == GrantDecision::Reject {
                     return Some(GrantDecision::Reject);
                 }

@@ -27,7 +27,7 @@ pub use execution::{
 };
 pub use future::{BoxFuture, HookResult};
 pub(crate) use grant::Grants;
-pub use grant::{ArgumentMatch, Grant, GrantDecision, GrantKey, GrantPolicy, MatchRule};
+pub use grant::{ArgumentMatch, Grant, GrantDecision, GrantKey, GrantPolicy, MatchRule, Principal};
 pub(crate) use hooks::{Dispatch, DynPostHook, DynPreHook, contained};
 pub use hooks::{
     ExecuteCall, ExecuteNext, ExecuteWrapper, Guard, PostExecuteHook, PostNext, PreExecuteHook,

@@ -152,6 +152,11 @@ impl ApprovalStore for MemoryApprovalStore {
         let mut memory = self.lock();
         let outcome = if memory.by_id.len() >= self.max {
             Err(ApprovalStoreError::Full(self.max))
+        } else if memory.by_id.contains_key(&approval.id) {
+            Err(ApprovalStoreError::Unavailable(format!(
+                "an approval with id {} is kept already",
+                approval.id
+            )))
         } else {
             memory.next += 1;
             let seq = memory.next;
@@ -205,7 +210,8 @@ impl ApprovalStore for MemoryApprovalStore {
             let mut approvals = Vec::new();
             let mut next = None;
             let mut last = after;
-            for (&seq, id) in memory.order.range(after + 1..) {
+            let later = (std::ops::Bound::Excluded(after), std::ops::Bound::Unbounded);
+            for (&seq, id) in memory.order.range(later) {
                 if approvals.len() == limit {
                     next = Some(last.to_string());
                     break;
@@ -288,16 +294,17 @@ pub enum ResumeError {
     /// Another answer claimed it first: its call ran, or is running.
     #[error("approval {0:?} was answered already: its call is not run again")]
     AlreadyAnswered(String),
-    /// The answer came for another agent.
-    #[error("approval {id:?} belongs to agent {owner:?}, not {agent:?}")]
+    /// The answer came for another agent (which agent it was asked for is not said).
+    #[error("approval {id:?} was not asked for agent {agent:?}")]
     WrongAgent {
         /// The approval.
         id: String,
-        /// The agent it was asked for.
-        owner: String,
         /// The agent that answered.
         agent: String,
     },
+    /// The answer's signal fired before it was applied; the approval still waits.
+    #[error("the answer to approval {0:?} was cancelled before its call started; it still waits")]
+    Cancelled(String),
     /// The answer came on behalf of another caller (or of none).
     #[error("approval {0:?} belongs to another caller")]
     WrongCaller(String),

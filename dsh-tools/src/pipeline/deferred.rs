@@ -3,8 +3,8 @@
 
 use super::{Stage, failure};
 use crate::call::{
-    ApprovalAnswer, ApprovalOutcome, ApprovalPage, ApprovalStoreError, Deferred, PendingApproval,
-    ResumeError, ToolExecutionInput, ToolExecutionResult,
+    ApprovalAnswer, ApprovalOutcome, ApprovalPage, ApprovalStoreError, Caller, Deferred,
+    PendingApproval, ResumeError, ToolExecutionInput, ToolExecutionResult,
 };
 use crate::error::ToolError;
 use crate::registry::Registry;
@@ -71,17 +71,27 @@ impl Registry {
     /// caller, on behalf of the same principal. Each approval is answered once: the store
     /// claims it atomically before the call runs, so a second answer (here or on another
     /// instance) is [`ResumeError::AlreadyAnswered`] and the call never runs twice. A store
-    /// that fails leaves the approval as it was.
+    /// that fails before the claim leaves the approval as it was; an answer whose signal fired
+    /// before the claim is [`ResumeError::Cancelled`], the approval still pending. Once claimed,
+    /// an approval is never run again, even if this future is dropped before the call settled
+    /// (its record then stays, claimed, in the listing for an operator to see).
+    ///
+    /// The resumed call runs for the answer's caller (the same principal, with the scopes of
+    /// its current token) and against the tool as it is registered now: whether it takes edits
+    /// and which key an "always" answer is kept under are read from today's definition.
     pub async fn resume(&self, answer: ApprovalAnswer) -> Result<ToolExecutionResult, ResumeError> {
-        let store = self.approval_store();
         let id = answer.approval_id.clone();
+        // Ours are 32 hex digits: anything else is unknown without asking the store.
+        if id.len() != 32 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(ResumeError::Unknown(id));
+        }
+        let store = self.approval_store();
         let Some(found) = store.get(&id).await? else {
             return Err(ResumeError::Unknown(id));
         };
         if found.agent != answer.agent {
             return Err(ResumeError::WrongAgent {
                 id,
-                owner: found.agent.to_string(),
                 agent: answer.agent.to_string(),
             });
         }
@@ -96,11 +106,20 @@ impl Registry {
         if found.claimed {
             return Err(ResumeError::AlreadyAnswered(id));
         }
+        if answer.signal.is_cancelled() {
+            return Err(ResumeError::Cancelled(id));
+        }
         let Some(pending) = store.claim(&id).await? else {
             return Err(ResumeError::AlreadyAnswered(id));
         };
+        if pending.id != id || pending.agent != found.agent {
+            return Err(ResumeError::Store(ApprovalStoreError::Unavailable(
+                format!("the store gave out another approval when {id} was claimed"),
+            )));
+        }
+        let caller = answer.caller.or(pending.caller.clone());
         let result = self
-            .continue_approved(pending, answer.outcome, answer.signal)
+            .continue_approved(pending, answer.outcome, caller, answer.signal)
             .await;
         if let Err(e) = store.remove(&id).await {
             // Claimed, so never run again; left for an operator to see in the listing.
@@ -113,6 +132,7 @@ impl Registry {
         &self,
         pending: PendingApproval,
         outcome: ApprovalOutcome,
+        caller: Option<Caller>,
         signal: tokio_util::sync::CancellationToken,
     ) -> ToolExecutionResult {
         let PendingApproval {
@@ -121,12 +141,10 @@ impl Registry {
             tool,
             arguments,
             agent,
-            caller,
-            grant,
-            editable,
             ..
         } = pending;
-        let mut input = ToolExecutionInput::new(call_id, tool, arguments, signal).agent(agent);
+        let mut input =
+            ToolExecutionInput::new(call_id, tool, arguments, signal).agent(agent.clone());
         input.caller = caller.map(Arc::new);
         if let Some(root) = root_call_id {
             input = input.root_call_id(root);
@@ -139,7 +157,12 @@ impl Registry {
             let aborted = failure(ToolError::aborted_before_dispatch());
             return self.complete(Stage::Final(call, aborted)).await;
         }
-        let stage = match self.apply_outcome(&mut call, outcome, grant, editable) {
+        // Today's definition decides what the answer may do.
+        let (grant, editable) = super::grant_and_edits(&call, &agent);
+        let stage = match self
+            .apply_outcome(&mut call, outcome, grant, editable)
+            .await
+        {
             Ok(Some(decision)) => self.admit(call, decision),
             Ok(None) => Stage::Post(call, failure(ToolError::aborted_before_dispatch())),
             Err(e) => Stage::Final(call, failure(e)),

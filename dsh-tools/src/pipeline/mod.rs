@@ -15,7 +15,7 @@ pub use crate::call::{
     ApprovalStore, ApprovalStoreError, ArgumentMatch, BoxFuture, Caller, Deferred, ExecuteCall,
     ExecuteNext, ExecuteWrapper, ExecutionToken, Grant, GrantDecision, GrantKey, GrantPolicy,
     Guard, HookResult, MatchRule, MemoryApprovalStore, PendingApproval, PostExecuteHook, PostNext,
-    PostToolDecision, PreExecuteHook, PreNext, PreToolDecision, Progress, ProgressSink,
+    PostToolDecision, PreExecuteHook, PreNext, PreToolDecision, Principal, Progress, ProgressSink,
     ResultObserver, ResumeError, ScopeRules, Signal, ToolExecution, ToolExecutionInput,
     ToolExecutionResult, ToolRunContext,
 };
@@ -80,6 +80,10 @@ fn cancelled(call: &Call, result: ToolExecutionResult) -> ToolExecutionResult {
     failure(error).with_contexts_of(&result)
 }
 
+/// The deepest arguments a pending approval is kept with: stores serialize and read it back
+/// with serde, which recurses (and serde_json stops at 128 levels, the record taking a few).
+pub const MAX_PENDING_DEPTH: u32 = 120;
+
 /// The denial of an `ask` for a call without an agent.
 fn no_agent(name: &str) -> PreToolDecision {
     PreToolDecision::deny(format!(
@@ -93,8 +97,12 @@ fn grant_and_edits(call: &Call, agent: &AgentId) -> (Option<GrantKey>, bool) {
     let null = serde_json::Value::Null;
     let arguments = call.exec.arguments.as_deref().unwrap_or(&null);
     let grant = definition.and_then(|d| {
-        d.grant_policy
-            .key_for(&call.exec.name, Some(agent), arguments)
+        d.grant_policy.key_for(
+            &call.exec.name,
+            Some(agent),
+            call.exec.caller.as_deref(),
+            arguments,
+        )
     });
     (grant, definition.is_some_and(|d| d.editable_arguments))
 }
@@ -235,18 +243,7 @@ impl Registry {
         if call.exec.signal.is_cancelled() {
             return Stage::Final(call, failure(ToolError::aborted_before_dispatch()));
         }
-        let decision = if call.admitted.pre.is_empty() {
-            Ok(PreToolDecision::Allow)
-        } else {
-            PreNext {
-                hooks: Arc::clone(&call.admitted.pre),
-                index: 0,
-                execution: Arc::clone(&call.exec),
-            }
-            .run()
-            .await
-        };
-        let decision = match decision {
+        let decision = match self.pre_execute(&call).await {
             Ok(d) => d,
             Err(e) => return Stage::Final(call, failure(e)),
         };
@@ -264,13 +261,37 @@ impl Registry {
         self.admit(call, decision)
     }
 
+    /// The pre-execute chain's decision for `call`.
+    async fn pre_execute(&self, call: &Call) -> Result<PreToolDecision, ToolError> {
+        if call.admitted.pre.is_empty() {
+            return Ok(PreToolDecision::Allow);
+        }
+        PreNext {
+            hooks: Arc::clone(&call.admitted.pre),
+            index: 0,
+            execution: Arc::clone(&call.exec),
+        }
+        .run()
+        .await
+    }
+
     /// After pre-execute and approval: a denial settles the call, an allowance goes through the
     /// guards (which only deny) to dispatch.
     fn admit(&self, call: Call, decision: PreToolDecision) -> Stage {
+        // A refusal keeps the contexts written so far: the model learns its arguments were
+        // edited even when the edit is refused.
+        let refuse = |call: Call, reason: String| {
+            let contexts = call.exec.run.take_deferred();
+            let refused = failure(ToolError::new(reason));
+            let refused = if contexts.is_empty() {
+                refused
+            } else {
+                refused.set_contexts(contexts)
+            };
+            Stage::Post(call, refused)
+        };
         match decision {
-            PreToolDecision::Deny { reason } => {
-                return Stage::Post(call, failure(ToolError::new(reason)));
-            }
+            PreToolDecision::Deny { reason } => return refuse(call, reason),
             // `approve` resolves every ask; kept as a denial so no path can skip policy.
             PreToolDecision::Ask { .. } => {
                 let name = &call.exec.name;
@@ -290,7 +311,7 @@ impl Registry {
         for guard in guards.iter() {
             match std::panic::catch_unwind(AssertUnwindSafe(|| guard.check(&call.exec))) {
                 Ok(None) => {}
-                Ok(Some(reason)) => return Stage::Post(call, failure(ToolError::new(reason))),
+                Ok(Some(reason)) => return refuse(call, reason),
                 Err(payload) => {
                     return Stage::Final(call, failure(ToolError::from_panic_payload(payload)));
                 }
@@ -314,13 +335,7 @@ impl Registry {
     ) -> Result<Approval, ToolError> {
         let name = call.exec.name.clone();
         let rejected = || PreToolDecision::deny(format!("the user rejected tool \"{name}\""));
-        let null = serde_json::Value::Null;
-        let arguments = call.exec.arguments.as_deref().unwrap_or(&null);
-        match self
-            .inner
-            .grants
-            .answer(&name, call.exec.agent.as_ref(), arguments)
-        {
+        match self.remembered(call) {
             Some(GrantDecision::Allow) => {
                 return Ok(Approval::Decided(Some(PreToolDecision::Allow)));
             }
@@ -352,7 +367,28 @@ impl Registry {
         };
         let outcome = crate::call::contained(move || service.request(request)).await?;
         self.apply_outcome(call, outcome, grant, editable)
+            .await
             .map(Approval::Decided)
+    }
+
+    /// The grant that answers `call`, if any (none for a tool whose policy is
+    /// [`GrantPolicy::Never`]: every call of it asks, whatever was granted).
+    fn remembered(&self, call: &Call) -> Option<GrantDecision> {
+        let never = call
+            .executable
+            .as_ref()
+            .is_some_and(|t| t.definition().grant_policy == GrantPolicy::Never);
+        if never {
+            return None;
+        }
+        let null = serde_json::Value::Null;
+        let arguments = call.exec.arguments.as_deref().unwrap_or(&null);
+        self.inner.grants.answer(
+            &call.exec.name,
+            call.exec.agent.as_ref(),
+            call.exec.caller.as_deref(),
+            arguments,
+        )
     }
 
     /// Keeps the call's `ask` in the approval store (deferred mode).
@@ -362,6 +398,18 @@ impl Registry {
             return Ok(Approval::Decided(Some(no_agent(name))));
         };
         let (grant, editable) = grant_and_edits(call, &agent);
+        let null = serde_json::Value::Null;
+        let snapshot = call.exec.arguments.as_deref().unwrap_or(&null);
+        if crate::json::deeper_than(snapshot, MAX_PENDING_DEPTH) {
+            return Err(ToolError::coded(
+                "ApprovalStoreError",
+                "APPROVAL_NOT_KEPT",
+                format!(
+                    "tool \"{name}\" requires approval, and its arguments nest deeper than \
+                     {MAX_PENDING_DEPTH} levels, more than a pending approval is kept with"
+                ),
+            ));
+        }
         let pending = PendingApproval {
             id: crate::call::approval_id(),
             call_id: call.exec.call_id.clone(),
@@ -375,7 +423,17 @@ impl Registry {
                 .unwrap_or_default(),
             reason,
             agent,
-            caller: call.exec.caller.as_deref().cloned(),
+            // Who, not what they may do: the answer brings the caller's current token.
+            caller: call.exec.caller.as_deref().map(|c| {
+                let mut who = Caller::new(c.subject());
+                if let Some(issuer) = c.issuer_name() {
+                    who = who.issuer(issuer);
+                }
+                if let Some(client) = c.client() {
+                    who = who.client_id(client);
+                }
+                who
+            }),
             grant,
             editable,
             asked_at_ms: crate::call::now_ms(),
@@ -384,18 +442,28 @@ impl Registry {
         let store = self.approval_store();
         match store.put(pending.clone()).await {
             Ok(()) => Ok(Approval::Pending(Box::new(pending))),
-            Err(e) => Err(ToolError::coded(
-                "ApprovalStoreError",
-                "APPROVAL_NOT_KEPT",
-                format!(
-                    "tool \"{name}\" requires approval, and it could not be kept for later: {e}"
-                ),
-            )),
+            Err(e) => {
+                // The write may have happened with its answer lost: what the model is told
+                // failed must not wait to be approved.
+                if let Err(again) = store.remove(&pending.id).await {
+                    tracing::warn!(
+                        "approval {}: not kept ({e}), and its removal failed too: {again}",
+                        pending.id
+                    );
+                }
+                Err(ToolError::coded(
+                    "ApprovalStoreError",
+                    "APPROVAL_NOT_KEPT",
+                    format!(
+                        "tool \"{name}\" requires approval, and it could not be kept for later: {e}"
+                    ),
+                ))
+            }
         }
     }
 
     /// Applies an approval service's (or a resumed approval's) answer to `call`.
-    fn apply_outcome(
+    pub(crate) async fn apply_outcome(
         &self,
         call: &mut Call,
         outcome: ApprovalOutcome,
@@ -404,13 +472,39 @@ impl Registry {
     ) -> Result<Option<PreToolDecision>, ToolError> {
         let name = call.exec.name.clone();
         let rejected = || PreToolDecision::deny(format!("the user rejected tool \"{name}\""));
-        let remember = |key: Option<GrantKey>, decision: GrantDecision| match key.or(grant) {
-            Some(key) => {
-                self.grant(Grant { key, decision });
+        let agent = call.exec.agent.clone();
+        // A key the service chose is kept only for this tool, for this agent (or every agent),
+        // and never for a tool whose every call asks (`grant` is `None` exactly then, or when
+        // the call lacks an argument the policy keys on).
+        let remember = |key: Option<GrantKey>, decision: GrantDecision| {
+            let key = match (key, &grant) {
+                (_, None) => None,
+                (None, Some(own)) => Some(own.clone()),
+                (Some(chosen), Some(_))
+                    if chosen.tool == name
+                        && chosen
+                            .agent
+                            .as_ref()
+                            .is_none_or(|a| agent.as_ref() == Some(a)) =>
+                {
+                    Some(chosen)
+                }
+                (Some(chosen), Some(_)) => {
+                    tracing::warn!(
+                        "the approval of tool \"{name}\" asked to remember an answer for tool \
+                         {:?} and agent {:?}; kept for this call only",
+                        chosen.tool,
+                        chosen.agent.as_ref().map(ToString::to_string)
+                    );
+                    None
+                }
+            };
+            match key {
+                Some(key) => {
+                    self.grant(Grant { key, decision });
+                }
+                None => tracing::debug!("tool \"{name}\": the approval holds for this call only"),
             }
-            None => tracing::debug!(
-                "tool \"{name}\" allows no remembered answer: the approval holds for this call"
-            ),
         };
         Ok(Some(match outcome {
             ApprovalOutcome::AllowedOnce => PreToolDecision::Allow,
@@ -432,7 +526,16 @@ impl Registry {
                     ))));
                 }
                 self.edit_arguments(call, edited)?;
-                PreToolDecision::Allow
+                // The edit is a new call in all but name: pre-execute and the grants decide
+                // again on it (a denial or a remembered rejection wins; an `ask` counts as
+                // answered: this answer is about these arguments).
+                if self.remembered(call) == Some(GrantDecision::Reject) {
+                    return Ok(Some(rejected()));
+                }
+                match self.pre_execute(call).await? {
+                    PreToolDecision::Deny { reason } => PreToolDecision::Deny { reason },
+                    PreToolDecision::Allow | PreToolDecision::Ask { .. } => PreToolDecision::Allow,
+                }
             }
             ApprovalOutcome::Cancelled if call.exec.signal.is_cancelled() => return Ok(None),
             ApprovalOutcome::Cancelled => {
