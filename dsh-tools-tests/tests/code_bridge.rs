@@ -1535,3 +1535,125 @@ async fn a_sub_call_that_concludes_the_turn_concludes_the_outer_call() {
     assert_eq!(result.text(), "finished");
     assert!(result.concludes_turn());
 }
+
+/// A runtime whose language has no `run_code` flavor.
+struct RubyRuntime;
+
+impl dsh_tools::code::CodeRuntime for RubyRuntime {
+    fn language(&self) -> &str {
+        "ruby"
+    }
+    fn isolation(&self) -> &str {
+        "none (test double)"
+    }
+    fn run(
+        &self,
+        _request: dsh_tools::code::CodeRequest,
+    ) -> dsh_tools::pipeline::BoxFuture<
+        Result<dsh_tools::code::CodeResult, dsh_tools::code::SeamError>,
+    > {
+        Box::pin(async { Err(dsh_tools::code::SeamError("never run".into())) })
+    }
+}
+
+#[test]
+fn projecting_run_code_for_a_language_without_a_flavor_fails() {
+    // Spec §2.2.3: the schema is projected by the runtime's language, read at projection.
+    let registry = registry(PresentationMode::Code);
+    echo(&registry, "echo");
+    registry.set_code_runtime(RubyRuntime);
+    let error = registry.schemas(None).unwrap_err().to_string();
+    assert_eq!(
+        error,
+        "dsh-tools: no run_code schema flavor registered for runtime language \"ruby\" (known: \"typescript\")"
+    );
+    // Native scopes project no run_code: nothing to flavor.
+    let native = registry.scope("n");
+    native.present_as(PresentationMode::Native).unwrap();
+    assert!(registry.schemas(Some(&AgentId::new("n"))).is_ok());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queued_call_is_classified_when_it_may_start() {
+    // Spec §4.4.2: "classify it *now*". `reader` is parallel while the flag is down and
+    // exclusive once `flip` (exclusive) raised it. Queued behind `flip`, it must start as
+    // exclusive, so `other` (always parallel) cannot overlap it.
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let registry = registry(PresentationMode::Code);
+    let flag = Arc::new(AtomicBool::new(false));
+    let other_started = Arc::new(AtomicBool::new(false));
+    let f = Arc::clone(&flag);
+    registry
+        .register(ToolDefinition::new(
+            "flip",
+            "raises the flag",
+            json!({"type": "object"}),
+            OutputDecl::text(),
+            move |_, _| {
+                let f = Arc::clone(&f);
+                async move {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    f.store(true, Ordering::SeqCst);
+                    Ok(json!("flipped"))
+                }
+            },
+        ))
+        .unwrap()
+        .keep();
+    let (f, seen) = (Arc::clone(&flag), Arc::clone(&other_started));
+    registry
+        .register(
+            ToolDefinition::new(
+                "reader",
+                "reads",
+                json!({"type": "object"}),
+                OutputDecl::text(),
+                move |_, _| {
+                    let seen = Arc::clone(&seen);
+                    async move {
+                        for _ in 0..30 {
+                            if seen.load(Ordering::SeqCst) {
+                                return Ok(json!("overlapped"));
+                            }
+                            tokio::time::sleep(Duration::from_millis(10)).await;
+                        }
+                        Ok(json!("alone"))
+                    }
+                },
+            )
+            .concurrency_safe(move |_| !f.load(Ordering::SeqCst)),
+        )
+        .unwrap()
+        .keep();
+    let started = Arc::clone(&other_started);
+    registry
+        .register(
+            ToolDefinition::new(
+                "other",
+                "marks its start",
+                json!({"type": "object"}),
+                OutputDecl::text(),
+                move |_, _| {
+                    started.store(true, Ordering::SeqCst);
+                    async { Ok(json!("other")) }
+                },
+            )
+            .concurrency_safe(|_| true),
+        )
+        .unwrap()
+        .keep();
+    script(&registry, |run| async move {
+        let (a, b, c) = tokio::join!(
+            run.call("tools", "flip", json!({})),
+            run.call("tools", "reader", json!({})),
+            run.call("tools", "other", json!({})),
+        );
+        FakeOutcome::Return(Some(json!([a.unwrap(), b.unwrap(), c.unwrap()])))
+    });
+    let result = run(&registry, None).await;
+    assert!(!result.is_error(), "{}", result.text());
+    assert_eq!(
+        result.value().unwrap()["result"],
+        json!(["flipped", "alone", "other"])
+    );
+}

@@ -40,4 +40,6 @@ pub use runtime::{
     CodeFailure, CodeRequest, CodeResult, CodeRuntime, CodeRuntimeConfig, ErrorClass, FailureKind,
     HostFn, Namespace, SeamError, validate_bindings,
 };
-pub use sdk::{CODE_ONLY_INSTRUCTION, SDK_INSTRUCTIONS, SdkTool, render_sdk, schema_to_ts};
+pub use sdk::{
+    CODE_ONLY_INSTRUCTION, SDK_INSTRUCTIONS, SDK_LANGUAGES, SdkTool, render_sdk, schema_to_ts,
+};

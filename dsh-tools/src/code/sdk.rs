@@ -5,6 +5,10 @@
 use super::ledger::js_number;
 use serde_json::{Map, Value};
 
+/// The languages this crate has `run_code` strings and an SDK renderer for (Code Mode spec
+/// §2.2.3, §6.3): TypeScript only.
+pub const SDK_LANGUAGES: &[&str] = &["typescript"];
+
 /// The instructions opening the SDK section (exact).
 pub const SDK_INSTRUCTIONS: &str = "## Writing code for run_code
 

@@ -27,8 +27,7 @@ pub struct PromptSection {
     pub text: String,
 }
 
-/// The languages this crate renders an SDK for (spec §6.3).
-const SDK_LANGUAGES: &[&str] = &["typescript"];
+use crate::code::SDK_LANGUAGES;
 
 /// How many sub-calls of one `run_code` program may dispatch at once unless set (spec §4.4.5).
 pub const DEFAULT_MAX_PARALLEL_SUB_CALLS: usize = 10;

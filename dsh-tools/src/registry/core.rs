@@ -528,7 +528,19 @@ impl Registry {
             });
         }
         let tools = state.view(agent);
+        let runtime = state.code_runtime.clone();
         drop(state);
+        // Spec §2.2.3: run_code's strings follow the runtime's language, read now.
+        if let Some(runtime) = runtime
+            && tools
+                .iter()
+                .any(|t| t.definition.name == crate::code::RUN_CODE)
+            && !crate::code::SDK_LANGUAGES.contains(&runtime.language())
+        {
+            return Err(RegistrationError::NoSchemaFlavor {
+                language: runtime.language().to_owned(),
+            });
+        }
         tools
             .into_iter()
             .map(|t| {

@@ -41,6 +41,12 @@ pub enum RegistrationError {
         /// The runtime's language.
         language: String,
     },
+    /// The code runtime's language has no `run_code` strings, so its schema cannot be
+    /// projected (Code Mode spec §2.2.3).
+    NoSchemaFlavor {
+        /// The runtime's language.
+        language: String,
+    },
     /// [`Registry::set_max_parallel_sub_calls`](super::Registry::set_max_parallel_sub_calls)
     /// with zero (Code Mode spec §4.4.5).
     MaxParallelSubCalls,
@@ -54,14 +60,30 @@ pub enum RegistrationError {
     },
 }
 
+/// The known languages, each JSON-quoted, joined by `, ` (spec §2.2.3).
+fn known_languages() -> String {
+    crate::code::SDK_LANGUAGES
+        .iter()
+        .map(|l| serde_json::Value::from(*l).to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 impl fmt::Display for RegistrationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::OutputSchema(e) => e.fmt(f),
             Self::NoSdkRenderer { language } => write!(
                 f,
-                "dsh-tools: no SDK renderer registered for runtime language {} (known: \"typescript\")",
-                serde_json::Value::from(language.as_str())
+                "dsh-tools: no SDK renderer registered for runtime language {} (known: {})",
+                serde_json::Value::from(language.as_str()),
+                known_languages()
+            ),
+            Self::NoSchemaFlavor { language } => write!(
+                f,
+                "dsh-tools: no run_code schema flavor registered for runtime language {} (known: {})",
+                serde_json::Value::from(language.as_str()),
+                known_languages()
             ),
             Self::MaxParallelSubCalls => {
                 f.write_str("maxParallelSubCalls must be a positive integer")

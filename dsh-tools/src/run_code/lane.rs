@@ -86,8 +86,6 @@ struct Entry {
     record_args: Value,
     held: Held,
     reply: oneshot::Sender<Reply>,
-    /// Classified when the lane first looks at it (spec §4.4.2: "classify it now").
-    exclusive: Option<bool>,
 }
 
 /// What the submitter of a run holds: the call counter and the lane's inbox, under one lock so
@@ -297,7 +295,6 @@ impl Run {
             record_args,
             held,
             reply,
-            exclusive: None,
         };
         self.queued.fetch_add(1, Ordering::AcqRel);
         if let Err(mpsc::error::SendError(entry)) = submitter.inbox.send(entry) {
@@ -406,9 +403,11 @@ pub(crate) async fn lane<S: Stages>(
                 }
                 continue;
             }
-            let exclusive = *entry
-                .exclusive
-                .get_or_insert_with(|| !stages.parallel(&entry.input));
+            // Classified now, at every decision (spec §4.4.2): what an earlier exclusive call
+            // changed while this one waited counts. A decision is only made when the lane wakes
+            // (a dispatch settled, a submission, the drain), so it is once per start in the
+            // common case and never a spin.
+            let exclusive = !stages.parallel(&entry.input);
             let may = !barrier
                 && if exclusive {
                     pool.is_empty()
