@@ -1657,3 +1657,85 @@ async fn a_queued_call_is_classified_when_it_may_start() {
         json!(["flipped", "alone", "other"])
     );
 }
+
+/// A runtime that makes one binding call, holds its future once it is ready without taking the
+/// value (the program has not received it), reports what was recorded by then, then takes it.
+struct HoldingRuntime {
+    before: Shared<Vec<String>>,
+    records: Shared<Vec<(String, CodeDispatchRecord)>>,
+}
+
+impl dsh_tools::code::CodeRuntime for HoldingRuntime {
+    fn language(&self) -> &str {
+        "typescript"
+    }
+    fn isolation(&self) -> &str {
+        "none (test double)"
+    }
+    fn run(
+        &self,
+        request: dsh_tools::code::CodeRequest,
+    ) -> dsh_tools::pipeline::BoxFuture<
+        Result<dsh_tools::code::CodeResult, dsh_tools::code::SeamError>,
+    > {
+        let (before, records) = (Arc::clone(&self.before), Arc::clone(&self.records));
+        Box::pin(async move {
+            let host = Arc::clone(&request.bindings[0].functions[0].1);
+            let mut call = host(json!({"value": "v"}));
+            // Ready, but the value not yet taken: the lane committed; the program has nothing.
+            let mut polled = None;
+            for _ in 0..200 {
+                if let std::task::Poll::Ready(out) = poll_once(&mut call) {
+                    polled = Some(out);
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            // The value is in hand only now; the future (the runtime's hold on the call) goes
+            // next: until then, nothing may be recorded as settled.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let settled_early = ids(&records, CodeDispatchKind::Settle);
+            before.lock().unwrap().extend(settled_early);
+            drop(call);
+            let value = polled
+                .expect("the call settled")
+                .map_err(|e| dsh_tools::code::SeamError(e))?;
+            Ok(dsh_tools::code::CodeResult {
+                logs: Vec::new(),
+                value: Some(value),
+                error: None,
+            })
+        })
+    }
+}
+
+/// Polls `fut` once with a no-op waker (the caller polls again on its own schedule).
+fn poll_once<T>(fut: &mut dsh_tools::pipeline::BoxFuture<T>) -> std::task::Poll<T> {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    fut.as_mut().poll(&mut cx)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_settle_record_waits_until_the_program_has_the_value() {
+    // Spec §4.8.1 / §4.10.1: "the program receives the value → tool/code-dispatch".
+    let registry = registry(PresentationMode::Code);
+    echo(&registry, "echo");
+    let records = records(&registry);
+    let before: Shared<Vec<String>> = Arc::default();
+    registry.set_code_runtime(HoldingRuntime {
+        before: Arc::clone(&before),
+        records: Arc::clone(&records),
+    });
+    let result = run(&registry, Some("a")).await;
+    assert!(!result.is_error(), "{}", result.text());
+    assert!(
+        before.lock().unwrap().is_empty(),
+        "settle records written before the program had its value: {:?}",
+        before.lock().unwrap()
+    );
+    assert_eq!(
+        ids(&records, CodeDispatchKind::Settle).len(),
+        1,
+        "written after it"
+    );
+}

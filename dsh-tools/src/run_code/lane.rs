@@ -52,8 +52,11 @@ const OUTER_ABORT: &str = crate::code::ABORT_REASON;
 
 /// What the lane answers a binding call.
 enum Reply {
-    /// Committed: the value, or the failure's message.
-    Settled(Result<Value, String>),
+    /// Committed: the value, or the failure's message, and the delivery signal: dropped once the
+    /// runtime dropped the binding call's future (its program has the value), it lets the
+    /// call's settle record be written (spec §4.8.1: "the program receives its value before the
+    /// settle record is written").
+    Settled(Result<Value, String>, oneshot::Sender<()>),
     /// Removed from the queue after the run was over; never started.
     Abandoned,
 }
@@ -233,18 +236,30 @@ impl Run {
             format!("run_code run is over ({reason}); {name} {what}")
         };
         let reason = self.reason.clone();
-        Box::pin(async move {
+        let delivery: Arc<Mutex<Option<oneshot::Sender<()>>>> = Arc::default();
+        let keep = Arc::clone(&delivery);
+        let inner = Box::pin(async move {
             let answer = submitted?;
             match answer.await {
-                Ok(Reply::Settled(outcome)) if signal.is_cancelled() => {
-                    if let Ok(value) = outcome {
-                        crate::json::free(value);
+                Ok(Reply::Settled(outcome, delivered)) => {
+                    *keep.lock().unwrap_or_else(|e| e.into_inner()) = Some(delivered);
+                    match outcome {
+                        Ok(value) if signal.is_cancelled() => {
+                            crate::json::free(value);
+                            Err(over("result discarded", reason.get()))
+                        }
+                        Err(_) if signal.is_cancelled() => {
+                            Err(over("result discarded", reason.get()))
+                        }
+                        outcome => outcome,
                     }
-                    Err(over("result discarded", reason.get()))
                 }
-                Ok(Reply::Settled(outcome)) => outcome,
                 Ok(Reply::Abandoned) | Err(_) => Err(over("tool call abandoned", reason.get())),
             }
+        });
+        Box::pin(HoldDelivery {
+            inner,
+            _delivery: delivery,
         })
     }
 
@@ -305,6 +320,57 @@ impl Run {
             return Err(self.over(name, "not dispatched"));
         }
         Ok(answer)
+    }
+}
+
+/// A binding call's future: the bridge's answer, holding the call's delivery signal until the
+/// runtime drops it (the settle record waits for that).
+struct HoldDelivery {
+    inner: BoxFuture<Result<Value, String>>,
+    _delivery: Arc<Mutex<Option<oneshot::Sender<()>>>>,
+}
+
+impl std::future::Future for HoldDelivery {
+    type Output = Result<Value, String>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        self.get_mut().inner.as_mut().poll(cx)
+    }
+}
+
+/// A settle record waiting for its call's value to reach the program.
+struct PendingRecord {
+    delivered: oneshot::Receiver<()>,
+    agent: AgentId,
+    record: CodeDispatchRecord,
+}
+
+/// Completes once the oldest waiting record may be written (never, when none waits).
+async fn oldest_delivered(records: &mut VecDeque<PendingRecord>) {
+    match records.front_mut() {
+        Some(pending) => {
+            let _ = (&mut pending.delivered).await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+/// Writes, in commit order, every waiting record whose value reached the program.
+fn write_delivered<S: Stages>(stages: &S, records: &mut VecDeque<PendingRecord>) {
+    while let Some(pending) = records.front_mut() {
+        match pending.delivered.try_recv() {
+            Err(oneshot::error::TryRecvError::Empty) => return,
+            // Sent (never) or dropped: delivered, or the call's future is gone.
+            _ => {
+                if let Some(pending) = records.pop_front() {
+                    stages.record(&pending.agent, &pending.record);
+                    crate::json::free(pending.record.arguments);
+                }
+            }
+        }
     }
 }
 
@@ -375,14 +441,16 @@ pub(crate) async fn lane<S: Stages>(
     let mut tasks: HashMap<tokio::task::Id, u64> = HashMap::new();
     let mut barrier = false;
     let mut open = true;
+    let mut records: VecDeque<PendingRecord> = VecDeque::new();
     loop {
+        write_delivered(&stages, &mut records);
         // 1. Commit the oldest started call once its dispatch settled.
         if order.front().is_some_and(|slot| slot.done.is_some()) {
             let Some(slot) = order.pop_front() else {
                 continue;
             };
             let exclusive = slot.exclusive;
-            commit(&stages, &run, &ctx, slot).await;
+            records.extend(commit(&stages, &run, &ctx, slot).await);
             if exclusive {
                 barrier = false;
             }
@@ -464,11 +532,17 @@ pub(crate) async fn lane<S: Stages>(
             }
         }
         // 3. Idle and drained: done. Else wait for a dispatch, a submission or the drain.
-        if queue.is_empty() && order.is_empty() && pool.is_empty() && drain.is_cancelled() {
+        if queue.is_empty()
+            && order.is_empty()
+            && pool.is_empty()
+            && records.is_empty()
+            && drain.is_cancelled()
+        {
             return;
         }
         tokio::select! {
             biased;
+            () = oldest_delivered(&mut records), if !records.is_empty() => {}
             joined = pool.join_next_with_id(), if !pool.is_empty() => {
                 let (n, done) = match joined {
                     Some(Ok((id, (n, started)))) => {
@@ -522,7 +596,12 @@ fn json_bytes(content: &[crate::content::ContentBlock]) -> usize {
 }
 
 /// The commit of one started call (spec §4.4.4).
-async fn commit<S: Stages>(stages: &S, run: &Run, ctx: &ToolRunContext, slot: Slot<S::Started>) {
+async fn commit<S: Stages>(
+    stages: &S,
+    run: &Run,
+    ctx: &ToolRunContext,
+    slot: Slot<S::Started>,
+) -> Option<PendingRecord> {
     let result = match slot.done {
         Some(Done::Stage(started)) => stages.commit(started).await,
         Some(Done::Lost(message)) => ToolExecutionResult::failure(ToolError::new(message)),
@@ -557,9 +636,17 @@ async fn commit<S: Stages>(stages: &S, run: &Run, ctx: &ToolRunContext, slot: Sl
     // Given back before the program hears of it: its next call may need the room.
     let held = slot.held;
     drop(held);
-    let _ = slot.reply.send(Reply::Settled(outcome));
-    if let Some(agent) = &run.agent {
-        let record = CodeDispatchRecord {
+    let (delivery, delivered) = oneshot::channel();
+    let _ = slot.reply.send(Reply::Settled(outcome, delivery));
+    let Some(agent) = &run.agent else {
+        crate::json::free(slot.record_args);
+        return None;
+    };
+    // Written once the program has the value (the lane goes on meanwhile).
+    Some(PendingRecord {
+        delivered,
+        agent: agent.clone(),
+        record: CodeDispatchRecord {
             kind: CodeDispatchKind::Settle,
             root_call_id: run.root_id.clone(),
             parent_call_id: run.outer_id.clone(),
@@ -568,10 +655,6 @@ async fn commit<S: Stages>(stages: &S, run: &Run, ctx: &ToolRunContext, slot: Sl
             arguments: slot.record_args,
             is_error: Some(result.is_error()),
             content: Some(result.content().to_vec()),
-        };
-        stages.record(agent, &record);
-        crate::json::free(record.arguments);
-    } else {
-        crate::json::free(slot.record_args);
-    }
+        },
+    })
 }

@@ -55,6 +55,9 @@ const MAX_ARGUMENT_BYTES: usize = 64 << 20;
 struct Answer {
     id: u64,
     outcome: Result<Value, String>,
+    /// The host function's completed future, dropped only once the program has the outcome:
+    /// the bridge writes the call's settle record then (Code Mode spec §4.8.1).
+    _call: crate::call::BoxFuture<Result<Value, String>>,
 }
 
 type Pending = HashMap<u64, (Persistent<Function<'static>>, Persistent<Function<'static>>)>;
@@ -316,11 +319,14 @@ fn start(
         loop {
             tokio::select! {
                 biased;
-                Some((id, outcome)) = pending.next(), if !pending.is_empty() => {
-                    let _ = answers.send(Answer { id, outcome });
+                Some((id, outcome, call)) = pending.next(), if !pending.is_empty() => {
+                    let _ = answers.send(Answer { id, outcome, _call: call });
                 }
                 call = waiting_calls.recv(), if open => match call {
-                    Some((id, future)) => pending.push(async move { (id, future.await) }),
+                    Some((id, mut future)) => pending.push(async move {
+                        let outcome = (&mut future).await;
+                        (id, outcome, future)
+                    }),
                     None => open = false,
                 },
                 else => break,
