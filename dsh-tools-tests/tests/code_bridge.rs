@@ -1699,7 +1699,7 @@ impl dsh_tools::code::CodeRuntime for HoldingRuntime {
             drop(call);
             let value = polled
                 .expect("the call settled")
-                .map_err(|e| dsh_tools::code::SeamError(e))?;
+                .map_err(dsh_tools::code::SeamError)?;
             Ok(dsh_tools::code::CodeResult {
                 logs: Vec::new(),
                 value: Some(value),
