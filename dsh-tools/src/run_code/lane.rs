@@ -56,7 +56,7 @@ enum Reply {
     /// runtime dropped the binding call's future (its program has the value), it lets the
     /// call's settle record be written (spec §4.8.1: "the program receives its value before the
     /// settle record is written").
-    Settled(Result<Value, String>, oneshot::Sender<()>),
+    Settled(Result<Value, String>, Option<oneshot::Sender<()>>),
     /// Removed from the queue after the run was over; never started.
     Abandoned,
 }
@@ -236,13 +236,17 @@ impl Run {
             format!("run_code run is over ({reason}); {name} {what}")
         };
         let reason = self.reason.clone();
-        let delivery: Arc<Mutex<Option<oneshot::Sender<()>>>> = Arc::default();
-        let keep = Arc::clone(&delivery);
+        // Records are written only for a run with an agent: only then is there an order to keep.
+        let delivery: Option<Arc<Mutex<Option<oneshot::Sender<()>>>>> =
+            self.agent.as_ref().map(|_| Arc::default());
+        let keep = delivery.clone();
         let inner = Box::pin(async move {
             let answer = submitted?;
             match answer.await {
                 Ok(Reply::Settled(outcome, delivered)) => {
-                    *keep.lock().unwrap_or_else(|e| e.into_inner()) = Some(delivered);
+                    if let (Some(keep), Some(delivered)) = (keep, delivered) {
+                        *keep.lock().unwrap_or_else(|e| e.into_inner()) = Some(delivered);
+                    }
                     match outcome {
                         Ok(value) if signal.is_cancelled() => {
                             crate::json::free(value);
@@ -257,10 +261,13 @@ impl Run {
                 Ok(Reply::Abandoned) | Err(_) => Err(over("tool call abandoned", reason.get())),
             }
         });
-        Box::pin(HoldDelivery {
-            inner,
-            _delivery: delivery,
-        })
+        match delivery {
+            Some(delivery) => Box::pin(HoldDelivery {
+                inner,
+                _delivery: delivery,
+            }),
+            None => inner,
+        }
     }
 
     /// Steps 1–5 of spec §4.3.1: refused, or queued with a receiver for the answer.
@@ -636,12 +643,13 @@ async fn commit<S: Stages>(
     // Given back before the program hears of it: its next call may need the room.
     let held = slot.held;
     drop(held);
-    let (delivery, delivered) = oneshot::channel();
-    let _ = slot.reply.send(Reply::Settled(outcome, delivery));
     let Some(agent) = &run.agent else {
+        let _ = slot.reply.send(Reply::Settled(outcome, None));
         crate::json::free(slot.record_args);
         return None;
     };
+    let (delivery, delivered) = oneshot::channel();
+    let _ = slot.reply.send(Reply::Settled(outcome, Some(delivery)));
     // Written once the program has the value (the lane goes on meanwhile).
     Some(PendingRecord {
         delivered,
