@@ -1739,3 +1739,57 @@ async fn the_settle_record_waits_until_the_program_has_the_value() {
         "written after it"
     );
 }
+
+/// A runtime that keeps its binding call's future past the end of its run.
+struct LeakingRuntime(Shared<Vec<dsh_tools::pipeline::BoxFuture<Result<Value, String>>>>);
+
+impl dsh_tools::code::CodeRuntime for LeakingRuntime {
+    fn language(&self) -> &str {
+        "typescript"
+    }
+    fn isolation(&self) -> &str {
+        "none (test double)"
+    }
+    fn run(
+        &self,
+        request: dsh_tools::code::CodeRequest,
+    ) -> dsh_tools::pipeline::BoxFuture<
+        Result<dsh_tools::code::CodeResult, dsh_tools::code::SeamError>,
+    > {
+        let kept = Arc::clone(&self.0);
+        Box::pin(async move {
+            let host = Arc::clone(&request.bindings[0].functions[0].1);
+            let mut call = host(json!({"value": "v"}));
+            let mut done = false;
+            for _ in 0..200 {
+                if poll_once(&mut call).is_ready() {
+                    done = true;
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            assert!(done, "the call settled");
+            kept.lock().unwrap().push(call);
+            Ok(dsh_tools::code::CodeResult {
+                logs: Vec::new(),
+                value: None,
+                error: None,
+            })
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_binding_future_kept_past_the_run_does_not_hold_the_outer_result() {
+    let registry = registry(PresentationMode::Code);
+    echo(&registry, "echo");
+    let records = records(&registry);
+    let kept: Shared<Vec<_>> = Arc::default();
+    registry.set_code_runtime(LeakingRuntime(Arc::clone(&kept)));
+    let result = tokio::time::timeout(Duration::from_secs(30), run(&registry, Some("a")))
+        .await
+        .expect("the outer result does not wait for a leaked future");
+    assert!(!result.is_error(), "{}", result.text());
+    assert_eq!(ids(&records, CodeDispatchKind::Settle).len(), 1, "written at the drain");
+    assert_eq!(kept.lock().unwrap().len(), 1);
+}

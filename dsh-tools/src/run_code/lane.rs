@@ -539,12 +539,14 @@ pub(crate) async fn lane<S: Stages>(
             }
         }
         // 3. Idle and drained: done. Else wait for a dispatch, a submission or the drain.
-        if queue.is_empty()
-            && order.is_empty()
-            && pool.is_empty()
-            && records.is_empty()
-            && drain.is_cancelled()
-        {
+        if queue.is_empty() && order.is_empty() && pool.is_empty() && drain.is_cancelled() {
+            // The run is over: no program is left to receive a value, so what still waits is
+            // written now (a runtime that kept a binding future past its run cannot hold the
+            // outer result back).
+            for pending in records.drain(..) {
+                stages.record(&pending.agent, &pending.record);
+                crate::json::free(pending.record.arguments);
+            }
             return;
         }
         tokio::select! {
