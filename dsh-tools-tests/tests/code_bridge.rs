@@ -1790,6 +1790,10 @@ async fn a_binding_future_kept_past_the_run_does_not_hold_the_outer_result() {
         .await
         .expect("the outer result does not wait for a leaked future");
     assert!(!result.is_error(), "{}", result.text());
-    assert_eq!(ids(&records, CodeDispatchKind::Settle).len(), 1, "written at the drain");
+    assert_eq!(
+        ids(&records, CodeDispatchKind::Settle).len(),
+        1,
+        "written at the drain"
+    );
     assert_eq!(kept.lock().unwrap().len(), 1);
 }
