@@ -8,6 +8,9 @@ use dsh_tools::{
     ToolError, ToolExecution, ToolExecutionInput, ToolExecutionResult, tool,
 };
 use serde_json::{Value, json};
+
+#[path = "common/stack.rs"]
+mod stack;
 use std::sync::{Arc, Mutex};
 
 type Asked = Arc<Mutex<Vec<ApprovalRequest>>>;
@@ -377,46 +380,29 @@ impl Drop for Deep {
 
 #[test]
 fn an_edit_nested_100_000_deep_is_handled_on_a_small_stack() {
-    std::thread::Builder::new()
-        .stack_size(2 * 1024 * 1024)
-        .spawn(|| {
-            tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap()
-                .block_on(async {
-                    let mut deep = json!(0);
-                    for _ in 0..100_000 {
-                        deep = Value::Array(vec![deep]);
-                    }
-                    let mut edited = serde_json::Map::new();
-                    edited.insert("v".to_owned(), deep);
-                    let edited = Deep(Value::Object(edited));
-                    let (registry, _) = asking(move |_| {
-                        ApprovalOutcome::AllowedWithArgs(dsh_tools::json::clone_deep(&edited.0))
-                    });
-                    let tool = ToolDefinition::new(
-                        "any",
-                        "takes anything",
-                        json!({"type": "object"}),
-                        OutputDecl::text(),
-                        |args: Arc<Value>, _| async move {
-                            Ok(json!(args.get("v").is_some().to_string()))
-                        },
-                    )
-                    .editable_arguments(true);
-                    registry.register(tool).unwrap().keep();
-                    let result = call(&registry, "any", json!({}), "a").await;
-                    assert_eq!(result.text(), "true");
-                    let context = &result.additional_contexts().unwrap()[0];
-                    let text = context.content[0].as_text().unwrap();
-                    assert!(text.len() < 2_200, "the message is cut: {}", text.len());
-                    drop(result);
-                });
-        })
-        .unwrap()
-        .join()
-        .expect("no stack overflow");
+    stack::on_worker_stack(|| async {
+        let mut edited = serde_json::Map::new();
+        edited.insert("v".to_owned(), stack::deep_array(100_000));
+        let edited = Deep(Value::Object(edited));
+        let (registry, _) = asking(move |_| {
+            ApprovalOutcome::AllowedWithArgs(dsh_tools::json::clone_deep(&edited.0))
+        });
+        let tool = ToolDefinition::new(
+            "any",
+            "takes anything",
+            json!({"type": "object"}),
+            OutputDecl::text(),
+            |args: Arc<Value>, _| async move { Ok(json!(args.get("v").is_some().to_string())) },
+        )
+        .editable_arguments(true);
+        registry.register(tool).unwrap().keep();
+        let result = call(&registry, "any", json!({}), "a").await;
+        assert_eq!(result.text(), "true");
+        let context = &result.additional_contexts().unwrap()[0];
+        let text = context.content[0].as_text().unwrap();
+        assert!(text.len() < 2_200, "the message is cut: {}", text.len());
+        drop(result);
+    });
 }
 
 #[tokio::test]

@@ -492,34 +492,9 @@ async fn a_remote_schema_a_dialect_cannot_express_leaves_only_that_tool_out() {
     assert_eq!(error.problems[0].0, "tags");
 }
 
-/// `[[[…0…]]]`, `depth` levels, built without recursion.
-fn deep_value(depth: usize) -> Value {
-    let mut v = json!(0);
-    for _ in 0..depth {
-        v = Value::Array(vec![v]);
-    }
-    v
-}
-
-/// Runs `f` on a thread with a tokio worker's 2 MiB stack, in a current-thread runtime.
-fn on_worker_stack<F, Fut>(f: F)
-where
-    F: FnOnce() -> Fut + Send + 'static,
-    Fut: std::future::Future<Output = ()>,
-{
-    std::thread::Builder::new()
-        .stack_size(2 * 1024 * 1024)
-        .spawn(move || {
-            tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap()
-                .block_on(f())
-        })
-        .unwrap()
-        .join()
-        .expect("the check ran out of stack or panicked");
-}
+#[path = "common/stack.rs"]
+mod stack;
+use stack::{deep_array as deep_value, on_worker_stack};
 
 #[test]
 fn arguments_no_server_could_read_are_refused_before_sending() {

@@ -200,34 +200,7 @@ pub(super) fn hostile_name(name: &str) -> Option<&'static str> {
     if name.chars().count() > 128 {
         return Some("the name is longer than 128 characters");
     }
-    // Controls and Unicode's format characters (category Cf: zero-width and bidirectional
-    // marks, line separators, tag characters, …), the set the CLI escapes.
-    let invisible = |c: char| {
-        c.is_control()
-            || matches!(
-                c,
-                '\u{00ad}'
-                    | '\u{0600}'..='\u{0605}'
-                    | '\u{061c}'
-                    | '\u{06dd}'
-                    | '\u{070f}'
-                    | '\u{0890}'..='\u{0891}'
-                    | '\u{08e2}'
-                    | '\u{180e}'
-                    | '\u{200b}'..='\u{200f}'
-                    | '\u{2028}'..='\u{202e}'
-                    | '\u{2060}'..='\u{206f}'
-                    | '\u{feff}'
-                    | '\u{fff9}'..='\u{fffb}'
-                    | '\u{110bd}'
-                    | '\u{110cd}'
-                    | '\u{13430}'..='\u{1343f}'
-                    | '\u{1bca0}'..='\u{1bca3}'
-                    | '\u{1d173}'..='\u{1d17a}'
-                    | '\u{e0000}'..='\u{e007f}'
-            )
-    };
-    name.contains(invisible)
+    name.contains(crate::present::is_hidden_char)
         .then_some("the name holds control, invisible or bidirectional-override characters")
 }
 
