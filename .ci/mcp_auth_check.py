@@ -125,7 +125,7 @@ def main() -> int:
     with open(os.path.join(workdir, "server.err"), "w") as err:
         server = subprocess.Popen(
             [server_bin, "--root", root, "--http", addr, "--auth-issuer", ISSUER,
-             "--auth-jwks", jwks_file],
+             "--auth-jwks", jwks_file, "--no-ask"],
             stdout=subprocess.PIPE, stderr=err, text=True)
     passed, failed = 0, 0
     try:

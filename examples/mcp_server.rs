@@ -1,7 +1,7 @@
 //! The quickstart's file tools, served over MCP: real files under a workspace directory.
 //!
 //! ```text
-//! cargo run -p examples --features mcp --example mcp_server -- [--root DIR] [--stdio | --http ADDR] [--conformance-fixtures]
+//! cargo run -p examples --features mcp --example mcp_server -- [--root DIR] [--stdio | --http ADDR] [--conformance-fixtures] [--no-ask]
 //! ```
 //!
 //! `--stdio` (the default) serves one client on standard input and output, which is how MCP
@@ -13,6 +13,11 @@
 //! request: a JWT of `ISSUER`, signed by a key of the JWKS in `FILE`, for the resource
 //! `http://ADDR/mcp` (so give ADDR a fixed port); `write_file` then needs the scope
 //! `files:write`. Logs go to standard error.
+//!
+//! `write_file` asks before it runs: a client that declared form elicitation (the MCP
+//! Inspector, Claude Desktop, the SDKs' clients given an elicitation callback) shows its user a
+//! form (approve, a reason, the arguments to edit); other clients get a refusal naming the
+//! missing approval. `--no-ask` turns the question off.
 
 #[path = "mcp_server/fixtures.rs"]
 mod fixtures;
@@ -21,11 +26,14 @@ use dsh_tools::mcp::{Authorization, HttpConfig, JwtVerifier, McpServer};
 use dsh_tools::pipeline::ScopeRules;
 use dsh_tools::present::ToolResultView;
 use dsh_tools::workspace::{EntryKind, Workspace};
-use dsh_tools::{Registry, State, Tool, ToolError, tool};
+use dsh_tools::{
+    PreToolDecision, Registry, State, Tool, ToolDefinition, ToolError, ToolExecution, tool,
+};
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 #[derive(Serialize, JsonSchema)]
 struct ReadOutput {
@@ -135,9 +143,13 @@ fn with_cards(registry: &Registry, ws: &Workspace) -> Result<(), Box<dyn std::er
             ))
         }),
     )?;
+    // The person approving a write may change what is written where.
     registry.register(
-        WriteFile::with(ws.clone())
-            .result_card(|args, _| Some(ToolResultView::created(&args.path, &args.content))),
+        ToolDefinition::from(
+            WriteFile::with(ws.clone())
+                .result_card(|args, _| Some(ToolResultView::created(&args.path, &args.content))),
+        )
+        .editable_arguments(true),
     )?;
     registry.register(ListFiles::with(ws.clone()))?;
     registry.register(Echo)?;
@@ -149,6 +161,7 @@ struct Options {
     root: Option<PathBuf>,
     http: Option<String>,
     fixtures: bool,
+    ask: bool,
     auth_issuer: Option<String>,
     auth_jwks: Option<PathBuf>,
 }
@@ -158,6 +171,7 @@ fn parse() -> Result<Options, String> {
         root: None,
         http: None,
         fixtures: false,
+        ask: true,
         auth_issuer: None,
         auth_jwks: None,
     };
@@ -168,6 +182,7 @@ fn parse() -> Result<Options, String> {
             "--http" => options.http = Some(args.next().ok_or("--http needs an address")?),
             "--stdio" => options.http = None,
             "--conformance-fixtures" => options.fixtures = true,
+            "--no-ask" => options.ask = false,
             "--auth-issuer" => {
                 options.auth_issuer = Some(args.next().ok_or("--auth-issuer needs a URL")?);
             }
@@ -176,7 +191,7 @@ fn parse() -> Result<Options, String> {
             }
             "--help" | "-h" => {
                 return Err(
-                    "usage: mcp_server [--root DIR] [--stdio | --http ADDR [--auth-issuer ISSUER --auth-jwks FILE]] [--conformance-fixtures]"
+                    "usage: mcp_server [--root DIR] [--stdio | --http ADDR [--auth-issuer ISSUER --auth-jwks FILE]] [--conformance-fixtures] [--no-ask]"
                         .to_owned(),
                 );
             }
@@ -236,6 +251,18 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     with_cards(&registry, &ws)?;
     if options.fixtures {
         fixtures::register(&registry)?;
+    }
+    if options.ask {
+        // The person decides on every write (the MCP server puts it to the client's user).
+        registry
+            .on_pre_execute(|e: Arc<ToolExecution>, _next| async move {
+                Ok(if e.name() == "write_file" {
+                    PreToolDecision::ask(Some("it writes to the workspace"))
+                } else {
+                    PreToolDecision::Allow
+                })
+            })
+            .keep();
     }
     let mut config = HttpConfig::default();
     if let (Some(issuer), Some(jwks), Some(addr)) =

@@ -512,3 +512,28 @@ async fn an_edit_goes_through_pre_execute_again_and_a_denial_wins() {
             .contains("edited arguments")
     );
 }
+
+#[tokio::test]
+async fn a_rejection_with_a_reason_tells_the_model_why_bounded_and_a_blank_one_is_plain() {
+    for (why, want) in [
+        (
+            "  not that file \n".to_owned(),
+            "the user rejected tool \"write\": not that file".to_owned(),
+        ),
+        (
+            " \t ".to_owned(),
+            "the user rejected tool \"write\"".to_owned(),
+        ),
+        (
+            "é".repeat(5_000),
+            format!("the user rejected tool \"write\": {}", "é".repeat(1_000)),
+        ),
+    ] {
+        let (registry, asked) = asking(move |_| ApprovalOutcome::RejectedBecause(why.clone()));
+        registry.register(echo("write")).unwrap().keep();
+        let result = call(&registry, "write", json!({"path": "a"}), "coder").await;
+        assert!(result.is_error());
+        assert_eq!(result.text(), format!("Error: {want}"));
+        assert_eq!(asked.lock().unwrap().len(), 1);
+    }
+}

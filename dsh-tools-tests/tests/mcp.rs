@@ -1,8 +1,11 @@
 //! MCP serving over in-process pipes, in both protocol eras: listing, results per era, error
-//! mapping, cancellation, list_changed, progress.
+//! mapping, cancellation, list_changed, progress, approvals put to the client's user.
 
 #[path = "mcp/support.rs"]
 mod support;
+
+#[path = "mcp/approvals.rs"]
+mod approvals;
 
 use dsh_tools::mcp::McpServer;
 use dsh_tools::mcp::rmcp::model::{

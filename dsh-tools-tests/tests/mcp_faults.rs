@@ -209,7 +209,8 @@ async fn the_example_server_serves_over_stdio() {
     let root = std::env::temp_dir().join(format!("dsh-mcp-example-{}", std::process::id()));
     std::fs::create_dir_all(&root).unwrap();
     let mut command = tokio::process::Command::new(binary);
-    command.arg("--root").arg(&root);
+    // `write_file` asks the client's user by default; this import answers no elicitation.
+    command.arg("--root").arg(&root).arg("--no-ask");
     let server = McpImport::connect_stdio(command).await.unwrap();
     let local = Registry::new();
     let imported = server

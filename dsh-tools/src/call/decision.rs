@@ -170,6 +170,9 @@ pub enum ApprovalOutcome {
     AllowedOnce,
     /// The user said no.
     Rejected,
+    /// The user said no, and why: the model reads
+    /// `the user rejected tool "<name>": <why>` (the reason bounded to 1,000 characters).
+    RejectedBecause(String),
     /// The request was cancelled.
     Cancelled,
     /// No channel could ask the user.

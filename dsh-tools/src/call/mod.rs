@@ -7,6 +7,7 @@
 //! it, the registry stores its hooks, and the pipeline runs a call through them. Every item is
 //! re-exported from [`pipeline`](crate::pipeline), its public home.
 
+mod approver;
 mod caller;
 mod decision;
 mod execution;
@@ -16,6 +17,8 @@ mod hooks;
 mod pending;
 mod result;
 
+#[cfg_attr(not(feature = "mcp"), allow(unused_imports))]
+pub(crate) use approver::{Asked, CallApproval, CallApprover, CallAsk};
 pub use caller::{Caller, ScopeRules};
 pub use decision::{
     ApprovalOutcome, ApprovalRequest, ApprovalService, PostToolDecision, PreToolDecision,

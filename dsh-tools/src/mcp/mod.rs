@@ -47,7 +47,8 @@
 //! | the call's signal | the request's cancellation token (`notifications/cancelled`, a closed transport, a dropped 2026 HTTP stream); a started body is still awaited |
 //! | [`report_progress`](crate::ToolRunContext::report_progress) | `notifications/progress` with the request's progress token, in order, all before the response |
 //! | [`Registry::on_change`](crate::Registry::on_change) | `notifications/tools/list_changed`: to each legacy session, and inside 2026 `subscriptions/listen` |
-//! | `ask` decisions | resolved by the registry's approval service (for [`McpServer::for_agent`]); without one they are denied |
+//! | `ask` decisions | put to the client's user when the client declared form elicitation ([`ServerApprovals`], on by default): 2025-11-25 sessions get `elicitation/create` while the call waits (bounded, cancellable); 2026-07-28 requests get an `input_required` result with one form and a sealed, single-use `requestState` bound to the tool, the arguments, the caller and the view, and the client's retry is answered by the form; a remembered answer is offered only by [`McpServer::for_agent`] (kept as the agent's grant). A client that cannot elicit: the registry's approval service (for [`McpServer::for_agent`]), or a denial |
+//! | the approval form | `approve` (boolean, required), `remember` (where a grant can be kept), `reason` (read by the model on a refusal), `arguments` (JSON text, for tools with [`editable_arguments`](crate::ToolDefinition::editable_arguments)); decline → `the user rejected tool "<name>"`, cancel → `approval for tool "<name>" was cancelled` |
 //! | a bearer token (HTTP with `Authorization`, feature `mcp-auth`) | the call's [`Caller`](crate::pipeline::Caller): guards and hooks decide on its scopes ([`ScopeRules`](crate::pipeline::ScopeRules)); see `Authorization` |
 //!
 //! # Importing
@@ -80,6 +81,7 @@ pub use serve::auth::{
     Authorization, InvalidResource, JwtVerifier, PROTECTED_RESOURCE_PATH, TokenRejection,
     TokenVerifier,
 };
+pub use serve::elicit::{APPROVAL_INPUT_KEY, ApprovalsConfigError, ServerApprovals};
 #[cfg(feature = "mcp-http")]
 pub use serve::http::{HttpConfig, HttpServer, MCP_PATH, McpHttpService};
 pub use serve::lines::MAX_IN_FLIGHT;

@@ -51,6 +51,21 @@ impl Registry {
         }
     }
 
+    /// Runs one call like [`execute`](Self::execute), with its own approval channel; `None`
+    /// when that channel suspended the call at its `ask` (nothing after pre-execute ran, no
+    /// observer saw it). Only the MCP server gives calls such a channel.
+    #[cfg(feature = "mcp")]
+    pub(crate) async fn execute_or_suspend(
+        &self,
+        input: ToolExecutionInput,
+        approval: crate::call::CallApproval,
+    ) -> Option<ToolExecutionResult> {
+        match self.prepare_with(input, false, Some(approval)).await {
+            Stage::Suspended => None,
+            stage => Some(self.run_prepared(stage).await),
+        }
+    }
+
     /// Runs a prepared call to its result (what [`execute`](Self::execute) does after
     /// `prepare`).
     pub(crate) async fn run_prepared(&self, stage: Stage) -> ToolExecutionResult {
@@ -158,7 +173,7 @@ impl Registry {
             return self.complete(Stage::Final(call, aborted)).await;
         }
         // Today's definition decides what the answer may do.
-        let (grant, editable) = super::grant_and_edits(&call, &agent);
+        let (grant, editable) = super::grant_and_edits(&call, Some(&agent));
         let stage = match self
             .apply_outcome(&mut call, outcome, grant, editable)
             .await

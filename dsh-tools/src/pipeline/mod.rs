@@ -20,7 +20,7 @@ pub use crate::call::{
     ToolExecutionResult, ToolRunContext,
 };
 
-use crate::call::RunState;
+use crate::call::{Asked, CallApproval, CallAsk, RunState};
 use crate::content::ContentBlock;
 use crate::definition::FinalizeFn;
 use crate::error::ToolError;
@@ -39,6 +39,8 @@ pub(crate) struct Call {
     generation: u64,
     executable: Option<Arc<RegisteredTool>>,
     guards: Arc<[Arc<dyn Guard>]>,
+    /// The call's own approval channel (asked in place of the scope's service).
+    approval: Option<CallApproval>,
 }
 
 /// Where a call goes after a stage.
@@ -52,6 +54,9 @@ pub(crate) enum Stage {
     /// Deferred: waiting for an answer (the call is gone; the approval holds what resuming
     /// needs).
     Pending(Box<PendingApproval>),
+    /// Suspended by the call's own approval channel ([`Asked::Suspend`]): the call is gone,
+    /// and nothing after pre-execute ran.
+    Suspended,
 }
 
 /// What [`Registry::approve`] decided.
@@ -60,6 +65,8 @@ enum Approval {
     Decided(Option<PreToolDecision>),
     /// Deferred: kept in the store.
     Pending(Box<PendingApproval>),
+    /// Suspended by the call's own channel.
+    Suspended,
 }
 
 fn failure(e: ToolError) -> ToolExecutionResult {
@@ -84,6 +91,9 @@ fn cancelled(call: &Call, result: ToolExecutionResult) -> ToolExecutionResult {
 /// with serde, which recurses (and serde_json stops at 128 levels, the record taking a few).
 pub const MAX_PENDING_DEPTH: u32 = 120;
 
+/// The longest reason a rejection passes on to the model, in characters.
+const MAX_REJECTION_REASON: usize = 1_000;
+
 /// The denial of an `ask` for a call without an agent.
 fn no_agent(name: &str) -> PreToolDecision {
     PreToolDecision::deny(format!(
@@ -92,14 +102,14 @@ fn no_agent(name: &str) -> PreToolDecision {
 }
 
 /// The key an "always" answer to `call` is remembered under, and whether its tool takes edits.
-fn grant_and_edits(call: &Call, agent: &AgentId) -> (Option<GrantKey>, bool) {
+fn grant_and_edits(call: &Call, agent: Option<&AgentId>) -> (Option<GrantKey>, bool) {
     let definition = call.executable.as_ref().map(|t| t.definition());
     let null = serde_json::Value::Null;
     let arguments = call.exec.arguments.as_deref().unwrap_or(&null);
     let grant = definition.and_then(|d| {
         d.grant_policy.key_for(
             &call.exec.name,
-            Some(agent),
+            agent,
             call.exec.caller.as_deref(),
             arguments,
         )
@@ -205,6 +215,7 @@ impl Registry {
             admitted,
             generation,
             guards,
+            approval: None,
         };
         if !args_ok {
             let e = ToolError::new("tool execution arguments must be losslessly JSON-serializable");
@@ -236,10 +247,22 @@ impl Registry {
     /// [`prepare`](Self::prepare); with `defer`, an `ask` no grant answers is kept in the
     /// approval store and the call settles as [`Stage::Pending`].
     pub(crate) async fn prepare_as(&self, input: ToolExecutionInput, defer: bool) -> Stage {
+        self.prepare_with(input, defer, None).await
+    }
+
+    /// [`prepare_as`](Self::prepare_as), with the call's own approval channel (asked in place
+    /// of the scope's service; it may suspend the call: [`Stage::Suspended`]).
+    pub(crate) async fn prepare_with(
+        &self,
+        input: ToolExecutionInput,
+        defer: bool,
+        approval: Option<CallApproval>,
+    ) -> Stage {
         let mut call = match self.create(input) {
             Stage::Dispatch(call) => call,
             done => return done,
         };
+        call.approval = approval;
         if call.exec.signal.is_cancelled() {
             return Stage::Final(call, failure(ToolError::aborted_before_dispatch()));
         }
@@ -254,6 +277,7 @@ impl Registry {
                     return Stage::Post(call, failure(ToolError::aborted_before_dispatch()));
                 }
                 Ok(Approval::Pending(pending)) => return Stage::Pending(pending),
+                Ok(Approval::Suspended) => return Stage::Suspended,
                 Err(e) => return Stage::Final(call, failure(e)),
             },
             other => other,
@@ -342,6 +366,9 @@ impl Registry {
             Some(GrantDecision::Reject) => return Ok(Approval::Decided(Some(rejected()))),
             None => {}
         }
+        if let Some(approval) = call.approval.clone() {
+            return self.ask_own_channel(call, approval, reason).await;
+        }
         if defer {
             return self.defer(call, reason).await;
         }
@@ -354,7 +381,7 @@ impl Registry {
         let Some(agent) = call.exec.agent.clone() else {
             return Ok(Approval::Decided(Some(no_agent(&name))));
         };
-        let (grant, editable) = grant_and_edits(call, &agent);
+        let (grant, editable) = grant_and_edits(call, Some(&agent));
         let request = ApprovalRequest {
             agent,
             tool_name: name.clone(),
@@ -369,6 +396,35 @@ impl Registry {
         self.apply_outcome(call, outcome, grant, editable)
             .await
             .map(Approval::Decided)
+    }
+
+    /// Asks the call's own channel (the MCP server's elicitation): it may answer without an
+    /// agent (the session is the route), or suspend the call.
+    async fn ask_own_channel(
+        &self,
+        call: &mut Call,
+        approval: CallApproval,
+        reason: Option<String>,
+    ) -> Result<Approval, ToolError> {
+        let (grant, editable) = grant_and_edits(call, call.exec.agent.as_ref());
+        // A remembered answer is kept for an agent; a call without one gets none (a key
+        // without an agent would answer every agent's calls).
+        let grant = grant.filter(|_| call.exec.agent.is_some());
+        let ask = CallAsk {
+            tool_name: call.exec.name.clone(),
+            arguments: call.exec.arguments.clone(),
+            reason,
+            grant: grant.clone(),
+            editable,
+            signal: call.exec.signal.clone(),
+        };
+        match crate::call::contained(move || approval.0.ask(ask)).await? {
+            Asked::Answer(outcome) => self
+                .apply_outcome(call, outcome, grant, editable)
+                .await
+                .map(Approval::Decided),
+            Asked::Suspend => Ok(Approval::Suspended),
+        }
     }
 
     /// The grant that answers `call`, if any (none for a tool whose policy is
@@ -397,7 +453,7 @@ impl Registry {
         let Some(agent) = call.exec.agent.clone() else {
             return Ok(Approval::Decided(Some(no_agent(name))));
         };
-        let (grant, editable) = grant_and_edits(call, &agent);
+        let (grant, editable) = grant_and_edits(call, Some(&agent));
         let null = serde_json::Value::Null;
         let snapshot = call.exec.arguments.as_deref().unwrap_or(&null);
         if crate::json::deeper_than(snapshot, MAX_PENDING_DEPTH) {
@@ -513,6 +569,15 @@ impl Registry {
                 PreToolDecision::Allow
             }
             ApprovalOutcome::Rejected => rejected(),
+            ApprovalOutcome::RejectedBecause(why) => {
+                let why: String = why.chars().take(MAX_REJECTION_REASON).collect();
+                let why = why.trim();
+                if why.is_empty() {
+                    rejected()
+                } else {
+                    PreToolDecision::deny(format!("the user rejected tool \"{name}\": {why}"))
+                }
+            }
             ApprovalOutcome::RejectedAlways(key) => {
                 remember(key, GrantDecision::Reject);
                 rejected()
@@ -692,6 +757,12 @@ impl Registry {
                     "internal error: the call waiting for approval {} was completed",
                     pending.id
                 )));
+            }
+            // Only `execute_or_suspend` gives calls a channel that suspends.
+            Stage::Suspended => {
+                return failure(ToolError::new(
+                    "internal error: a call suspended for approval was completed",
+                ));
             }
         };
         self.finish(call, result)

@@ -3,6 +3,7 @@
 
 #[cfg(feature = "mcp-auth")]
 pub(super) mod auth;
+pub(super) mod elicit;
 #[cfg(feature = "mcp-http")]
 pub(super) mod http;
 pub(super) mod lines;

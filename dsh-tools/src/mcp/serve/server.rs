@@ -1,5 +1,6 @@
 //! `McpServer`: an rmcp `ServerHandler` over a [`Registry`].
 
+use super::elicit::{self, ServerApprovals};
 use crate::call::{AgentId, Progress, ProgressSink, ToolExecutionInput, ToolExecutionResult};
 use crate::mcp::map;
 use crate::registry::{ChangeEvent, Registry, ScopedRegistration};
@@ -41,6 +42,7 @@ pub struct McpServer {
     /// call).
     info_meta: Arc<Value>,
     shared: Arc<Shared>,
+    approvals: ServerApprovals,
 }
 
 /// What every clone shares: the change signal, the legacy sessions to notify, the tool cache.
@@ -120,7 +122,15 @@ impl McpServer {
             info_meta: Arc::new(to_meta(&info.server_info)),
             info: Arc::new(info),
             shared,
+            approvals: ServerApprovals::new(),
         }
+    }
+
+    /// How `ask` decisions reach the client's user ([`ServerApprovals`]; on by default, with
+    /// a key for this process).
+    pub fn approvals(mut self, approvals: ServerApprovals) -> Self {
+        self.approvals = approvals;
+        self
     }
 
     /// Introduces the server as `name` / `version` instead of this crate.
@@ -237,22 +247,88 @@ impl McpServer {
         let arguments = request
             .arguments
             .map_or_else(|| Value::Object(serde_json::Map::new()), Value::Object);
+        #[cfg(feature = "mcp-auth")]
+        let caller = cx
+            .extensions
+            .get::<hyper::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Arc<crate::call::Caller>>())
+            .cloned();
+        #[cfg(not(feature = "mcp-auth"))]
+        let caller: Option<Arc<crate::call::Caller>> = None;
+        let modern = cx
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        let elicit =
+            self.approvals.is_enabled() && elicit::can_elicit(cx.client_capabilities().as_ref());
+        // A 2026-07-28 retry answers the approval it was asked: its state must be ours, for
+        // this very call, and new.
+        let rounds = if elicit && modern {
+            Some(self.rounds(
+                &request.request_state,
+                request.input_responses,
+                &name,
+                &arguments,
+                caller.as_deref(),
+            )?)
+        } else {
+            None
+        };
         let mut input =
             ToolExecutionInput::new(format!("mcp-{}", cx.id), &name, arguments, cx.ct.clone());
         if let Some(agent) = &self.agent {
             input = input.agent(agent.clone());
         }
-        #[cfg(feature = "mcp-auth")]
-        if let Some(caller) = cx
-            .extensions
-            .get::<hyper::http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<Arc<crate::call::Caller>>())
-        {
-            input.caller = Some(Arc::clone(caller));
-        }
+        input.caller = caller.clone();
+        let approval = match &rounds {
+            Some(rounds) => Some(rounds.channel()),
+            None if elicit => Some(crate::call::CallApproval(Arc::new(elicit::Elicit {
+                peer: cx.peer.clone(),
+                server: self.info.server_info.name.clone(),
+                timeout: self.approvals.timeout,
+            }))),
+            None => None,
+        };
         let result = match cx.meta.get_progress_token() {
-            None => self.registry.execute(input).await,
-            Some(token) => self.execute_with_progress(input, token, &cx.peer).await,
+            None => self.execute(input, approval).await,
+            Some(token) => {
+                self.execute_with_progress(input, approval, token, &cx.peer)
+                    .await
+            }
+        };
+        let Some(result) = result else {
+            // Suspended at its `ask`: the client's user answers, the client retries.
+            // The state binds the arguments the call was asked with: the request's own (no
+            // stage before pre-execute changes them), so the retry's digest is the same.
+            let ask = rounds.as_ref().and_then(|r| r.take_ask());
+            let Some((ask, arguments)) = ask.and_then(|a| a.arguments.clone().map(|v| (a, v)))
+            else {
+                return Err(ErrorData::internal_error(
+                    "a call suspended for approval without asking",
+                    None,
+                ));
+            };
+            let bind = elicit::CallContext {
+                server: &self.info.server_info.name,
+                tool: &name,
+                arguments: &arguments,
+                caller: caller.as_deref(),
+                view: self.agent.as_ref().map(AgentId::as_str),
+            };
+            let asked = self.approvals.input_required(&ask, &bind);
+            return match asked {
+                Ok(mut asked) => {
+                    self.stamp(&mut asked.meta);
+                    Ok(asked.into())
+                }
+                Err(e) => {
+                    let failed = ToolExecutionResult::failure(e);
+                    let mut result = map::call_result(&failed, modern);
+                    if modern {
+                        self.stamp(&mut result.meta);
+                    }
+                    Ok(result.into())
+                }
+            };
         };
         // The tool went away during the call (a remote failure carrying that code is a result).
         if result.code() == Some(crate::error::codes::UNKNOWN_TOOL)
@@ -260,14 +336,67 @@ impl McpServer {
         {
             return Err(unknown_tool(&name));
         }
-        let structured_any = cx
-            .protocol_version()
-            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        let structured_any = modern;
         let mut result = map::call_result(&result, structured_any);
         if structured_any {
             self.stamp(&mut result.meta);
         }
         Ok(result.into())
+    }
+
+    /// Runs a call through the registry, with the client's user as its approval channel when
+    /// there is one; `None` when that channel suspended it (a 2026-07-28 first round).
+    async fn execute(
+        &self,
+        input: ToolExecutionInput,
+        approval: Option<crate::call::CallApproval>,
+    ) -> Option<ToolExecutionResult> {
+        match approval {
+            Some(approval) => self.registry.execute_or_suspend(input, approval).await,
+            None => Some(self.registry.execute(input).await),
+        }
+    }
+
+    /// A 2026-07-28 call's approval rounds: the first (no state), or a retry whose state opens
+    /// for this call and whose form answer is at hand.
+    fn rounds(
+        &self,
+        state: &Option<String>,
+        responses: Option<rmcp::model::InputResponses>,
+        name: &str,
+        arguments: &Value,
+        caller: Option<&crate::call::Caller>,
+    ) -> Result<Arc<elicit::Rounds>, ErrorData> {
+        let refused =
+            |why: String| ErrorData::invalid_params(format!("Invalid params: {why}"), None);
+        let Some(state) = state else {
+            if responses.is_some() {
+                return Err(refused(
+                    "inputResponses without the requestState they answer".to_owned(),
+                ));
+            }
+            return Ok(elicit::Rounds::first());
+        };
+        let bind = elicit::CallContext {
+            server: &self.info.server_info.name,
+            tool: name,
+            arguments,
+            caller,
+            view: self.agent.as_ref().map(AgentId::as_str),
+        };
+        self.approvals.open(state, &bind).map_err(refused)?;
+        let Some(answer) = responses.and_then(|mut r| r.remove(elicit::APPROVAL_INPUT_KEY)) else {
+            return Err(refused(format!(
+                "inputResponses carries no {:?} answer for this requestState",
+                elicit::APPROVAL_INPUT_KEY
+            )));
+        };
+        let answer: rmcp::model::ElicitResult = serde_json::from_value(answer).map_err(|e| {
+            refused(format!(
+                "the approval answer is not an elicitation result: {e}"
+            ))
+        })?;
+        Ok(elicit::Rounds::answered(answer))
     }
 
     /// Adds `_meta["io.modelcontextprotocol/serverInfo"]`, which 2026-07-28 results should
@@ -288,9 +417,10 @@ impl McpServer {
     async fn execute_with_progress(
         &self,
         input: ToolExecutionInput,
+        approval: Option<crate::call::CallApproval>,
         token: ProgressToken,
         peer: &Peer<RoleServer>,
-    ) -> ToolExecutionResult {
+    ) -> Option<ToolExecutionResult> {
         let pending = Arc::new(PendingProgress::default());
         let sink = Arc::clone(&pending);
         let input = input.progress(ProgressSink::new(move |p| sink.push(p)));
@@ -308,7 +438,7 @@ impl McpServer {
                 }
             }
         };
-        let call = self.registry.execute(input);
+        let call = self.execute(input, approval);
         tokio::pin!(call);
         let result = loop {
             tokio::select! {
