@@ -1,9 +1,13 @@
 //! Importing MCP tools into a registry, over in-process pipes: a dsh-tools server on the other
 //! end (codes round-trip), foreign schemas (converted, passed through, rejected), collisions,
-//! prefixes, cancellation, list_changed re-sync in both eras, a dying server, 10,000 tools.
+//! prefixes, cancellation, list_changed re-sync in both eras, a dying server, 10,000 tools, a
+//! server that asks.
 
 #[path = "mcp/support.rs"]
 mod support;
+
+#[path = "mcp/import_asks.rs"]
+mod import_asks;
 
 use dsh_tools::mcp::rmcp::ServiceExt;
 use dsh_tools::mcp::{ImportOptions, ImportedTools, McpImport, McpServer, SchemaPolicy};

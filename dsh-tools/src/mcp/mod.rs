@@ -64,6 +64,16 @@
 //! `UNKNOWN_TOOL`, `INVALID_TOOL_OUTPUT`, `UNSUPPORTED_SCHEMA`, `MCP_*`), which arrive as
 //! `REMOTE_<code>` so that no policy (retry, above all) acts on a server's claim. A code or
 //! name that is not a short identifier becomes `MCP_TOOL_ERROR`.
+//!
+//! A remote server that asks during a call (form elicitation: `elicitation/create` in
+//! 2025-11-25, an `input_required` result in 2026-07-28) is answered by *our* person: the
+//! question goes to the calling scope's grants and approval service
+//! ([`ToolRunContext::request_approval`](crate::ToolRunContext::request_approval), so through
+//! the ACP bridge when that is where the person is), and a yes accepts the form, a no declines
+//! it. Only forms an approval can fill are asked (each required field a boolean, set to `true`,
+//! or one with a default); others, URL elicitation, sampling and roots are answered `cancel`.
+//! A 2025-11-25 question names no call, so it is asked only while exactly one call of that
+//! connection is under way (otherwise `cancel`).
 
 mod import;
 mod map;

@@ -8,6 +8,7 @@
 
 mod deferred;
 pub(crate) mod dispatch;
+mod during;
 
 // The call layer's types, at their public paths.
 pub use crate::call::{
@@ -529,38 +530,8 @@ impl Registry {
         let name = call.exec.name.clone();
         let rejected = || PreToolDecision::deny(format!("the user rejected tool \"{name}\""));
         let agent = call.exec.agent.clone();
-        // A key the service chose is kept only for this tool, for this agent (or every agent),
-        // and never for a tool whose every call asks (`grant` is `None` exactly then, or when
-        // the call lacks an argument the policy keys on).
         let remember = |key: Option<GrantKey>, decision: GrantDecision| {
-            let key = match (key, &grant) {
-                (_, None) => None,
-                (None, Some(own)) => Some(own.clone()),
-                (Some(chosen), Some(_))
-                    if chosen.tool == name
-                        && chosen
-                            .agent
-                            .as_ref()
-                            .is_none_or(|a| agent.as_ref() == Some(a)) =>
-                {
-                    Some(chosen)
-                }
-                (Some(chosen), Some(_)) => {
-                    tracing::warn!(
-                        "the approval of tool \"{name}\" asked to remember an answer for tool \
-                         {:?} and agent {:?}; kept for this call only",
-                        chosen.tool,
-                        chosen.agent.as_ref().map(ToString::to_string)
-                    );
-                    None
-                }
-            };
-            match key {
-                Some(key) => {
-                    self.grant(Grant { key, decision });
-                }
-                None => tracing::debug!("tool \"{name}\": the approval holds for this call only"),
-            }
+            self.remember(&name, agent.as_ref(), grant.as_ref(), key, decision);
         };
         Ok(Some(match outcome {
             ApprovalOutcome::AllowedOnce => PreToolDecision::Allow,
@@ -610,6 +581,46 @@ impl Registry {
                 "tool \"{name}\" requires approval, but no approval channel is available"
             )),
         }))
+    }
+
+    /// Keeps an "always" answer to a call of `name` by `agent`: under `own` (the key the
+    /// tool's policy gives) or a key the service chose. A chosen key is kept only for this
+    /// tool, for this agent (or every agent), and never when `own` is `None` (a tool whose
+    /// every call asks, a call lacking an argument the policy keys on, a call without an
+    /// agent).
+    pub(crate) fn remember(
+        &self,
+        name: &str,
+        agent: Option<&AgentId>,
+        own: Option<&GrantKey>,
+        chosen: Option<GrantKey>,
+        decision: GrantDecision,
+    ) {
+        let key = match (chosen, own) {
+            (_, None) => None,
+            (None, Some(own)) => Some(own.clone()),
+            (Some(chosen), Some(_))
+                if chosen.tool == name
+                    && chosen.agent.as_ref().is_none_or(|a| agent == Some(a)) =>
+            {
+                Some(chosen)
+            }
+            (Some(chosen), Some(_)) => {
+                tracing::warn!(
+                    "the approval of tool \"{name}\" asked to remember an answer for tool \
+                     {:?} and agent {:?}; kept for this call only",
+                    chosen.tool,
+                    chosen.agent.as_ref().map(ToString::to_string)
+                );
+                None
+            }
+        };
+        match key {
+            Some(key) => {
+                self.grant(Grant { key, decision });
+            }
+            None => tracing::debug!("tool \"{name}\": the approval holds for this call only"),
+        }
     }
 
     /// Runs `call` with the arguments an approval edited: lossless and valid against the

@@ -37,4 +37,41 @@ impl ToolRunContext {
             Err(_) => Registry::new(),
         }
     }
+
+    /// Asks the person whether this call may go on, while it runs: what an imported MCP
+    /// tool does when its server asks, or any body that finds something it wants confirmed
+    /// ("the file changed since you read it: overwrite?"). A grant covering the call answers
+    /// first (a rejection winning); otherwise the approval service of the call's scope is
+    /// asked, with `reason`, and an "always" answer is kept as a grant, as for a pre-execute
+    /// `ask`. Edited arguments are not offered (an edit is taken as a rejection). A call
+    /// without an agent, or a scope without a service, gets
+    /// [`ApprovalOutcome::Unavailable`](crate::ApprovalOutcome::Unavailable).
+    ///
+    /// ```
+    /// use dsh_tools::{ApprovalOutcome, ApprovalRequest, CancellationToken, OutputDecl};
+    /// use dsh_tools::{Registry, ToolDefinition, ToolError, ToolExecutionInput, ToolRunContext};
+    /// use serde_json::json;
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let registry = Registry::new();
+    /// registry.set_approval_service(|r: ApprovalRequest| async move {
+    ///     assert_eq!(r.reason.as_deref(), Some("the file changed: overwrite?"));
+    ///     Ok::<_, ToolError>(ApprovalOutcome::Rejected)
+    /// });
+    /// let save = ToolDefinition::new("save", "Saves.", json!({"type": "object"}), OutputDecl::text(),
+    ///     |_, ctx: ToolRunContext| async move {
+    ///         let asked = ctx.request_approval(Some("the file changed: overwrite?".into())).await?;
+    ///         Ok(json!(if asked == ApprovalOutcome::AllowedOnce { "saved" } else { "kept" }))
+    ///     });
+    /// registry.register(save).unwrap().keep();
+    /// let input = ToolExecutionInput::new("c1", "save", json!({}), CancellationToken::new()).agent("coder");
+    /// assert_eq!(registry.execute(input).await.text(), "kept");
+    /// # });
+    /// ```
+    pub async fn request_approval(
+        &self,
+        reason: Option<String>,
+    ) -> Result<crate::call::ApprovalOutcome, crate::error::ToolError> {
+        self.registry().ask_during(self.execution(), reason).await
+    }
 }

@@ -1,5 +1,6 @@
 //! `McpImport`: a remote MCP server's tools as ordinary definitions in a registry.
 
+use super::asks::InFlight;
 use super::filter;
 use super::options::{ImportError, ImportOptions, Limits};
 use super::sync::{SyncCtx, SyncState, list_all, sync};
@@ -117,8 +118,10 @@ impl Connector {
     {
         let (changed, _) = watch::channel(0u64);
         let changed = Arc::new(changed);
+        let in_flight = InFlight::default();
         let client = ImportClient {
             changed: Arc::clone(&changed),
+            in_flight: in_flight.clone(),
         };
         let limits = self.limits;
         let service = tokio::time::timeout(
@@ -166,15 +169,39 @@ impl Connector {
     }
 }
 
-/// The client side of one connection: tells the importers when the remote list changes.
+/// The client side of one connection: tells the importers when the remote list changes, and
+/// puts the server's questions (form elicitation) to our person.
 #[derive(Clone)]
 struct ImportClient {
     changed: Arc<watch::Sender<u64>>,
+    in_flight: InFlight,
 }
 
 impl ClientHandler for ImportClient {
     async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
         self.changed.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut info = rmcp::model::ClientConfig::default();
+        info.capabilities.elicitation = Some(
+            rmcp::model::ElicitationCapability::new()
+                .with_form(rmcp::model::FormElicitationCapability::default()),
+        );
+        info
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        cx: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        let server = cx
+            .peer
+            .peer_info()
+            .and_then(|i| i.server_info.as_ref().map(|s| s.name.clone()))
+            .unwrap_or_default();
+        Ok(self.in_flight.answer_legacy(&server, &request).await)
     }
 }
 
@@ -349,6 +376,7 @@ impl McpImport {
             options: Arc::new(options),
             peer: self.peer().clone(),
             limits: self.limits,
+            in_flight: self.service.service().in_flight.clone(),
         };
         sync(&ctx, &state, tools);
         let task_state = Arc::clone(&state);

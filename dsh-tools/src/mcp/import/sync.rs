@@ -11,8 +11,8 @@ use crate::mcp::map;
 use crate::registry::{Registry, ScopedRegistration};
 use crate::schema::{CompiledSchema, Root, ToolArgsError, bridge};
 use rmcp::model::{
-    CallToolRequestParams, ClientRequest, CustomResult, ListToolsRequest, PaginatedRequestParams,
-    ServerResult, Tool,
+    CallToolRequestParams, CallToolResponse, ClientRequest, CustomResult, ListToolsRequest,
+    PaginatedRequestParams, ServerResult, Tool,
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleClient};
@@ -36,6 +36,8 @@ pub(super) struct SyncCtx {
     pub(super) options: Arc<ImportOptions>,
     pub(super) peer: Peer<RoleClient>,
     pub(super) limits: Limits,
+    /// The connection's calls under way (for the server's 2025-11-25 questions).
+    pub(super) in_flight: super::asks::InFlight,
 }
 
 /// A server's tool list: the entries that decoded, and each that did not (its name, or `#<n>`
@@ -339,6 +341,7 @@ pub(super) fn definition(
     });
     let remote = tool.name.to_string();
     let peer = ctx.peer.clone();
+    let in_flight = ctx.in_flight.clone();
     let timeout = ctx.limits.call_timeout;
     let mut definition = ToolDefinition::new(
         local,
@@ -351,6 +354,7 @@ pub(super) fn definition(
                 name: remote.clone(),
                 compiled: compiled.clone(),
                 timeout,
+                in_flight: in_flight.clone(),
             };
             call.run(args, run)
         },
@@ -373,7 +377,11 @@ pub(super) struct Remote {
     name: String,
     compiled: Option<Arc<CompiledSchema>>,
     timeout: Duration,
+    in_flight: super::asks::InFlight,
 }
+
+/// The most 2026-07-28 `input_required` rounds one call answers (rmcp's own default).
+const MAX_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
 
 impl Remote {
     /// One remote call: local validation (when the schema converted), then `tools/call`,
@@ -400,21 +408,50 @@ impl Remote {
                 ));
             }
         };
-        drop(args);
-        let request = CallToolRequestParams::new(self.name).with_arguments(arguments);
-        let result = tokio::select! {
-            result = tokio::time::timeout(self.timeout, self.peer.call_tool(request)) => result,
-            () = run.signal().cancelled() => return Err(ToolError::aborted()),
-        };
-        let Ok(result) = result else {
-            return Err(ToolError::coded(
-                "McpError",
-                "MCP_TIMEOUT",
-                format!(
-                    "the MCP server did not answer tools/call within {:?} (Limits::call_timeout)",
-                    self.timeout
-                ),
-            ));
+        // The arguments stay at hand for a retry (a server that asks); the first round moves
+        // the mapped copy.
+        let _entered = self.in_flight.enter(&run);
+        let mut request = CallToolRequestParams::new(self.name.clone()).with_arguments(arguments);
+        let mut rounds = 0;
+        let result = loop {
+            let sent = tokio::select! {
+                result = tokio::time::timeout(self.timeout, self.peer.call_tool_once(request)) => result,
+                () = run.signal().cancelled() => return Err(ToolError::aborted()),
+            };
+            let Ok(sent) = sent else {
+                return Err(ToolError::coded(
+                    "McpError",
+                    "MCP_TIMEOUT",
+                    format!(
+                        "the MCP server did not answer tools/call within {:?} (Limits::call_timeout)",
+                        self.timeout
+                    ),
+                ));
+            };
+            match sent {
+                Ok(CallToolResponse::Complete(result)) => break Ok(result),
+                Ok(CallToolResponse::InputRequired(asked)) => {
+                    rounds += 1;
+                    if rounds > MAX_ROUNDS {
+                        return Err(ToolError::coded(
+                            "McpError",
+                            "MCP_PROTOCOL_ERROR",
+                            format!(
+                                "the MCP server asked for input more than {MAX_ROUNDS} times in one call"
+                            ),
+                        ));
+                    }
+                    request = self.retry(&args, asked, &run).await?;
+                }
+                Ok(_) => {
+                    return Err(ToolError::coded(
+                        "McpError",
+                        "MCP_PROTOCOL_ERROR",
+                        "the MCP server answered tools/call with a result kind this client does not take",
+                    ));
+                }
+                Err(e) => break Err(e),
+            }
         };
         match result {
             Ok(result) if result.is_error == Some(true) => Err(map::remote_error(&result)),
@@ -433,5 +470,34 @@ impl Remote {
                 e.to_string(),
             )),
         }
+    }
+}
+
+impl Remote {
+    /// The call again, answering a 2026-07-28 `input_required` result: each request put to
+    /// our person ([`asks::respond`](super::asks::respond)), the state echoed.
+    async fn retry(
+        &self,
+        args: &Value,
+        asked: rmcp::model::InputRequiredResult,
+        run: &ToolRunContext,
+    ) -> Result<CallToolRequestParams, ToolError> {
+        let server = self
+            .peer
+            .peer_info()
+            .and_then(|i| i.server_info.as_ref().map(|s| s.name.clone()))
+            .unwrap_or_default();
+        let mut responses = rmcp::model::InputResponses::new();
+        for (key, request) in asked.input_requests.unwrap_or_default() {
+            let answer = super::asks::respond(run, &server, &request).await?;
+            responses.insert(key, answer);
+        }
+        let arguments = map::arguments(args).map_err(|message| {
+            ToolError::coded("ToolArgsError", crate::error::codes::INVALID_ARGS, message)
+        })?;
+        let mut request = CallToolRequestParams::new(self.name.clone()).with_arguments(arguments);
+        request.input_responses = (!responses.is_empty()).then_some(responses);
+        request.request_state = asked.request_state;
+        Ok(request)
     }
 }

@@ -1,0 +1,161 @@
+//! An imported server that asks (issue 33, part 4): its question reaches *our* registry's
+//! approval service (the scope of the local call), and the answer goes back as the form's, in
+//! both eras (2025-11-25 `elicitation/create` during the call, 2026-07-28 `input_required`
+//! and a retry). The remote server here is a dsh-tools `McpServer` whose `write` asks.
+
+use crate::support::{ERAS, Era};
+use dsh_tools::mcp::rmcp::ServiceExt;
+use dsh_tools::mcp::{ImportOptions, McpImport, McpServer};
+use dsh_tools::{
+    ApprovalOutcome, ApprovalRequest, CancellationToken, OutputDecl, PreToolDecision, Registry,
+    ToolDefinition, ToolError, ToolExecution, ToolExecutionInput,
+};
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+
+/// A remote registry whose `write` asks (and records what it ran with).
+fn remote() -> (Registry, Arc<Mutex<Vec<Value>>>) {
+    let registry = Registry::new();
+    let ran: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let seen = Arc::clone(&ran);
+    let write = ToolDefinition::new(
+        "write",
+        "Writes.",
+        json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        OutputDecl::text(),
+        move |args: Arc<Value>, _| {
+            seen.lock().unwrap().push((*args).clone());
+            async move { Ok(json!("written")) }
+        },
+    );
+    registry.register(write).unwrap().keep();
+    registry
+        .on_pre_execute(|_e: Arc<ToolExecution>, _next| async {
+            Ok(PreToolDecision::ask(Some("it writes")))
+        })
+        .keep();
+    (registry, ran)
+}
+
+type Asked = Arc<Mutex<Vec<ApprovalRequest>>>;
+
+/// A local registry importing `remote` in `era`, whose approval service answers `answer`.
+async fn local(
+    remote: &Registry,
+    era: Era,
+    answer: impl Fn() -> ApprovalOutcome + Send + Sync + 'static,
+) -> (Registry, Asked, McpImport) {
+    let (a, b) = tokio::io::duplex(1 << 20);
+    let server = McpServer::new(remote.clone()).server_info("remote-files", "1");
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(a).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let import = McpImport::connect_with(b, era.lifecycle()).await.unwrap();
+    let registry = Registry::new();
+    let imported = import
+        .import_into(&registry, ImportOptions::default())
+        .await
+        .unwrap();
+    std::mem::forget(imported);
+    let asked: Asked = Arc::default();
+    let seen = Arc::clone(&asked);
+    registry.set_approval_service(move |request: ApprovalRequest| {
+        seen.lock().unwrap().push(request);
+        let outcome = answer();
+        async move { Ok::<_, ToolError>(outcome) }
+    });
+    (registry, asked, import)
+}
+
+async fn write(registry: &Registry, agent: Option<&str>) -> dsh_tools::ToolExecutionResult {
+    let mut input = ToolExecutionInput::new(
+        "c1",
+        "write",
+        json!({"path": "a.txt"}),
+        CancellationToken::new(),
+    );
+    if let Some(agent) = agent {
+        input = input.agent(agent);
+    }
+    registry.execute(input).await
+}
+
+#[tokio::test]
+async fn a_remote_question_reaches_our_approval_service_and_its_yes_runs_the_remote_tool() {
+    for era in ERAS {
+        let (remote, ran) = remote();
+        let (registry, asked, _import) = local(&remote, era, || ApprovalOutcome::AllowedOnce).await;
+        let result = write(&registry, Some("coder")).await;
+        assert!(!result.is_error(), "{era:?}: {}", result.text());
+        assert_eq!(
+            *ran.lock().unwrap(),
+            vec![json!({"path": "a.txt"})],
+            "{era:?}"
+        );
+        let asked = asked.lock().unwrap();
+        assert_eq!(asked.len(), 1, "{era:?}");
+        assert_eq!(asked[0].tool_name, "write");
+        assert_eq!(asked[0].agent.as_str(), "coder");
+        assert!(!asked[0].editable);
+        let reason = asked[0].reason.as_deref().unwrap_or_default();
+        assert!(
+            reason.starts_with(
+                "the MCP server \"remote-files\" asks: The MCP server \"remote-files\" asks to run tool \"write\""
+            ),
+            "{era:?}: {reason}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn our_no_reaches_the_remote_server_and_nothing_runs() {
+    for era in ERAS {
+        let (remote, ran) = remote();
+        let (registry, _asked, _import) = local(&remote, era, || ApprovalOutcome::Rejected).await;
+        let result = write(&registry, Some("coder")).await;
+        assert!(result.is_error(), "{era:?}");
+        assert!(
+            result.text().contains("the user rejected tool \"write\""),
+            "{era:?}: {}",
+            result.text()
+        );
+        assert!(ran.lock().unwrap().is_empty(), "{era:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_call_with_no_one_to_ask_answers_cancel() {
+    for era in ERAS {
+        let (remote, ran) = remote();
+        let (registry, asked, _import) = local(&remote, era, || ApprovalOutcome::AllowedOnce).await;
+        // No agent: no scope to ask in.
+        let result = write(&registry, None).await;
+        assert!(result.is_error(), "{era:?}");
+        assert!(
+            result
+                .text()
+                .contains("approval for tool \"write\" was cancelled"),
+            "{era:?}: {}",
+            result.text()
+        );
+        assert!(asked.lock().unwrap().is_empty() && ran.lock().unwrap().is_empty());
+    }
+}
+
+#[tokio::test]
+async fn an_always_answer_is_kept_here_and_answers_the_next_question() {
+    for era in ERAS {
+        let (remote, ran) = remote();
+        let (registry, asked, _import) =
+            local(&remote, era, || ApprovalOutcome::AllowedAlways(None)).await;
+        for _ in 0..3 {
+            let result = write(&registry, Some("coder")).await;
+            assert!(!result.is_error(), "{era:?}: {}", result.text());
+        }
+        assert_eq!(ran.lock().unwrap().len(), 3, "{era:?}");
+        assert_eq!(asked.lock().unwrap().len(), 1, "{era:?}: asked again");
+        assert_eq!(registry.grants().len(), 1, "{era:?}");
+    }
+}
