@@ -145,7 +145,7 @@ ts_client_approvals() {
 
 import_python_server() {
     timeout 120 "$PY" .ci/mcp_import_check.py "$IMPORT_BIN" || return
-    DETAIL="4 tools converted (anyOf [int, null] included), values ok, local INVALID_ARGS, raise -> MCP_TOOL_ERROR"
+    DETAIL="5 tools converted (anyOf [int, null] included), values ok, local INVALID_ARGS, raise -> MCP_TOOL_ERROR, its Elicit answered by our approval service in both eras"
 }
 
 start_http_server() {

@@ -4,7 +4,10 @@
 
 Run it with the venv's python (target/mcp-venv/bin/python): the server is launched with the
 same interpreter, and the schema precondition below uses the `mcp` client. Prints one line
-per check group and a closing verdict line; exits 1 on a failed check.
+per check group and a closing verdict line; exits 1 on a failed check. The last group runs
+the import again in both eras (`--modern` for 2026-07-28 over the child's pipes) with and
+without `--approve yes|no`: py_server.py's `delete` asks the user (the SDK's `Elicit`), and
+our host's approval service is the one that answers.
 """
 
 import json
@@ -75,7 +78,7 @@ def check() -> list[str]:
         lines, tools, results = run_import(log.name)
         reached = [json.loads(l) for l in log.read().splitlines() if l.strip()]
 
-    want = {"greet", "add", "stats", "explode"}
+    want = {"greet", "add", "stats", "explode", "delete"}
     assert set(tools) == want, f"imported tools {tools}, want {sorted(want)}; output: {lines}"
     not_converted = {n: h for n, h in tools.items() if h != "converted"}
     assert not not_converted, f"tools not converted: {not_converted}"
@@ -112,7 +115,34 @@ def check() -> list[str]:
     assert res["error"]["info"]["code"] == "MCP_TOOL_ERROR", res
     assert "exploded: on purpose" in res["error"]["message"], res
     report.append(f"explode -> isError, {res['error']['info']['name']}/MCP_TOOL_ERROR")
+    report.append(approvals())
     return report
+
+
+def approvals() -> str:
+    """`delete` asks (Elicit, in either era): our host's approval service answers it."""
+    seen = []
+    for era, flags, protocol in (("legacy", [], "2025-11-25"), ("2026", ["--modern"], "2026-07-28")):
+        for answer, want in (("yes", "deleted x"), ("no", "kept x (decline)"), (None, "kept x (cancel)")):
+            argv = [sys.argv[1], *flags]
+            if answer:
+                argv += ["--approve", answer]
+            argv += ["--call", "delete", json.dumps({"path": "x"}), "--", *SERVER]
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+            what = f"{era} --approve {answer}"
+            assert out.returncode == 0, f"{what}: exited {out.returncode}: {out.stderr[-2000:]}"
+            assert f"protocol {protocol}" in out.stdout.splitlines(), f"{what}: {out.stdout}"
+            calls = [l for l in out.stdout.splitlines() if l.startswith("call delete -> ")]
+            assert len(calls) == 1, f"{what}: {out.stdout}"
+            result = json.loads(calls[0][len("call delete -> "):])
+            assert result["isError"] is False, f"{what}: {result}"
+            assert result["value"]["structuredContent"] == {"result": want}, f"{what}: {result}"
+            asked = [l for l in out.stderr.splitlines() if l.startswith("asked: ")]
+            expected = ['asked: the MCP server "dsh-tools-ci-py-server" asks: Delete x?'] if answer else []
+            assert asked == expected, f"{what}: asked {asked}"
+        seen.append(protocol)
+    return (f"delete asks ({' and '.join(seen)}): our approval service's yes -> deleted, "
+            "no -> declined, no service -> cancelled")
 
 
 def leaves(e: BaseException) -> list[BaseException]:

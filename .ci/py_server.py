@@ -5,7 +5,10 @@
 The tools cover what examples/mcp_import must handle from a Pydantic-built peer: an
 `Optional[int]` parameter (Pydantic emits `anyOf [{"type": "integer"}, {"type": "null"}]`,
 outside our schema subset until converted), a structured object result with an output schema,
-a wrapped scalar result, and a tool that raises (an `isError` result).
+a wrapped scalar result, a tool that raises (an `isError` result), and a tool that asks the
+client's user before it acts (`delete`: a `Resolve(...)` parameter whose resolver returns
+`Elicit`, which the SDK sends as `elicitation/create` in 2025-11-25 and as an
+`input_required` result in 2026-07-28).
 
 With PY_SERVER_CALL_LOG=FILE, every `tools/call` that reaches this server is appended to
 FILE as one JSON line (`{"name", "arguments"}`), before any validation: the check uses it to
@@ -14,11 +17,11 @@ show that arguments our side rejects never leave the client.
 
 import json
 import os
-from typing import Any, Optional
+from typing import Annotated, Any, Optional
 
 from pydantic import BaseModel
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import AcceptedElicitation, Elicit, ElicitationResult, MCPServer, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
 
 CALL_LOG = os.environ.get("PY_SERVER_CALL_LOG")
@@ -66,6 +69,22 @@ def stats(values: list[float]) -> Stats:
 def explode(reason: str) -> str:
     """Always fails, with the given reason."""
     raise ToolError(f"exploded: {reason}")
+
+
+class Confirm(BaseModel):
+    confirm: bool
+
+
+def ask_delete(path: str) -> Elicit[Confirm]:
+    return Elicit(f"Delete {path}?", Confirm)
+
+
+@server.tool()
+def delete(path: str, answer: Annotated[ElicitationResult[Confirm], Resolve(ask_delete)]) -> str:
+    """Delete a file, once the user confirms (nothing is really deleted)."""
+    if isinstance(answer, AcceptedElicitation) and answer.data.confirm:
+        return f"deleted {path}"
+    return f"kept {path} ({answer.action})"
 
 
 if __name__ == "__main__":

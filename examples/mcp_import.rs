@@ -2,21 +2,34 @@
 //!
 //! ```text
 //! cargo run -p examples --features mcp --example mcp_import -- \
-//!     [--prefix P] [--call NAME JSON]... (--url http://HOST:PORT/mcp | -- COMMAND ARGS...)
+//!     [--prefix P] [--modern] [--approve yes|no] [--call NAME JSON]... \
+//!     (--url http://HOST:PORT/mcp | -- COMMAND ARGS...)
 //! ```
 //!
-//! Prints one line per imported tool (`tool NAME converted|passed-through: DESCRIPTION`, with
+//! `--modern` speaks 2026-07-28 to a child over its pipes (the handshake era otherwise; `--url`
+//! negotiates). `--approve yes|no` answers the questions a remote tool asks during its call
+//! (form elicitation) with this host's approval service, printing `asked: REASON` to standard
+//! error each time; the calls are then made as agent `importer`, the scope whose service that
+//! is. Without it a remote question is answered `cancel`.
+//!
+//! Prints the negotiated protocol version (`protocol VERSION`), one line per imported tool (`tool NAME converted|passed-through: DESCRIPTION`, with
 //! control characters in the description escaped), one per skipped tool (`skipped NAME: WHY`), then
 //! one line per call: `call NAME -> <the result as JSON>` (our `ToolExecutionResult` shape:
 //! `content`, `isError`, `value` or `error`). Exits 1 when connecting or listing fails.
 
-use dsh_tools::mcp::{ImportOptions, McpImport};
-use dsh_tools::{CancellationToken, Registry, ToolExecutionInput};
+use dsh_tools::mcp::rmcp::model::ProtocolVersion;
+use dsh_tools::mcp::rmcp::service::ClientLifecycleMode;
+use dsh_tools::mcp::{ImportOptions, Limits, McpImport};
+use dsh_tools::{
+    ApprovalOutcome, ApprovalRequest, CancellationToken, Registry, ToolError, ToolExecutionInput,
+};
 use serde_json::Value;
 use std::process::ExitCode;
 
 struct Options {
     prefix: Option<String>,
+    modern: bool,
+    approve: Option<bool>,
     calls: Vec<(String, Value)>,
     url: Option<String>,
     command: Vec<String>,
@@ -25,6 +38,8 @@ struct Options {
 fn parse() -> Result<Options, String> {
     let mut options = Options {
         prefix: None,
+        modern: false,
+        approve: None,
         calls: Vec::new(),
         url: None,
         command: Vec::new(),
@@ -34,6 +49,14 @@ fn parse() -> Result<Options, String> {
         match arg.as_str() {
             "--prefix" => options.prefix = Some(args.next().ok_or("--prefix needs a value")?),
             "--url" => options.url = Some(args.next().ok_or("--url needs a value")?),
+            "--modern" => options.modern = true,
+            "--approve" => {
+                options.approve = match args.next().as_deref() {
+                    Some("yes") => Some(true),
+                    Some("no") => Some(false),
+                    _ => return Err("--approve needs yes or no".to_owned()),
+                };
+            }
             "--call" => {
                 let name = args.next().ok_or("--call needs a tool name")?;
                 let json = args.next().ok_or("--call needs JSON arguments")?;
@@ -77,10 +100,36 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         None => {
             let mut command = tokio::process::Command::new(&options.command[0]);
             command.args(&options.command[1..]);
-            McpImport::connect_stdio(command).await?
+            let lifecycle = if options.modern {
+                ClientLifecycleMode::Discover {
+                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                }
+            } else {
+                ClientLifecycleMode::Initialize
+            };
+            McpImport::with_limits(Limits::default())
+                .connect_stdio_with(command, lifecycle)
+                .await?
         }
     };
+    if let Some(info) = server.peer().peer_info() {
+        println!("protocol {}", info.protocol_version);
+    }
     let registry = Registry::new();
+    if let Some(yes) = options.approve {
+        registry.set_approval_service(move |request: ApprovalRequest| {
+            eprintln!(
+                "asked: {}",
+                printable(request.reason.as_deref().unwrap_or_default())
+            );
+            let outcome = if yes {
+                ApprovalOutcome::AllowedOnce
+            } else {
+                ApprovalOutcome::Rejected
+            };
+            async move { Ok::<_, ToolError>(outcome) }
+        });
+    }
     let mut import = ImportOptions::default();
     if let Some(prefix) = options.prefix {
         import = import.prefix(prefix);
@@ -104,8 +153,11 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         println!("skipped {name}: {why}");
     }
     for (i, (name, args)) in options.calls.into_iter().enumerate() {
-        let input =
+        let mut input =
             ToolExecutionInput::new(format!("call_{i}"), &name, args, CancellationToken::new());
+        if options.approve.is_some() {
+            input = input.agent("importer");
+        }
         let result = registry.execute(input).await;
         println!("call {name} -> {}", serde_json::to_string(&result)?);
     }

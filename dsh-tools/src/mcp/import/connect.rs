@@ -23,7 +23,19 @@ impl Connector {
     /// [`McpImport::connect_stdio`] with these limits.
     pub async fn connect_stdio(
         self,
+        command: tokio::process::Command,
+    ) -> Result<McpImport, ImportError> {
+        self.connect_stdio_with(command, ClientLifecycleMode::Initialize)
+            .await
+    }
+
+    /// [`connect_stdio`](Self::connect_stdio) in the era `lifecycle` chooses: the
+    /// `initialize` handshake, or 2026-07-28 (`ClientLifecycleMode::Discover`), which a child
+    /// that is a 2026-07-28 server speaks over its pipes as well.
+    pub async fn connect_stdio_with(
+        self,
         mut command: tokio::process::Command,
+        lifecycle: ClientLifecycleMode,
     ) -> Result<McpImport, ImportError> {
         command
             .kill_on_drop(true)
@@ -41,9 +53,7 @@ impl Connector {
                 tracing::info!(target: "dsh_tools::mcp::child", "{line}");
             }));
         }
-        let mut import = self
-            .connect_io(stdout, stdin, ClientLifecycleMode::Initialize)
-            .await?;
+        let mut import = self.connect_io(stdout, stdin, lifecycle).await?;
         import.child = Some(child);
         Ok(import)
     }
