@@ -13,6 +13,17 @@
 //! `--code-mode` (first) presents the tools as Code Mode: the model is sent only `run_code` and
 //! writes one TypeScript program that calls them, run in the QuickJS sandbox.
 //!
+//! `--defer-approvals FILE` makes `write_file` wait for a person without blocking the turn: a
+//! step whose calls wait ends the run with the turn saved in `FILE` (the approvals in
+//! `FILE.approvals/`, one JSON file each). `--resume FILE`, in this process's place or after a
+//! restart, asks on the terminal about each waiting call (`y` yes, `n` no, `a` always, an empty
+//! line to leave it waiting), runs what was approved, and goes on with the task:
+//!
+//! ```text
+//! DEEPSEEK_API_KEY=sk-... cargo run -p examples --features agent --example agent -- --defer-approvals turn.json "task"
+//! DEEPSEEK_API_KEY=sk-... cargo run -p examples --features agent --example agent -- --resume turn.json
+//! ```
+//!
 //! `DEEPSEEK_MODEL` overrides the DeepSeek model (`deepseek-chat`). Without a key it says how to
 //! set one and exits 0. The loop itself is `agent/loop.rs`, which `tests/agent_loop.rs` runs
 //! against a scripted local server.
@@ -21,9 +32,18 @@
 #[allow(dead_code)]
 #[path = "agent/loop.rs"]
 mod agent_loop;
+#[allow(dead_code)]
+#[path = "agent/approvals.rs"]
+mod approvals;
 
-use agent_loop::{AgentConfig, DEFAULT_TASK, fresh_workspace, run_agent, seed_workspace};
+use agent_loop::{
+    AgentConfig, AgentError, DEFAULT_TASK, Saved, Transcript, fresh_workspace, resume_agent,
+    run_agent, seed_workspace,
+};
+use dsh_tools::ApprovalOutcome;
+use dsh_tools::pipeline::PendingApproval;
 use dsh_tools::provider::{Dialect, Provider};
+use std::io::BufRead;
 use std::process::ExitCode;
 
 const DEEPSEEK_BASE_URL: &str = "https://api.deepseek.com";
@@ -72,9 +92,34 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     };
     let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let code_mode = args.first().is_some_and(|a| a == "--code-mode");
-    if code_mode {
-        args.remove(0);
+    let mut code_mode = false;
+    let mut defer = None;
+    let mut resume = None;
+    loop {
+        match args.first().map(String::as_str) {
+            Some("--code-mode") => {
+                code_mode = true;
+                args.remove(0);
+            }
+            Some(flag @ ("--defer-approvals" | "--resume")) if args.len() >= 2 => {
+                let resuming = flag == "--resume";
+                let file = std::path::PathBuf::from(args.remove(1));
+                if resuming {
+                    resume = Some(file);
+                } else {
+                    defer = Some(file);
+                }
+                args.remove(0);
+            }
+            Some("--defer-approvals" | "--resume") => {
+                eprintln!("--defer-approvals and --resume need a file");
+                return ExitCode::from(2);
+            }
+            _ => break,
+        }
+    }
+    if let Some(file) = resume {
+        return resume_from(file, base_url, api_key, model, dialect);
     }
     let prompt = if args.is_empty() {
         DEFAULT_TASK.to_owned()
@@ -105,10 +150,23 @@ fn main() -> ExitCode {
         workspace: workspace.clone(),
         max_steps: MAX_STEPS,
         code_mode,
+        defer,
     };
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     let outcome = runtime.block_on(run_agent(&config, &prompt, &mut std::io::stdout()));
+    report(outcome, &workspace)
+}
+
+/// Prints how the run ended.
+fn report(outcome: Result<Transcript, AgentError>, workspace: &std::path::Path) -> ExitCode {
     match outcome {
+        Ok(transcript) if !transcript.pending.is_empty() => {
+            println!(
+                "\n{} calls wait for approval; answer them with --resume FILE",
+                transcript.pending.len()
+            );
+            ExitCode::SUCCESS
+        }
         Ok(transcript) => {
             let calls: usize = transcript.steps.iter().map(Vec::len).sum();
             println!(
@@ -123,4 +181,54 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `--resume FILE`: the person answers each waiting call on the terminal.
+fn resume_from(
+    file: std::path::PathBuf,
+    base_url: String,
+    api_key: String,
+    model: String,
+    dialect: Dialect,
+) -> ExitCode {
+    let saved = match Saved::load(&file) {
+        Ok(saved) => saved,
+        Err(e) => {
+            eprintln!("cannot resume: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let workspace = saved.workspace.clone();
+    println!("{model} at {base_url} ({})", dialect.name());
+    println!("workspace: {}\n", workspace.display());
+    let config = AgentConfig {
+        base_url,
+        api_key,
+        model,
+        dialect,
+        workspace: workspace.clone(),
+        max_steps: MAX_STEPS,
+        code_mode: saved.code_mode,
+        defer: Some(file),
+    };
+    let stdin = std::io::stdin();
+    let ask = |p: &PendingApproval| -> Option<ApprovalOutcome> {
+        println!(
+            "approve {} {}? ({}) [y]es / [n]o / [a]lways / empty: later",
+            p.tool,
+            p.arguments,
+            p.reason.as_deref().unwrap_or("no reason given")
+        );
+        let mut line = String::new();
+        stdin.lock().read_line(&mut line).ok()?;
+        match line.trim() {
+            "y" | "yes" => Some(ApprovalOutcome::AllowedOnce),
+            "a" | "always" => Some(ApprovalOutcome::AllowedAlways(None)),
+            "n" | "no" => Some(ApprovalOutcome::Rejected),
+            _ => None,
+        }
+    };
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    let outcome = runtime.block_on(resume_agent(&config, ask, &mut std::io::stdout()));
+    report(outcome, &workspace)
 }

@@ -12,15 +12,16 @@
 //! files under a workspace directory, and `bash` runs a handful of read-only commands (`ls`,
 //! `cat`, `grep`, `wc -l`, `echo`) itself, in Rust: no shell is ever started.
 
+use dsh_tools::pipeline::{ApprovalAnswer, PendingApproval};
 use dsh_tools::present::{
     FileDiff, ReadFileLine, ResultSummary, TerminalExit, TerminalResult, ToolCallKind,
     ToolCallView, ToolResultView,
 };
 use dsh_tools::provider::{Dialect, ExportError, ParseError, ParsedCall, format_results};
-use dsh_tools::schedule::TurnScheduler;
+use dsh_tools::schedule::{DeferredTurn, TurnScheduler};
 use dsh_tools::{
-    CancellationToken, Registry, ToolDefinition, ToolError, ToolExecution, ToolExecutionInput,
-    ToolExecutionResult, wrappers,
+    ApprovalOutcome, CancellationToken, PreToolDecision, Registry, ToolDefinition, ToolError,
+    ToolExecution, ToolExecutionInput, ToolExecutionResult, wrappers,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -59,6 +60,59 @@ pub(crate) struct AgentConfig {
     /// Code Mode: the model is sent only `run_code` and writes one TypeScript program that calls
     /// the tools (run in the QuickJS sandbox); the SDK text goes in the system prompt.
     pub(crate) code_mode: bool,
+    /// Deferred approvals: `write_file` asks, and a turn with calls waiting for a person ends
+    /// the run, saved to this file (the approvals themselves in `FILE.approvals/`), to be
+    /// answered by [`resume_agent`], in this process or another.
+    pub(crate) defer: Option<PathBuf>,
+}
+
+/// The agent the deferred calls run as (an approval is answered for an agent).
+pub(crate) const AGENT: &str = "agent";
+
+/// A step waiting for a person, as saved between processes.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Saved {
+    /// The workspace the tools work on.
+    pub(crate) workspace: PathBuf,
+    /// Whether the tools were presented as Code Mode.
+    pub(crate) code_mode: bool,
+    /// The waiting step's number.
+    pub(crate) step: usize,
+    /// The conversation up to and including the step's assistant message.
+    pub(crate) messages: Vec<Value>,
+    /// The step's reply, to read its calls again.
+    pub(crate) reply: Value,
+    /// Per call of the step, its result when it got one before the scheduler (unreadable
+    /// arguments).
+    pub(crate) early: Vec<Option<ToolExecutionResult>>,
+    /// The scheduler's calls: their positions in the step, and the turn.
+    pub(crate) positions: Vec<usize>,
+    pub(crate) turn: DeferredTurn,
+}
+
+impl Saved {
+    /// The approvals' directory beside the saved file.
+    pub(crate) fn approvals_dir(file: &Path) -> PathBuf {
+        let mut dir = file.as_os_str().to_owned();
+        dir.push(".approvals");
+        PathBuf::from(dir)
+    }
+
+    pub(crate) fn load(file: &Path) -> Result<Self, AgentError> {
+        let bytes = std::fs::read(file)?;
+        serde_json::from_slice(&bytes)
+            .map_err(|e| AgentError::Resume(format!("{} is not a saved turn: {e}", file.display())))
+    }
+
+    fn save(&self, file: &Path) -> Result<(), AgentError> {
+        let bytes = serde_json::to_vec_pretty(self)
+            .map_err(|e| AgentError::Resume(format!("the turn could not be saved: {e}")))?;
+        let mut partial = file.as_os_str().to_owned();
+        partial.push(".partial");
+        std::fs::write(&partial, bytes)?;
+        std::fs::rename(&partial, file)?;
+        Ok(())
+    }
 }
 
 /// One call of a step as it went: what the model asked and what it got back.
@@ -82,8 +136,10 @@ pub(crate) struct Transcript {
     pub(crate) messages: Vec<Value>,
     /// The calls of each step that had any, in model order.
     pub(crate) steps: Vec<Vec<CallRecord>>,
-    /// The model's final text, or `None` when the step limit ended the loop.
+    /// The model's final text, or `None` when the step limit ended the loop (or a step waits).
     pub(crate) answer: Option<String>,
+    /// The approvals a saved step waits for (deferred mode), in model order.
+    pub(crate) pending: Vec<PendingApproval>,
 }
 
 /// Why the loop stopped early.
@@ -101,6 +157,8 @@ pub(crate) enum AgentError {
     Parse(ParseError),
     /// Writing the output failed.
     Output(std::io::Error),
+    /// A saved turn could not be saved, read or resumed.
+    Resume(String),
 }
 
 impl fmt::Display for AgentError {
@@ -121,6 +179,7 @@ impl fmt::Display for AgentError {
             Self::Reply(message) => write!(f, "unexpected reply: {message}"),
             Self::Parse(e) => write!(f, "{e}"),
             Self::Output(e) => write!(f, "cannot write the output: {e}"),
+            Self::Resume(message) => write!(f, "{message}"),
         }
     }
 }
@@ -570,44 +629,212 @@ fn system_prompt(tools: &dsh_tools::provider::ProviderTools) -> String {
     }
 }
 
+/// What every step uses: the tools, the scheduler, the HTTP client.
+struct Session {
+    registry: Registry,
+    tools: dsh_tools::provider::ProviderTools,
+    scheduler: TurnScheduler,
+    client: reqwest::Client,
+    url: String,
+    /// Results as they are committed (model order within a step).
+    settled: mpsc::UnboundedReceiver<(String, ToolExecutionResult)>,
+}
+
+impl Session {
+    fn new(config: &AgentConfig) -> Result<Self, AgentError> {
+        let registry = workspace_tools(&config.workspace);
+        if config.code_mode {
+            let engine = dsh_tools::code::quickjs::QuickJsRuntime::new(Default::default())
+                .map_err(|e| AgentError::Reply(e.to_string()))?;
+            registry.set_code_runtime(engine);
+            registry.set_presentation_mode(dsh_tools::registry::PresentationMode::Code);
+        }
+        if let Some(file) = &config.defer {
+            // Writes wait for a person; the approvals are kept on disk beside the saved turn.
+            let store = crate::approvals::FileApprovalStore::open(Saved::approvals_dir(file))?;
+            registry.set_approval_store(store);
+            registry
+                .on_pre_execute(|exec: Arc<ToolExecution>, _next| async move {
+                    Ok(if exec.name() == "write_file" {
+                        PreToolDecision::ask(Some("it writes to the workspace"))
+                    } else {
+                        PreToolDecision::Allow
+                    })
+                })
+                .keep();
+        }
+        let (committed, settled) = mpsc::unbounded_channel::<(String, ToolExecutionResult)>();
+        registry.on_result(move |exec: &ToolExecution, result: &ToolExecutionResult| {
+            let _ = committed.send((exec.call_id().to_owned(), result.clone()));
+            Ok(())
+        });
+        let tools = registry
+            .provider_tools(None, config.dialect)
+            .map_err(AgentError::Export)?;
+        let scheduler = TurnScheduler::new(registry.clone()).width(4);
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(300))
+            .build()
+            .map_err(AgentError::Http)?;
+        let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
+        Ok(Self {
+            registry,
+            tools,
+            scheduler,
+            client,
+            url,
+            settled,
+        })
+    }
+
+    /// Prints the result cards committed so far (the scheduler's observers have run).
+    fn print_committed(
+        &mut self,
+        cards: &mut Cards<'_>,
+        out: &mut impl Write,
+    ) -> std::io::Result<()> {
+        while let Ok((call_id, result)) = self.settled.try_recv() {
+            cards.committed(out, &call_id, &result)?;
+        }
+        Ok(())
+    }
+}
+
 /// Runs `prompt` to an answer: at most `config.max_steps` requests, the cards printed to `out`.
+/// In deferred mode ([`AgentConfig::defer`]) a step whose calls wait for a person ends the run
+/// with the turn saved and `Transcript::pending` listing what waits.
 pub(crate) async fn run_agent(
     config: &AgentConfig,
     prompt: &str,
     out: &mut impl Write,
 ) -> Result<Transcript, AgentError> {
-    let registry = workspace_tools(&config.workspace);
-    if config.code_mode {
-        let engine = dsh_tools::code::quickjs::QuickJsRuntime::new(Default::default())
-            .map_err(|e| AgentError::Reply(e.to_string()))?;
-        registry.set_code_runtime(engine);
-        registry.set_presentation_mode(dsh_tools::registry::PresentationMode::Code);
-    }
-    // Results as they are committed (model order within a step), printed while the turn runs.
-    let (committed, mut settled) = mpsc::unbounded_channel::<(String, ToolExecutionResult)>();
-    registry.on_result(move |exec: &ToolExecution, result: &ToolExecutionResult| {
-        let _ = committed.send((exec.call_id().to_owned(), result.clone()));
-        Ok(())
-    });
-    let tools = registry
-        .provider_tools(None, config.dialect)
-        .map_err(AgentError::Export)?;
-    let scheduler = TurnScheduler::new(registry.clone()).width(4);
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(300))
-        .build()
-        .map_err(AgentError::Http)?;
-    let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
-
-    let mut messages = vec![
-        json!({"role": "system", "content": system_prompt(&tools)}),
+    let mut session = Session::new(config)?;
+    let messages = vec![
+        json!({"role": "system", "content": system_prompt(&session.tools)}),
         json!({"role": "user", "content": prompt}),
     ];
-    let mut steps = Vec::new();
-    for step in 1..=config.max_steps {
+    drive(config, &mut session, messages, Vec::new(), 1, out).await
+}
+
+/// Answers the approvals a saved step waits for (`answer` decides each, in model order),
+/// finishes that step, and goes on as [`run_agent`] does. An approval without an answer
+/// (`None`) keeps waiting: the step is saved again. A saved turn is answered once: its
+/// approvals are claimed in the store, so a second resume of the same file runs nothing.
+pub(crate) async fn resume_agent(
+    config: &AgentConfig,
+    mut answer: impl FnMut(&PendingApproval) -> Option<ApprovalOutcome>,
+    out: &mut impl Write,
+) -> Result<Transcript, AgentError> {
+    let Some(file) = config.defer.clone() else {
+        return Err(AgentError::Resume(
+            "resuming needs the saved turn's file".to_owned(),
+        ));
+    };
+    let saved = Saved::load(&file)?;
+    let mut session = Session::new(config)?;
+    let calls = session
+        .tools
+        .parse_calls(&saved.reply)
+        .map_err(AgentError::Parse)?;
+    let answers: Vec<ApprovalAnswer> = saved
+        .turn
+        .pending()
+        .filter_map(|p| answer(p).map(|outcome| ApprovalAnswer::new(&p.id, outcome, AGENT)))
+        .collect();
+    writeln!(
+        out,
+        "── step {} resumed ({} answers)",
+        saved.step,
+        answers.len()
+    )?;
+    let turn = session
+        .scheduler
+        .resume(saved.turn, answers)
+        .await
+        .map_err(|e| AgentError::Resume(e.to_string()))?;
+    let registry = session.registry.clone();
+    let mut cards = Cards {
+        registry: &registry,
+        calls: &calls,
+        printed: vec![false; calls.len()],
+    };
+    session.print_committed(&mut cards, out)?;
+    let Some(ran) = turn.results() else {
+        let pending: Vec<PendingApproval> = turn.pending().cloned().collect();
+        Saved { turn, ..saved }.save(&file)?;
+        return Ok(Transcript {
+            messages: Vec::new(),
+            steps: Vec::new(),
+            answer: None,
+            pending,
+        });
+    };
+    let mut messages = saved.messages;
+    let record = finish_step(
+        &session,
+        &calls,
+        saved.early,
+        saved.positions,
+        ran,
+        &mut messages,
+    );
+    std::fs::remove_file(&file)?;
+    // Gone when empty (a claimed approval left by a process that stopped mid-call stays).
+    let _ = std::fs::remove_dir(Saved::approvals_dir(&file));
+    drive(
+        config,
+        &mut session,
+        messages,
+        vec![record],
+        saved.step + 1,
+        out,
+    )
+    .await
+}
+
+/// Appends the step's results to `messages` and returns its calls as they went.
+fn finish_step(
+    session: &Session,
+    calls: &[ParsedCall],
+    mut results: Vec<Option<ToolExecutionResult>>,
+    positions: Vec<usize>,
+    ran: Vec<ToolExecutionResult>,
+    messages: &mut Vec<Value>,
+) -> Vec<CallRecord> {
+    for (i, result) in positions.into_iter().zip(ran) {
+        results[i] = Some(result);
+    }
+    let results: Vec<ToolExecutionResult> = results
+        .into_iter()
+        .map(|r| r.expect("every call has a result"))
+        .collect();
+    let pairs: Vec<(&ParsedCall, &ToolExecutionResult)> = calls.iter().zip(&results).collect();
+    messages.extend(format_results(session.tools.dialect(), &pairs));
+    calls
+        .iter()
+        .zip(results)
+        .map(|(call, result)| CallRecord {
+            call_id: call.call_id().to_owned(),
+            name: call.name().to_owned(),
+            arguments: call.arguments().cloned(),
+            result,
+        })
+        .collect()
+}
+
+/// The loop, from step `first` on.
+async fn drive(
+    config: &AgentConfig,
+    session: &mut Session,
+    mut messages: Vec<Value>,
+    mut steps: Vec<Vec<CallRecord>>,
+    first: usize,
+    out: &mut impl Write,
+) -> Result<Transcript, AgentError> {
+    for step in first..=config.max_steps {
         let mut request = json!({"model": config.model, "messages": messages});
         if let (Some(request), Value::Object(fields)) =
-            (request.as_object_mut(), tools.request_fields())
+            (request.as_object_mut(), session.tools.request_fields())
         {
             request.extend(fields);
         }
@@ -617,7 +844,7 @@ pub(crate) async fn run_agent(
             config.model,
             messages.len()
         )?;
-        let reply = complete(&client, &url, &config.api_key, &request).await?;
+        let reply = complete(&session.client, &session.url, &config.api_key, &request).await?;
         let Some(message) = reply
             .pointer("/choices/0/message")
             .filter(|m| m.is_object())
@@ -630,7 +857,10 @@ pub(crate) async fn run_agent(
         // in a tool loop, and a malformed arguments string is what the model must see it sent.
         let mut message = message.clone();
         message["role"] = json!("assistant");
-        let calls = tools.parse_calls(&reply).map_err(AgentError::Parse)?;
+        let calls = session
+            .tools
+            .parse_calls(&reply)
+            .map_err(AgentError::Parse)?;
         let text = message["content"].as_str().unwrap_or_default().to_owned();
         messages.push(message);
         if calls.is_empty() {
@@ -639,6 +869,7 @@ pub(crate) async fn run_agent(
                 messages,
                 steps,
                 answer: Some(text),
+                pending: Vec::new(),
             });
         }
         if !text.trim().is_empty() {
@@ -648,6 +879,7 @@ pub(crate) async fn run_agent(
         // The call cards in model order; calls whose arguments could not be read get their
         // failure now, the others go to the scheduler.
         let turn = CancellationToken::new();
+        let registry = session.registry.clone();
         let mut cards = Cards {
             registry: &registry,
             calls: &calls,
@@ -659,6 +891,10 @@ pub(crate) async fn run_agent(
         for (i, call) in calls.iter().enumerate() {
             cards.call(out, call)?;
             match call.clone().into_input(turn.clone()) {
+                Ok(input) if config.defer.is_some() => {
+                    inputs.push(input.agent(AGENT));
+                    positions.push(i);
+                }
                 Ok(input) => {
                     inputs.push(input);
                     positions.push(i);
@@ -669,42 +905,64 @@ pub(crate) async fn run_agent(
                 }
             }
         }
-        let run = scheduler.run(inputs, &turn);
-        tokio::pin!(run);
-        let ran = loop {
-            tokio::select! {
-                ran = &mut run => break ran,
-                Some((call_id, result)) = settled.recv() => cards.committed(out, &call_id, &result)?,
+        let ran = if let Some(file) = &config.defer {
+            let deferred = session.scheduler.run_deferred(inputs, &turn).await;
+            session.print_committed(&mut cards, out)?;
+            match deferred.results() {
+                Some(ran) => ran,
+                None => {
+                    let pending: Vec<PendingApproval> = deferred.pending().cloned().collect();
+                    for p in &pending {
+                        writeln!(
+                            out,
+                            "  ⏸ {} {} waits for approval ({})",
+                            p.call_id,
+                            p.tool,
+                            p.reason.as_deref().unwrap_or("no reason given")
+                        )?;
+                    }
+                    Saved {
+                        workspace: config.workspace.clone(),
+                        code_mode: config.code_mode,
+                        step,
+                        messages: messages.clone(),
+                        reply,
+                        early: results,
+                        positions,
+                        turn: deferred,
+                    }
+                    .save(file)?;
+                    writeln!(out, "── waiting: the turn is saved in {}", file.display())?;
+                    return Ok(Transcript {
+                        messages,
+                        steps,
+                        answer: None,
+                        pending,
+                    });
+                }
             }
+        } else {
+            let run = session.scheduler.run(inputs, &turn);
+            tokio::pin!(run);
+            let ran = loop {
+                tokio::select! {
+                    ran = &mut run => break ran,
+                    Some((call_id, result)) = session.settled.recv() => cards.committed(out, &call_id, &result)?,
+                }
+            };
+            // Observers run before the scheduler returns: whatever is left is ready.
+            while let Ok((call_id, result)) = session.settled.try_recv() {
+                cards.committed(out, &call_id, &result)?;
+            }
+            ran
         };
-        // Observers run before the scheduler returns: whatever is left is ready.
-        while let Ok((call_id, result)) = settled.try_recv() {
-            cards.committed(out, &call_id, &result)?;
-        }
-        for (i, result) in positions.into_iter().zip(ran) {
-            if !cards.printed[i] {
-                cards.result(out, i, &result)?;
+        for (i, result) in positions.iter().zip(&ran) {
+            if !cards.printed[*i] {
+                cards.result(out, *i, result)?;
             }
-            results[i] = Some(result);
         }
-        let results: Vec<ToolExecutionResult> = results
-            .into_iter()
-            .map(|r| r.expect("every call has a result"))
-            .collect();
-        let pairs: Vec<(&ParsedCall, &ToolExecutionResult)> = calls.iter().zip(&results).collect();
-        messages.extend(format_results(tools.dialect(), &pairs));
-        steps.push(
-            calls
-                .iter()
-                .zip(results)
-                .map(|(call, result)| CallRecord {
-                    call_id: call.call_id().to_owned(),
-                    name: call.name().to_owned(),
-                    arguments: call.arguments().cloned(),
-                    result,
-                })
-                .collect(),
-        );
+        let record = finish_step(session, &calls, results, positions, ran, &mut messages);
+        steps.push(record);
     }
     writeln!(
         out,
@@ -715,5 +973,6 @@ pub(crate) async fn run_agent(
         messages,
         steps,
         answer: None,
+        pending: Vec::new(),
     })
 }

@@ -7,8 +7,12 @@
 #[allow(dead_code)]
 #[path = "../agent/loop.rs"]
 mod agent_loop;
+#[allow(dead_code)]
+#[path = "../agent/approvals.rs"]
+mod approvals;
 
-use agent_loop::{AgentConfig, fresh_workspace, run_agent, seed_workspace};
+use agent_loop::{AgentConfig, Saved, fresh_workspace, resume_agent, run_agent, seed_workspace};
+use dsh_tools::ApprovalOutcome;
 use dsh_tools::provider::{Dialect, Provider};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
@@ -188,6 +192,7 @@ async fn scripted_run(dialect: Dialect) {
         workspace: workspace.clone(),
         max_steps: 8,
         code_mode: false,
+        defer: None,
     };
     let mut out = Vec::new();
     let transcript = run_agent(&config, "fix the bug", &mut out)
@@ -421,6 +426,7 @@ async fn step_limit_and_error_status() {
         workspace: workspace.clone(),
         max_steps: 2,
         code_mode: false,
+        defer: None,
     };
     let mut out = Vec::new();
     let transcript = run_agent(&config, "go", &mut out).await.expect("ran");
@@ -468,6 +474,7 @@ async fn code_mode_sends_run_code_and_the_sdk_and_runs_the_program() {
         workspace: workspace.clone(),
         max_steps: 4,
         code_mode: true,
+        defer: None,
     };
     let transcript = run_agent(&config, "fix the bug", &mut Vec::new())
         .await
@@ -492,4 +499,176 @@ async fn code_mode_sends_run_code_and_the_sdk_and_runs_the_program() {
         tool_messages(transcript.messages.as_slice()),
         [("call_c1".to_owned(), "fixed src/lib.rs\n4".to_owned())]
     );
+}
+
+/// The deferred script: a read and a write in one step (the write waits for a person), then
+/// the answer.
+fn deferred_script() -> Vec<Value> {
+    vec![
+        tool_reply(
+            Some("Reading and fixing."),
+            &[
+                ("call_r1", "read_file", r#"{"path": "notes.txt"}"#),
+                (
+                    "call_w1",
+                    "write_file",
+                    &json!({"path": "src/lib.rs", "content": FIXED}).to_string(),
+                ),
+            ],
+        ),
+        answer_reply(ANSWER),
+    ]
+}
+
+#[tokio::test]
+async fn deferred_approvals_save_the_turn_and_a_resume_in_a_fresh_session_finishes_it() {
+    // The same script answered inline: what the model must see after the resume.
+    let (base_url, inline_recorded) = scripted_server(deferred_script()).await;
+    let inline_ws = fresh_workspace("agent-loop-inline").expect("workspace");
+    seed_workspace(&inline_ws).expect("seed");
+    let config = |base_url: String, workspace: std::path::PathBuf, defer| AgentConfig {
+        base_url,
+        api_key: "k".to_owned(),
+        model: "m".to_owned(),
+        dialect: Dialect::new(Provider::DeepSeek),
+        workspace,
+        max_steps: 8,
+        code_mode: false,
+        defer,
+    };
+    let inline = run_agent(
+        &config(base_url, inline_ws.clone(), None),
+        "fix",
+        &mut Vec::new(),
+    )
+    .await
+    .expect("inline run");
+    assert_eq!(inline.answer.as_deref(), Some(ANSWER));
+
+    let (base_url, recorded) = scripted_server(deferred_script()).await;
+    let workspace = fresh_workspace("agent-loop-deferred").expect("workspace");
+    seed_workspace(&workspace).expect("seed");
+    let file = workspace.with_extension("turn.json");
+    let config = config(base_url, workspace.clone(), Some(file.clone()));
+    let mut out = Vec::new();
+    let waiting = run_agent(&config, "fix", &mut out)
+        .await
+        .expect("first run");
+    let out = String::from_utf8(out).unwrap();
+    assert_eq!(waiting.answer, None, "{out}");
+    assert_eq!(waiting.pending.len(), 1, "{out}");
+    assert_eq!(waiting.pending[0].tool, "write_file");
+    assert_eq!(waiting.pending[0].call_id, "call_w1");
+    assert!(
+        out.contains("⏸ call_w1 write_file waits for approval"),
+        "{out}"
+    );
+    assert!(file.is_file() && Saved::approvals_dir(&file).is_dir());
+    // Nothing written yet; one request made.
+    let unfixed = std::fs::read_to_string(workspace.join("src/lib.rs")).unwrap();
+    assert!(unfixed.contains("a - b"));
+    assert_eq!(recorded.lock().unwrap().len(), 1);
+    let copy = workspace.with_extension("copy.json");
+    std::fs::copy(&file, &copy).unwrap();
+
+    // A fresh session (nothing in memory but what the files hold) answers and goes on.
+    let mut asked = Vec::new();
+    let mut out = Vec::new();
+    let done = resume_agent(
+        &config,
+        |p| {
+            asked.push(p.tool.clone());
+            Some(ApprovalOutcome::AllowedOnce)
+        },
+        &mut out,
+    )
+    .await
+    .unwrap_or_else(|e| panic!("resume: {e}"));
+    assert_eq!(asked, ["write_file"]);
+    assert_eq!(done.answer.as_deref(), Some(ANSWER));
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("src/lib.rs")).unwrap(),
+        FIXED
+    );
+    assert!(!file.exists(), "the saved turn is gone once answered");
+    // The model saw exactly what the inline run's model saw.
+    let sent = recorded.lock().unwrap().clone();
+    let inline_sent = inline_recorded.lock().unwrap().clone();
+    assert_eq!(sent.len(), 2);
+    let tools_of = |r: &Recorded| tool_messages(r.body["messages"].as_array().unwrap());
+    assert_eq!(tools_of(&sent[1]), tools_of(&inline_sent[1]));
+    assert_eq!(tools_of(&sent[1]).len(), 2);
+
+    // The same turn answered again (a copy of the file): refused, nothing runs twice.
+    std::fs::write(workspace.join("src/lib.rs"), "changed since").unwrap();
+    let again = AgentConfig {
+        defer: Some(copy.clone()),
+        ..config.clone()
+    };
+    let error = resume_agent(
+        &again,
+        |_| Some(ApprovalOutcome::AllowedOnce),
+        &mut Vec::new(),
+    )
+    .await
+    .expect_err("answered already");
+    assert!(error.to_string().contains("approval"), "{error}");
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("src/lib.rs")).unwrap(),
+        "changed since"
+    );
+    let _ = std::fs::remove_file(&copy);
+    let _ = std::fs::remove_dir_all(Saved::approvals_dir(&file));
+    let _ = std::fs::remove_dir_all(&workspace);
+    let _ = std::fs::remove_dir_all(&inline_ws);
+}
+
+#[tokio::test]
+async fn a_rejected_write_is_what_the_model_reads_and_an_unanswered_one_keeps_waiting() {
+    let (base_url, recorded) = scripted_server(deferred_script()).await;
+    let workspace = fresh_workspace("agent-loop-rejected").expect("workspace");
+    seed_workspace(&workspace).expect("seed");
+    let file = workspace.with_extension("turn.json");
+    let config = AgentConfig {
+        base_url,
+        api_key: "k".to_owned(),
+        model: "m".to_owned(),
+        dialect: Dialect::new(Provider::DeepSeek),
+        workspace: workspace.clone(),
+        max_steps: 8,
+        code_mode: false,
+        defer: Some(file.clone()),
+    };
+    run_agent(&config, "fix", &mut Vec::new())
+        .await
+        .expect("first run");
+    // Not answered: still waiting, saved again.
+    let later = resume_agent(&config, |_| None, &mut Vec::new())
+        .await
+        .expect("resume without answers");
+    assert_eq!(later.pending.len(), 1);
+    assert!(file.is_file());
+    // Rejected: the model reads the refusal; nothing was written.
+    let done = resume_agent(
+        &config,
+        |_| Some(ApprovalOutcome::Rejected),
+        &mut Vec::new(),
+    )
+    .await
+    .expect("resume");
+    assert_eq!(done.answer.as_deref(), Some(ANSWER));
+    let sent = recorded.lock().unwrap().clone();
+    let tools = tool_messages(sent[1].body["messages"].as_array().unwrap());
+    assert_eq!(tools[1].0, "call_w1");
+    assert!(
+        tools[1].1.contains("the user rejected tool \"write_file\""),
+        "{tools:?}"
+    );
+    assert!(
+        std::fs::read_to_string(workspace.join("src/lib.rs"))
+            .unwrap()
+            .contains("a - b")
+    );
+    let _ = std::fs::remove_dir_all(Saved::approvals_dir(&file));
+    let _ = std::fs::remove_dir_all(&workspace);
 }
