@@ -291,10 +291,16 @@ async fn edited_arguments_run_the_tool_with_the_edit_and_an_invalid_edit_is_inva
         );
         client.cancel().await.unwrap();
 
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
         for (edit, why) in [
             (r#"{"path": 3}"#, "invalid arguments (edited on approval)"),
             (
                 "not json",
+                "invalid arguments (edited on approval): not JSON",
+            ),
+            // 100,000 levels: refused by the parser's depth limit, nothing recursed on.
+            (
+                deep.as_str(),
                 "invalid arguments (edited on approval): not JSON",
             ),
         ] {
@@ -305,6 +311,7 @@ async fn edited_arguments_run_the_tool_with_the_edit_and_an_invalid_edit_is_inva
                 .call_tool(call("write", json!({"path": "a.txt"})))
                 .await
                 .unwrap();
+            let edit: String = edit.chars().take(40).collect();
             assert_eq!(result.is_error, Some(true), "{era:?} {edit}");
             assert!(text_of(&result).contains(why), "{era:?} {edit}: {result:?}");
             let meta = serde_json::to_value(&result.meta).unwrap();
