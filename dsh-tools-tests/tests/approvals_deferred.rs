@@ -211,6 +211,7 @@ async fn every_outcome_applies_on_resume_as_it_would_at_once() {
             match registry.execute_deferred(call).await {
                 Deferred::Pending(p) => p,
                 Deferred::Settled(r) => panic!("settled: {}", r.text()),
+                Deferred::Program(p) => panic!("a program: {p:?}"),
             }
         }
     };

@@ -51,6 +51,7 @@ fn approval(id: &str, call: &str) -> PendingApproval {
         editable: false,
         asked_at_ms: 1,
         claimed: false,
+        program: None,
     }
 }
 

@@ -52,6 +52,9 @@ pub mod codes {
     /// A failure that may pass on another attempt (a busy service, a dropped connection): the
     /// only one [`wrappers::retry`](crate::wrappers::retry) retries by default.
     pub const TRANSIENT: &str = "TRANSIENT";
+    /// A `run_code` call in deferred mode whose program waits for an approval: the call
+    /// settles as a `PendingProgram`, never as a result, where deferral is asked for.
+    pub const APPROVAL_PENDING: &str = "APPROVAL_PENDING";
 }
 
 impl ToolError {

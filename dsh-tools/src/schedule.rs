@@ -9,8 +9,8 @@
 use crate::error::ToolError;
 use crate::pipeline::dispatch::resolve_executable;
 use crate::pipeline::{
-    AgentId, ApprovalAnswer, ExecutionToken, PendingApproval, ResumeError, Stage, ToolExecution,
-    ToolExecutionInput, ToolExecutionResult,
+    AgentId, ApprovalAnswer, Deferred, ExecutionToken, PendingApproval, PendingProgram,
+    ResumeError, Stage, ToolExecution, ToolExecutionInput, ToolExecutionResult,
 };
 use crate::registry::Registry;
 use serde_json::Value;
@@ -93,6 +93,32 @@ impl crate::run_code::lane::Stages for Registry {
         Box::pin(async move { registry.prepare(input).await })
     }
 
+    fn start_deferred(
+        &self,
+        input: ToolExecutionInput,
+        program: String,
+    ) -> crate::call::BoxFuture<Stage> {
+        let registry = self.clone();
+        Box::pin(async move { registry.prepare_in_program(input, program).await })
+    }
+
+    fn pending(started: Stage) -> Result<Box<PendingApproval>, Stage> {
+        match started {
+            Stage::Pending(approval) => Ok(approval),
+            other => Err(other),
+        }
+    }
+
+    fn resume_claimed(
+        &self,
+        agent: AgentId,
+        outcome: crate::call::ApprovalOutcome,
+        input: ToolExecutionInput,
+    ) -> crate::call::BoxFuture<ToolExecutionResult> {
+        let registry = self.clone();
+        Box::pin(async move { registry.continue_claimed(agent, outcome, input).await })
+    }
+
     fn dispatches(started: &Stage) -> bool {
         matches!(started, Stage::Dispatch(_))
     }
@@ -136,6 +162,23 @@ pub enum TurnCall {
         /// What it waits for.
         approval: PendingApproval,
     },
+    /// A `run_code` call whose program waits for an answer (Code Mode): the approval is
+    /// `program.approval`, and resuming runs the program again
+    /// ([`Registry::resume_program`]).
+    Program {
+        /// The stopped program.
+        program: PendingProgram,
+    },
+}
+
+impl From<Deferred> for TurnCall {
+    fn from(deferred: Deferred) -> Self {
+        match deferred {
+            Deferred::Settled(result) => Self::Settled { result },
+            Deferred::Pending(approval) => Self::Pending { approval },
+            Deferred::Program(program) => Self::Program { program },
+        }
+    }
 }
 
 /// A turn run with [`TurnScheduler::run_deferred`]: every call's result or pending approval,
@@ -151,6 +194,7 @@ impl DeferredTurn {
     pub fn pending(&self) -> impl Iterator<Item = &PendingApproval> {
         self.calls.iter().filter_map(|c| match c {
             TurnCall::Pending { approval } => Some(approval),
+            TurnCall::Program { program } => Some(&program.approval),
             TurnCall::Settled { .. } => None,
         })
     }
@@ -161,7 +205,7 @@ impl DeferredTurn {
             .iter()
             .map(|c| match c {
                 TurnCall::Settled { result } => Some(result.clone()),
-                TurnCall::Pending { .. } => None,
+                TurnCall::Pending { .. } | TurnCall::Program { .. } => None,
             })
             .collect()
     }
@@ -238,9 +282,13 @@ impl TurnScheduler {
             .map(|call| match call {
                 TurnCall::Settled { result } => result,
                 // Only a deferring run keeps a call pending.
-                TurnCall::Pending { approval } => ToolExecutionResult::failure(ToolError::new(
-                    format!("internal error: approval {} was deferred", approval.id),
-                )),
+                TurnCall::Pending { approval }
+                | TurnCall::Program {
+                    program: PendingProgram { approval, .. },
+                } => ToolExecutionResult::failure(ToolError::new(format!(
+                    "internal error: approval {} was deferred",
+                    approval.id
+                ))),
             })
             .collect()
     }
@@ -281,18 +329,32 @@ impl TurnScheduler {
         let mut answers: Vec<Option<ApprovalAnswer>> = answers.into_iter().map(Some).collect();
         let mut errors = Vec::new();
         for call in &mut turn.calls {
-            let TurnCall::Pending { approval } = call else {
-                continue;
+            let id = match &*call {
+                TurnCall::Pending { approval } => &approval.id,
+                TurnCall::Program { program } => &program.approval.id,
+                TurnCall::Settled { .. } => continue,
             };
             let Some(answer) = answers
                 .iter_mut()
-                .find(|a| a.as_ref().is_some_and(|a| a.approval_id == approval.id))
+                .find(|a| a.as_ref().is_some_and(|a| &a.approval_id == id))
                 .and_then(Option::take)
             else {
                 continue;
             };
-            match self.registry.resume(answer).await {
-                Ok(result) => *call = TurnCall::Settled { result },
+            let resumed = match &*call {
+                TurnCall::Program { program } => self
+                    .registry
+                    .resume_program(program.clone(), answer)
+                    .await
+                    .map(TurnCall::from),
+                _ => self
+                    .registry
+                    .resume(answer)
+                    .await
+                    .map(|result| TurnCall::Settled { result }),
+            };
+            match resumed {
+                Ok(resumed) => *call = resumed,
                 Err(e) => errors.push(e),
             }
         }
@@ -328,6 +390,7 @@ impl TurnScheduler {
                     Stage::Pending(approval) => TurnCall::Pending {
                         approval: *approval,
                     },
+                    stage if defer => self.registry.run_prepared_deferred(stage).await.into(),
                     stage => TurnCall::Settled {
                         result: self.registry.run_prepared(stage).await,
                     },
@@ -394,8 +457,11 @@ impl TurnScheduler {
                     Done::Stage(Stage::Pending(approval)) => TurnCall::Pending {
                         approval: *approval,
                     },
-                    Done::Stage(stage) => TurnCall::Settled {
-                        result: registry.complete(stage).await,
+                    Done::Stage(stage) => match Registry::stopped_program(&stage) {
+                        Some(program) => TurnCall::Program { program },
+                        None => TurnCall::Settled {
+                            result: registry.complete(stage).await,
+                        },
                     },
                     Done::Lost(result) => TurnCall::Settled { result },
                 });

@@ -385,6 +385,13 @@ pub(crate) struct RunState {
     /// Presentation metadata the body's typed result card computed from the typed output (used
     /// instead of the definition's `presentation_meta` projection when set).
     pub(crate) presentation: Mutex<Option<Value>>,
+    /// Deferred mode: an `ask` in this call's program (Code Mode) is kept, not waited for.
+    pub(crate) defers: AtomicBool,
+    /// What a resumed `run_code` call's program replays (`run_code::replay::Replay`), and what a
+    /// stopped one leaves (a `PendingProgram`). Type-erased: those types name this file's
+    /// types, so this file cannot name theirs without a file cycle.
+    pub(crate) replay: Mutex<Option<Box<dyn std::any::Any + Send>>>,
+    pub(crate) stopped: Mutex<Option<Box<dyn std::any::Any + Send>>>,
 }
 
 impl RunState {
@@ -401,6 +408,22 @@ impl RunState {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take()
+    }
+
+    /// Hands `value` over through `slot` (see [`replay`](Self::replay)).
+    pub(crate) fn put<T: Send + 'static>(
+        slot: &Mutex<Option<Box<dyn std::any::Any + Send>>>,
+        value: T,
+    ) {
+        *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(Box::new(value));
+    }
+
+    /// Takes what `slot` holds, if it is a `T`.
+    pub(crate) fn take<T: 'static>(
+        slot: &Mutex<Option<Box<dyn std::any::Any + Send>>>,
+    ) -> Option<T> {
+        let held = slot.lock().unwrap_or_else(|e| e.into_inner()).take()?;
+        held.downcast::<T>().ok().map(|b| *b)
     }
 
     pub(crate) fn take_attached(&self) -> Vec<ContentBlock> {

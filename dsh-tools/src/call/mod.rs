@@ -38,7 +38,7 @@ pub use hooks::{
 };
 pub use pending::{
     ApprovalAnswer, ApprovalPage, ApprovalStore, ApprovalStoreError, Deferred, MemoryApprovalStore,
-    PendingApproval, ResumeError,
+    PendingApproval, PendingProgram, ReplayedCall, ResumeError,
 };
 pub(crate) use pending::{approval_id, now_ms};
 pub use result::ToolExecutionResult;

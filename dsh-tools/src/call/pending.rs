@@ -54,6 +54,57 @@ pub struct PendingApproval {
     /// while running the call; it is never run again by itself.
     #[serde(default)]
     pub claimed: bool,
+    /// The `run_code` call whose program made this call, when a program did (Code Mode in
+    /// deferred mode): the approval is answered by resuming that program
+    /// ([`Registry::resume_program`](crate::Registry::resume_program)), never alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
+}
+
+/// A `run_code` call (Code Mode) run in deferred mode whose program made a call that asks: the
+/// program was stopped there, and is run again from the start when the approval is answered
+/// ([`Registry::resume_program`](crate::Registry::resume_program)). Serializable, like
+/// [`PendingApproval`].
+///
+/// On the replay, the program's calls before the waiting one are answered from the
+/// [`journal`](Self::journal) in submission order (never run again, no hook or observer
+/// sees them twice), the waiting call runs with the answer, and the calls after it run as in
+/// any run (one that asks stops the program again). A replay that makes another call than the
+/// one journaled at that place, or never makes the waiting one, fails the `run_code` call and
+/// runs nothing more: a program that depends on anything but its tools' answers (the clock,
+/// randomness) cannot be resumed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingProgram {
+    /// What the program waits for: the approval of its call number [`waiting`](Self::waiting)
+    /// (its `program` names this `run_code` call).
+    pub approval: PendingApproval,
+    /// The waiting call's number in the program (1-based, in the order the program made its
+    /// calls).
+    pub waiting: u64,
+    /// The `run_code` call's id.
+    pub call_id: String,
+    /// The top-level call id, when the `run_code` call was nested.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_call_id: Option<String>,
+    /// The `run_code` call's arguments (`code`, `description`).
+    pub arguments: Value,
+    /// What the program's calls before the waiting one settled as, in submission order.
+    pub journal: Vec<ReplayedCall>,
+}
+
+/// A call a stopped program made before the one it waits for, as it settled.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplayedCall {
+    /// Its number in the program (1-based, submission order).
+    pub n: u64,
+    /// The tool.
+    pub tool: String,
+    /// The arguments the program gave.
+    pub arguments: Value,
+    /// Its result.
+    pub result: ToolExecutionResult,
 }
 
 /// One page of pending approvals, oldest first.
@@ -235,6 +286,9 @@ pub enum Deferred {
     Settled(ToolExecutionResult),
     /// It waits for a person: answer it with [`Registry::resume`](crate::Registry::resume).
     Pending(PendingApproval),
+    /// A `run_code` call whose program waits for a person: answer it with
+    /// [`Registry::resume_program`](crate::Registry::resume_program).
+    Program(PendingProgram),
 }
 
 /// An answer to a [`PendingApproval`], for [`Registry::resume`](crate::Registry::resume).
@@ -311,6 +365,10 @@ pub enum ResumeError {
     /// The store failed; the approval is as it was.
     #[error("{0}")]
     Store(#[from] ApprovalStoreError),
+    /// The approval's call was made by a `run_code` program: resume the program
+    /// ([`Registry::resume_program`](crate::Registry::resume_program)), not the call alone.
+    #[error("approval {0:?} belongs to a run_code program: resume the program, not the call alone")]
+    InProgram(String),
 }
 
 /// 128 random bits as 32 hex digits.

@@ -47,7 +47,7 @@ impl Registry {
     pub async fn execute_deferred(&self, input: ToolExecutionInput) -> Deferred {
         match self.prepare_as(input, true).await {
             Stage::Pending(pending) => Deferred::Pending(*pending),
-            stage => Deferred::Settled(self.run_prepared(stage).await),
+            stage => self.run_prepared_deferred(stage).await,
         }
     }
 
@@ -60,7 +60,7 @@ impl Registry {
         input: ToolExecutionInput,
         approval: crate::call::CallApproval,
     ) -> Option<ToolExecutionResult> {
-        match self.prepare_with(input, false, Some(approval)).await {
+        match self.prepare_with(input, false, Some(approval), None).await {
             Stage::Suspended => None,
             stage => Some(self.run_prepared(stage).await),
         }
@@ -95,6 +95,24 @@ impl Registry {
     /// its current token) and against the tool as it is registered now: whether it takes edits
     /// and which key an "always" answer is kept under are read from today's definition.
     pub async fn resume(&self, answer: ApprovalAnswer) -> Result<ToolExecutionResult, ResumeError> {
+        let pending = self.claim_answered(&answer, None).await?;
+        let id = pending.id.clone();
+        let caller = answer.caller.or(pending.caller.clone());
+        let result = self
+            .continue_approved(pending, answer.outcome, caller, answer.signal)
+            .await;
+        self.forget_claimed(&id).await;
+        Ok(result)
+    }
+
+    /// The checks of [`resume`](Self::resume) and the claim: the approval `answer` answers,
+    /// claimed. `program` is the `run_code` call whose program the approval must belong to
+    /// (`None`: to none).
+    pub(crate) async fn claim_answered(
+        &self,
+        answer: &ApprovalAnswer,
+        program: Option<&str>,
+    ) -> Result<PendingApproval, ResumeError> {
         let id = answer.approval_id.clone();
         // Ours are 32 hex digits: anything else is unknown without asking the store.
         if id.len() != 32 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -104,6 +122,11 @@ impl Registry {
         let Some(found) = store.get(&id).await? else {
             return Err(ResumeError::Unknown(id));
         };
+        match (found.program.as_deref(), program) {
+            (Some(_), None) => return Err(ResumeError::InProgram(id)),
+            (found, wanted) if found != wanted => return Err(ResumeError::Unknown(id)),
+            _ => {}
+        }
         if found.agent != answer.agent {
             return Err(ResumeError::WrongAgent {
                 id,
@@ -127,20 +150,20 @@ impl Registry {
         let Some(pending) = store.claim(&id).await? else {
             return Err(ResumeError::AlreadyAnswered(id));
         };
-        if pending.id != id || pending.agent != found.agent {
+        if pending.id != id || pending.agent != found.agent || pending.program != found.program {
             return Err(ResumeError::Store(ApprovalStoreError::Unavailable(
                 format!("the store gave out another approval when {id} was claimed"),
             )));
         }
-        let caller = answer.caller.or(pending.caller.clone());
-        let result = self
-            .continue_approved(pending, answer.outcome, caller, answer.signal)
-            .await;
-        if let Err(e) = store.remove(&id).await {
+        Ok(pending)
+    }
+
+    /// Removes a claimed approval whose call settled (or never will run).
+    pub(crate) async fn forget_claimed(&self, id: &str) {
+        if let Err(e) = self.approval_store().remove(id).await {
             // Claimed, so never run again; left for an operator to see in the listing.
             tracing::warn!("approval {id}: its call settled, but the store kept it: {e}");
         }
-        Ok(result)
     }
 
     async fn continue_approved(
@@ -164,6 +187,17 @@ impl Registry {
         if let Some(root) = root_call_id {
             input = input.root_call_id(root);
         }
+        self.continue_claimed(agent, outcome, input).await
+    }
+
+    /// Runs `input`, the call of a claimed approval asked for `agent`, with `outcome` as the
+    /// answer to its `ask`: every stage after the approval (never pre-execute again: it asked).
+    pub(crate) async fn continue_claimed(
+        &self,
+        agent: crate::call::AgentId,
+        outcome: ApprovalOutcome,
+        input: ToolExecutionInput,
+    ) -> ToolExecutionResult {
         let mut call = match self.create(input) {
             Stage::Dispatch(call) => call,
             done => return self.complete(done).await,

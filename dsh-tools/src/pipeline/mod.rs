@@ -9,16 +9,17 @@
 mod deferred;
 pub(crate) mod dispatch;
 mod during;
+mod program;
 
 // The call layer's types, at their public paths.
 pub use crate::call::{
     AgentId, ApprovalAnswer, ApprovalOutcome, ApprovalPage, ApprovalRequest, ApprovalService,
     ApprovalStore, ApprovalStoreError, ArgumentMatch, BoxFuture, Caller, Deferred, ExecuteCall,
     ExecuteNext, ExecuteWrapper, ExecutionToken, Grant, GrantDecision, GrantKey, GrantPolicy,
-    Guard, HookResult, MatchRule, MemoryApprovalStore, PendingApproval, PostExecuteHook, PostNext,
-    PostToolDecision, PreExecuteHook, PreNext, PreToolDecision, Principal, Progress, ProgressSink,
-    ResultObserver, ResumeError, ScopeRules, Signal, ToolExecution, ToolExecutionInput,
-    ToolExecutionResult, ToolRunContext,
+    Guard, HookResult, MatchRule, MemoryApprovalStore, PendingApproval, PendingProgram,
+    PostExecuteHook, PostNext, PostToolDecision, PreExecuteHook, PreNext, PreToolDecision,
+    Principal, Progress, ProgressSink, ReplayedCall, ResultObserver, ResumeError, ScopeRules,
+    Signal, ToolExecution, ToolExecutionInput, ToolExecutionResult, ToolRunContext,
 };
 
 use crate::call::{Asked, CallApproval, CallAsk, RunState};
@@ -42,6 +43,9 @@ pub(crate) struct Call {
     guards: Arc<[Arc<dyn Guard>]>,
     /// The call's own approval channel (asked in place of the scope's service).
     approval: Option<CallApproval>,
+    /// The `run_code` call whose deferred program made this call (its approval, if kept, is
+    /// answered by resuming the program).
+    program: Option<String>,
 }
 
 /// Where a call goes after a stage.
@@ -217,6 +221,7 @@ impl Registry {
             generation,
             guards,
             approval: None,
+            program: None,
         };
         if !args_ok {
             let e = ToolError::new("tool execution arguments must be losslessly JSON-serializable");
@@ -248,22 +253,41 @@ impl Registry {
     /// [`prepare`](Self::prepare); with `defer`, an `ask` no grant answers is kept in the
     /// approval store and the call settles as [`Stage::Pending`].
     pub(crate) async fn prepare_as(&self, input: ToolExecutionInput, defer: bool) -> Stage {
-        self.prepare_with(input, defer, None).await
+        self.prepare_with(input, defer, None, None).await
+    }
+
+    /// [`prepare_as`](Self::prepare_as), deferring, for a call the deferred program of
+    /// `run_code` call `program` made.
+    pub(crate) async fn prepare_in_program(
+        &self,
+        input: ToolExecutionInput,
+        program: String,
+    ) -> Stage {
+        self.prepare_with(input, true, None, Some(program)).await
     }
 
     /// [`prepare_as`](Self::prepare_as), with the call's own approval channel (asked in place
-    /// of the scope's service; it may suspend the call: [`Stage::Suspended`]).
+    /// of the scope's service; it may suspend the call: [`Stage::Suspended`]), and the program
+    /// that made the call, if one did.
     pub(crate) async fn prepare_with(
         &self,
         input: ToolExecutionInput,
         defer: bool,
         approval: Option<CallApproval>,
+        program: Option<String>,
     ) -> Stage {
         let mut call = match self.create(input) {
             Stage::Dispatch(call) => call,
             done => return done,
         };
         call.approval = approval;
+        call.program = program;
+        if defer {
+            call.exec
+                .run
+                .defers
+                .store(true, std::sync::atomic::Ordering::Release);
+        }
         if call.exec.signal.is_cancelled() {
             return Stage::Final(call, failure(ToolError::aborted_before_dispatch()));
         }
@@ -495,6 +519,7 @@ impl Registry {
             editable,
             asked_at_ms: crate::call::now_ms(),
             claimed: false,
+            program: call.program.clone(),
         };
         let store = self.approval_store();
         match store.put(pending.clone()).await {

@@ -9,9 +9,11 @@
 //! runs alone and holds a barrier until its commit is done. When the run settles, queued calls
 //! are abandoned and every started call is drained and committed before the outer result exists.
 
+use super::replay::{Replay, Replaying, Step, Stop};
 use crate::call::ToolRunContext;
 use crate::call::{
-    AgentId, BoxFuture, Caller, ExecutionToken, ToolExecutionInput, ToolExecutionResult,
+    AgentId, ApprovalOutcome, BoxFuture, Caller, ExecutionToken, PendingApproval, ReplayedCall,
+    ToolExecutionInput, ToolExecutionResult,
 };
 use crate::code::{CodeDispatchKind, CodeDispatchRecord, CodeHostLimits, MAX_QUEUED_SUB_CALLS};
 use crate::content::UserMessage;
@@ -33,6 +35,23 @@ pub(crate) trait Stages: Clone + Send + Sync + 'static {
     fn parallel(&self, input: &ToolExecutionInput) -> bool;
     /// Creation, pre-execute, approval, guards.
     fn start(&self, input: ToolExecutionInput) -> BoxFuture<Self::Started>;
+    /// [`start`](Self::start) in deferred mode, for a call of `run_code` call `program`'s
+    /// program: an `ask` no grant answers is kept in the approval store, not waited for.
+    fn start_deferred(
+        &self,
+        input: ToolExecutionInput,
+        program: String,
+    ) -> BoxFuture<Self::Started>;
+    /// The approval a deferred start kept, or the started call as it is.
+    fn pending(started: Self::Started) -> Result<Box<PendingApproval>, Self::Started>;
+    /// Runs `input`, the call of a claimed approval asked for `agent`, with `outcome` as the
+    /// answer: every stage after the approval, to its result.
+    fn resume_claimed(
+        &self,
+        agent: AgentId,
+        outcome: ApprovalOutcome,
+        input: ToolExecutionInput,
+    ) -> BoxFuture<ToolExecutionResult>;
     /// Whether the started call still has to dispatch.
     fn dispatches(started: &Self::Started) -> bool;
     /// Wrappers and body.
@@ -50,8 +69,11 @@ pub(crate) const SETTLED: &str = "run_code settled";
 /// The reason of an outer cancellation (our tokens carry none; spec §6.4).
 const OUTER_ABORT: &str = crate::code::ABORT_REASON;
 
+/// The reason a deferred run is over when one of its calls waits for a person.
+pub(crate) const WAITING: &str = "run_code waits for approval";
+
 /// What the lane answers a binding call.
-enum Reply {
+pub(crate) enum Reply {
     /// Committed: the value, or the failure's message, and the delivery signal: dropped once the
     /// runtime dropped the binding call's future (its program has the value), it lets the
     /// call's settle record be written (spec §4.8.1: "the program receives its value before the
@@ -114,6 +136,20 @@ pub(crate) struct Run {
     /// Host bytes the arguments of the calls in flight hold ([`Held`]).
     in_flight: Arc<AtomicUsize>,
     attached: Mutex<Attached>,
+    /// Deferred mode: the first call that asks stops the run ([`Stop`]), and every committed
+    /// call is journaled for the replay.
+    deferred: bool,
+    replaying: Mutex<Option<Replaying>>,
+    journal: Mutex<Vec<ReplayedCall>>,
+    stop: Mutex<Option<Stop>>,
+}
+
+/// How a run goes: its host limits, and inline (an `ask` waits) or deferred, maybe replaying
+/// a stopped program.
+pub(crate) struct Mode {
+    pub(crate) limits: CodeHostLimits,
+    pub(crate) deferred: bool,
+    pub(crate) replay: Option<Replay>,
 }
 
 impl Run {
@@ -126,8 +162,9 @@ impl Run {
         agent: Option<AgentId>,
         caller: Option<Arc<Caller>>,
         parent: ExecutionToken,
-        limits: CodeHostLimits,
+        mode: Mode,
     ) -> (Arc<Self>, Inbox) {
+        let limits = mode.limits;
         let (inbox, receiver) = mpsc::unbounded_channel();
         let run = Arc::new(Self {
             signal: outer.child_token(),
@@ -145,6 +182,10 @@ impl Run {
             limits,
             in_flight: Arc::default(),
             attached: Mutex::default(),
+            deferred: mode.deferred || mode.replay.is_some(),
+            replaying: Mutex::new(mode.replay.map(Replaying::new)),
+            journal: Mutex::default(),
+            stop: Mutex::default(),
         });
         (run, Inbox(receiver))
     }
@@ -204,6 +245,51 @@ impl Run {
                 Err(seen) => current = seen,
             }
         }
+    }
+
+    /// Whether a deferred run stopped (a call waits, or a replay diverged).
+    fn stopped(&self) -> bool {
+        self.stop
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    fn stop_with(&self, stop: Stop) {
+        let mut current = self.stop.lock().unwrap_or_else(|e| e.into_inner());
+        if current.is_none() {
+            *current = Some(stop);
+        }
+    }
+
+    /// Why the run stopped, once it is over; and the journal of what it committed.
+    pub(crate) fn take_stop(&self) -> (Option<Stop>, Vec<ReplayedCall>) {
+        let stop = self.stop.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let journal = std::mem::take(&mut *self.journal.lock().unwrap_or_else(|e| e.into_inner()));
+        (stop, journal)
+    }
+
+    /// Why a replay failed when its program ended without making the waiting call again.
+    pub(crate) fn unfinished_replay(&self) -> Option<String> {
+        self.replaying
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .and_then(Replaying::unfinished)
+    }
+
+    /// What call `n` gets from the replay, if this run replays.
+    fn replay_step(&self, n: u64, tool: &str, arguments: &Value) -> Step {
+        match &mut *self.replaying.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(replaying) => replaying.step(n, tool, arguments),
+            None => Step::Fresh,
+        }
+    }
+
+    /// Everything started before the stop has committed: the program is interrupted.
+    fn interrupt(&self) {
+        self.reason.fixed.get_or_init(|| WAITING);
+        self.signal.cancel();
     }
 
     /// The run-scoped signal (the runtime's, and every sub-call's).
@@ -422,10 +508,14 @@ struct Slot<S> {
     reply: oneshot::Sender<Reply>,
     /// Set once its dispatch settled (or when its start already produced the result).
     done: Option<Done<S>>,
+    /// Answered from a replay's journal: no record is written again.
+    journaled: bool,
 }
 
 enum Done<S> {
     Stage(S),
+    /// Settled already: a journaled result, or the waiting call run with its answer.
+    Settled(Box<ToolExecutionResult>),
     /// The dispatch task was lost (the runtime is shutting down).
     Lost(String),
 }
@@ -472,7 +562,7 @@ pub(crate) async fn lane<S: Stages>(
         }
         // 2. Start the next queued call when it may.
         if let Some(entry) = queue.front_mut() {
-            if run.signal.is_cancelled() {
+            if run.signal.is_cancelled() || run.stopped() {
                 if let Some(entry) = queue.pop_front() {
                     abandon(&run, entry);
                 }
@@ -502,6 +592,63 @@ pub(crate) async fn lane<S: Stages>(
                 } = entry;
                 let name = input.name.clone();
                 let sub_call_id = input.call_id.clone();
+                // A replayed program: journaled calls are answered, the waiting call runs with
+                // its answer, another call than before stops the run.
+                let (done, journaled) = match run.replay_step(n, &name, &record_args) {
+                    Step::Fresh => (None, false),
+                    Step::Journaled(result) => (Some(Done::Settled(result)), true),
+                    Step::Answered(answered) => {
+                        let super::replay::Answered {
+                            approval,
+                            outcome,
+                            caller,
+                        } = *answered;
+                        let mut input = input;
+                        if let Some(caller) = caller {
+                            input.caller = Some(Arc::new(caller));
+                        }
+                        let agent = approval.agent.clone();
+                        let result = stages.resume_claimed(agent, outcome, input).await;
+                        barrier = false;
+                        order.push_back(Slot {
+                            n,
+                            exclusive: false,
+                            name,
+                            sub_call_id,
+                            record_args,
+                            held,
+                            reply,
+                            done: Some(Done::Settled(Box::new(result))),
+                            journaled: false,
+                        });
+                        continue;
+                    }
+                    Step::Diverged(message) => {
+                        run.stop_with(Stop::Diverged(message));
+                        let _ = reply.send(Reply::Abandoned);
+                        crate::json::free(input.arguments);
+                        crate::json::free(record_args);
+                        drop(held);
+                        barrier = false;
+                        continue;
+                    }
+                };
+                if let Some(done) = done {
+                    crate::json::free(input.arguments);
+                    barrier = false;
+                    order.push_back(Slot {
+                        n,
+                        exclusive: false,
+                        name,
+                        sub_call_id,
+                        record_args,
+                        held,
+                        reply,
+                        done: Some(done),
+                        journaled,
+                    });
+                    continue;
+                }
                 if let Some(agent) = &run.agent {
                     let record = CodeDispatchRecord {
                         kind: CodeDispatchKind::Start,
@@ -516,7 +663,26 @@ pub(crate) async fn lane<S: Stages>(
                     stages.record(agent, &record);
                     crate::json::free(record.arguments);
                 }
-                let started = stages.start(input).await;
+                let started = if run.deferred {
+                    let started = stages.start_deferred(input, run.outer_id.clone()).await;
+                    match S::pending(started) {
+                        // It asks: the run stops here, the program waiting for the reply.
+                        Ok(approval) => {
+                            run.stop_with(Stop::Waiting {
+                                n,
+                                approval,
+                                _reply: Some(reply),
+                            });
+                            crate::json::free(record_args);
+                            drop(held);
+                            barrier = false;
+                            continue;
+                        }
+                        Err(started) => started,
+                    }
+                } else {
+                    stages.start(input).await
+                };
                 let done = if S::dispatches(&started) {
                     let stages = stages.clone();
                     let handle = pool.spawn(async move { (n, stages.dispatch(started).await) });
@@ -534,11 +700,17 @@ pub(crate) async fn lane<S: Stages>(
                     held,
                     reply,
                     done,
+                    journaled: false,
                 });
                 continue;
             }
         }
-        // 3. Idle and drained: done. Else wait for a dispatch, a submission or the drain.
+        // 3. A stopped run whose started calls all committed: interrupt the program.
+        if order.is_empty() && pool.is_empty() && !run.signal.is_cancelled() && run.stopped() {
+            run.interrupt();
+            continue;
+        }
+        // Idle and drained: done. Else wait for a dispatch, a submission or the drain.
         if queue.is_empty() && order.is_empty() && pool.is_empty() && drain.is_cancelled() {
             // The run is over: no program is left to receive a value, so what still waits is
             // written now (a runtime that kept a binding future past its run cannot hold the
@@ -613,6 +785,7 @@ async fn commit<S: Stages>(
 ) -> Option<PendingRecord> {
     let result = match slot.done {
         Some(Done::Stage(started)) => stages.commit(started).await,
+        Some(Done::Settled(result)) => *result,
         Some(Done::Lost(message)) => ToolExecutionResult::failure(ToolError::new(message)),
         None => ToolExecutionResult::failure(ToolError::new(
             "internal error: a sub-call was committed before it settled",
@@ -645,7 +818,20 @@ async fn commit<S: Stages>(
     // Given back before the program hears of it: its next call may need the room.
     let held = slot.held;
     drop(held);
-    let Some(agent) = &run.agent else {
+    if run.deferred {
+        run.journal
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(ReplayedCall {
+                n: slot.n,
+                tool: slot.name.clone(),
+                arguments: crate::json::clone_deep(&slot.record_args),
+                result: result.clone(),
+            });
+    }
+    // A journaled call's records were written by the run that made it.
+    let agent = run.agent.as_ref().filter(|_| !slot.journaled);
+    let Some(agent) = agent else {
         let _ = slot.reply.send(Reply::Settled(outcome, None));
         crate::json::free(slot.record_args);
         return None;

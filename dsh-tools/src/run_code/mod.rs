@@ -20,6 +20,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 pub(crate) mod lane;
+pub(crate) mod replay;
 
 /// The message when a scope presents `code` or `both` and the registry has no runtime (spec
 /// §5.1.4; the remedy names this crate's API, §6.3).
@@ -78,9 +79,14 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_owned();
-    drop(args);
     let registry = ctx.registry();
     let exec = ctx.execution();
+    // Deferred mode: a call that asks stops the program; a resumed one replays its journal.
+    let replay: Option<replay::Replay> = crate::call::RunState::take(&exec.run.replay);
+    let deferred = replay.is_some() || exec.run.defers.load(std::sync::atomic::Ordering::Acquire);
+    // Kept for the record a stopped program leaves.
+    let arguments = deferred.then(|| crate::json::clone_deep(&args));
+    drop(args);
     let agent = exec.agent().cloned();
     let Some(runtime) = registry.code_runtime() else {
         let mode = registry.presentation_mode(agent.as_ref());
@@ -94,7 +100,11 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
         agent.clone(),
         exec.caller_arc().cloned(),
         exec.token(),
-        limits,
+        lane::Mode {
+            limits,
+            deferred,
+            replay,
+        },
     );
     // The bindings: the calling scope's visible tools in view order, never `run_code` (§4.1).
     let functions: Vec<(String, HostFn)> = registry
@@ -155,6 +165,51 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
             vec![ContentBlock::text(text)],
             serde_json::json!({"kind": "plugin", "plugin": "tools-code-mode"}),
         ));
+    }
+    let (stop, journal) = run.take_stop();
+    match stop {
+        Some(replay::Stop::Waiting { n, approval, .. }) => {
+            let message = format!(
+                "run_code waits for approval of {} (call {n} of its program)",
+                approval.tool
+            );
+            let program = crate::call::PendingProgram {
+                approval: *approval,
+                waiting: n,
+                call_id: exec.call_id().to_owned(),
+                root_call_id: exec.root_call_id.clone(),
+                arguments: arguments.unwrap_or_default(),
+                journal,
+            };
+            crate::call::RunState::put(&exec.run.stopped, program);
+            return Err(ToolError::coded(
+                "ApprovalPendingError",
+                crate::error::codes::APPROVAL_PENDING,
+                message,
+            ));
+        }
+        Some(replay::Stop::Diverged(message)) => {
+            return Err(ToolError::coded(
+                "CodeRunFailedError",
+                CODE_RUN_FAILED,
+                message,
+            ));
+        }
+        None => {
+            for call in journal {
+                crate::json::free(call.arguments);
+            }
+            if let Some(message) = run.unfinished_replay() {
+                return Err(ToolError::coded(
+                    "CodeRunFailedError",
+                    CODE_RUN_FAILED,
+                    message,
+                ));
+            }
+        }
+    }
+    if let Some(arguments) = arguments {
+        crate::json::free(arguments);
     }
     let mut result = outcome.map_err(|e| ToolError::new(e.0))?;
     let outcome = match failure_message(&result) {
