@@ -159,3 +159,42 @@ async fn an_always_answer_is_kept_here_and_answers_the_next_question() {
         assert_eq!(registry.grants().len(), 1, "{era:?}");
     }
 }
+
+#[tokio::test]
+async fn remote_progress_reaches_each_calls_report_progress_in_both_eras() {
+    use dsh_tools::pipeline::{Progress, ProgressSink};
+    for era in ERAS {
+        let probe = Arc::new(crate::support::Probe::default());
+        let remote = crate::support::registry(&probe);
+        let (registry, _asked, _import) =
+            local(&remote, era, || ApprovalOutcome::AllowedOnce).await;
+        // Two calls at once: each sees its own three reports, in order.
+        let run = |id: &str| {
+            let seen: Arc<Mutex<Vec<Progress>>> = Arc::default();
+            let sink = Arc::clone(&seen);
+            let input =
+                ToolExecutionInput::new(id, "progress", json!({}), CancellationToken::new())
+                    .progress(ProgressSink::new(move |p| sink.lock().unwrap().push(p)));
+            let registry = registry.clone();
+            async move { (registry.execute(input).await, seen) }
+        };
+        let ((a, seen_a), (b, seen_b)) = tokio::join!(run("p1"), run("p2"));
+        for (result, seen) in [(a, seen_a), (b, seen_b)] {
+            assert!(!result.is_error(), "{era:?}: {}", result.text());
+            let seen = seen.lock().unwrap();
+            let steps: Vec<(f64, Option<f64>, Option<&str>)> = seen
+                .iter()
+                .map(|p| (p.progress, p.total, p.message.as_deref()))
+                .collect();
+            assert_eq!(
+                steps,
+                [
+                    (1.0, Some(3.0), Some("step 1")),
+                    (2.0, Some(3.0), Some("step 2")),
+                    (3.0, Some(3.0), Some("step 3"))
+                ],
+                "{era:?}"
+            );
+        }
+    }
+}

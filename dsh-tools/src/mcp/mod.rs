@@ -73,7 +73,9 @@
 //! it. Only forms an approval can fill are asked (each required field a boolean, set to `true`,
 //! or one with a default); others, URL elicitation, sampling and roots are answered `cancel`.
 //! A 2025-11-25 question names no call, so it is asked only while exactly one call of that
-//! connection is under way (otherwise `cancel`).
+//! connection is under way (otherwise `cancel`). A remote `notifications/progress` reaches the
+//! call's [`report_progress`](crate::ToolRunContext::report_progress) (finite numbers only,
+//! the message escaped and cut).
 
 mod import;
 mod map;

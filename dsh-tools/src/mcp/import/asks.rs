@@ -12,7 +12,9 @@
 use crate::call::{ApprovalOutcome, ToolRunContext};
 use crate::error::ToolError;
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, InputRequest};
+use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use serde_json::{Map, Value};
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -128,9 +130,45 @@ pub(super) async fn respond(
 /// The calls under way on one connection. A 2025-11-25 server's `elicitation/create` names no
 /// call (the protocol has no correlation on stdio), so it is put to the person only while
 /// exactly one call is in flight; with several, it is answered `cancel` (asking about the wrong
-/// call would be worse than not asking).
+/// call would be worse than not asking). Progress names its request's token: it reaches that
+/// call's [`ToolRunContext::report_progress`].
 #[derive(Clone, Default)]
-pub(super) struct InFlight(Arc<Mutex<Vec<(u64, ToolRunContext)>>>);
+pub(super) struct InFlight(Arc<Mutex<Vec<(u64, ToolRunContext)>>>, Arc<Mutex<Progress>>);
+
+/// Progress routing: the calls by their requests' tokens, and notifications that came before
+/// their call's token was known (the request is sent before its handle gives the token).
+#[derive(Default)]
+struct Progress {
+    routes: HashMap<ProgressToken, ToolRunContext>,
+    early: VecDeque<ProgressNotificationParam>,
+}
+
+/// The most notifications kept for tokens not yet routed (the oldest go first).
+const MAX_EARLY: usize = 64;
+
+/// Removes its token's route when dropped.
+pub(super) struct Routed {
+    progress: Arc<Mutex<Progress>>,
+    token: ProgressToken,
+}
+
+impl Drop for Routed {
+    fn drop(&mut self) {
+        let mut progress = self.progress.lock().unwrap_or_else(|e| e.into_inner());
+        progress.routes.remove(&self.token);
+    }
+}
+
+/// Reports one remote notification to `run`: the numbers as given when finite, the message
+/// escaped and cut.
+fn report(run: &ToolRunContext, param: &ProgressNotificationParam) {
+    if !param.progress.is_finite() {
+        return;
+    }
+    let total = param.total.filter(|t| t.is_finite());
+    let message = param.message.as_deref().map(shown);
+    run.report_progress(param.progress, total, message.as_deref());
+}
 
 /// Removes its call from the [`InFlight`] set when dropped.
 pub(super) struct Entered {
@@ -146,6 +184,45 @@ impl Drop for Entered {
 }
 
 impl InFlight {
+    /// Routes progress with `token` to `run` until the returned guard is dropped (reporting
+    /// what came for it already).
+    pub(super) fn route(&self, token: ProgressToken, run: &ToolRunContext) -> Routed {
+        let mut progress = self.1.lock().unwrap_or_else(|e| e.into_inner());
+        let early: Vec<ProgressNotificationParam> = {
+            let (mine, rest): (VecDeque<_>, VecDeque<_>) = std::mem::take(&mut progress.early)
+                .into_iter()
+                .partition(|p| p.progress_token == token);
+            progress.early = rest;
+            mine.into()
+        };
+        progress.routes.insert(token.clone(), run.clone());
+        drop(progress);
+        for param in &early {
+            report(run, param);
+        }
+        Routed {
+            progress: Arc::clone(&self.1),
+            token,
+        }
+    }
+
+    /// A remote `notifications/progress`.
+    pub(super) fn progress(&self, param: ProgressNotificationParam) {
+        let mut progress = self.1.lock().unwrap_or_else(|e| e.into_inner());
+        match progress.routes.get(&param.progress_token).cloned() {
+            Some(run) => {
+                drop(progress);
+                report(&run, &param);
+            }
+            None => {
+                if progress.early.len() >= MAX_EARLY {
+                    progress.early.pop_front();
+                }
+                progress.early.push_back(param);
+            }
+        }
+    }
+
     pub(super) fn enter(&self, run: &ToolRunContext) -> Entered {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let id = NEXT.fetch_add(1, Ordering::Relaxed);

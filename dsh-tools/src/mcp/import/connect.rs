@@ -192,6 +192,14 @@ impl ClientHandler for ImportClient {
         self.changed.send_modify(|n| *n = n.wrapping_add(1));
     }
 
+    async fn on_progress(
+        &self,
+        param: rmcp::model::ProgressNotificationParam,
+        _cx: NotificationContext<RoleClient>,
+    ) {
+        self.in_flight.progress(param);
+    }
+
     fn get_info(&self) -> rmcp::model::ClientConfig {
         let mut info = rmcp::model::ClientConfig::default();
         info.capabilities.elicitation = Some(

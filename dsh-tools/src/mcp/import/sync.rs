@@ -415,7 +415,7 @@ impl Remote {
         let mut rounds = 0;
         let result = loop {
             let sent = tokio::select! {
-                result = tokio::time::timeout(self.timeout, self.peer.call_tool_once(request)) => result,
+                result = tokio::time::timeout(self.timeout, self.send(request, &run)) => result,
                 () = run.signal().cancelled() => return Err(ToolError::aborted()),
             };
             let Ok(sent) = sent else {
@@ -500,4 +500,86 @@ impl Remote {
         request.request_state = asked.request_state;
         Ok(request)
     }
+}
+
+impl Remote {
+    /// One `tools/call` request: its progress reaches `run`'s `report_progress` while it is
+    /// under way, and dropping the future (our signal, the timeout) sends
+    /// `notifications/cancelled`, as rmcp's `call_tool_once` does.
+    async fn send(
+        &self,
+        params: CallToolRequestParams,
+        run: &ToolRunContext,
+    ) -> Result<CallToolResponse, ServiceError> {
+        let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
+        let handle = self
+            .peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await?;
+        let _routed = self.in_flight.route(handle.progress_token.clone(), run);
+        let mut abandoned = Abandoned {
+            peer: self.peer.clone(),
+            id: Some(handle.id.clone()),
+        };
+        let answer = handle.await_response().await;
+        abandoned.id = None;
+        match answer? {
+            ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
+            ServerResult::InputRequiredResult(result) => {
+                Ok(CallToolResponse::InputRequired(result))
+            }
+            ServerResult::CreateTaskResult(result) => Ok(CallToolResponse::Task(result)),
+            other => contentless(other)
+                .map(CallToolResponse::Complete)
+                .ok_or(ServiceError::UnexpectedResponse),
+        }
+    }
+}
+
+/// A request whose answer is no longer awaited: cancelled on drop.
+struct Abandoned {
+    peer: Peer<RoleClient>,
+    id: Option<rmcp::model::RequestId>,
+}
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let cancelled = rmcp::model::CancelledNotificationParam::new(
+                    Some(id),
+                    Some("request abandoned by the caller".to_owned()),
+                );
+                let _ = peer.notify_cancelled(cancelled).await;
+            });
+        }
+    }
+}
+
+/// A `tools/call` answer without `content`, which rmcp's untagged `ServerResult` decodes as
+/// another kind (as rmcp's own `call_tool_once` recovers it).
+fn contentless(result: ServerResult) -> Option<rmcp::model::CallToolResult> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct MetaOnly {
+        #[serde(rename = "_meta")]
+        meta: rmcp::model::MetaObject,
+    }
+    let (result_type, meta) = match result {
+        ServerResult::EmptyResult(_) => (None, None),
+        ServerResult::TaskAckResult(ack) => (Some(ack.result_type), ack.meta),
+        ServerResult::CustomResult(custom) => {
+            let MetaOnly { meta } = serde_json::from_value(custom.0).ok()?;
+            (None, Some(meta))
+        }
+        _ => return None,
+    };
+    let mut result = rmcp::model::CallToolResult::default();
+    result.result_type = result_type;
+    result.meta = meta;
+    Some(result)
 }
