@@ -672,3 +672,62 @@ async fn a_rejected_write_is_what_the_model_reads_and_an_unanswered_one_keeps_wa
     let _ = std::fs::remove_dir_all(Saved::approvals_dir(&file));
     let _ = std::fs::remove_dir_all(&workspace);
 }
+
+#[tokio::test]
+async fn a_code_mode_program_that_writes_waits_and_its_resume_replays_the_read() {
+    let program = "const file = await tools.read_file({path: 'src/lib.rs'});\n\
+        const text = file.lines.join('\\n') + '\\n';\n\
+        await tools.write_file({path: 'src/lib.rs', content: text.replace('a - b', 'a + b')});\n\
+        console.log(`fixed ${file.path}`);\n\
+        return file.total_lines;";
+    let arguments = json!({"code": program, "description": "Fix add in src/lib.rs"}).to_string();
+    let (base_url, recorded) = scripted_server(vec![
+        tool_reply(None, &[("call_c1", "run_code", &arguments)]),
+        answer_reply("Fixed."),
+    ])
+    .await;
+    let workspace = fresh_workspace("agent-loop-code-deferred").expect("workspace");
+    seed_workspace(&workspace).expect("seed");
+    let file = workspace.with_extension("turn.json");
+    let config = AgentConfig {
+        base_url,
+        api_key: "k".to_owned(),
+        model: "m".to_owned(),
+        dialect: Dialect::new(Provider::DeepSeek),
+        workspace: workspace.clone(),
+        max_steps: 4,
+        code_mode: true,
+        defer: Some(file.clone()),
+    };
+    let waiting = run_agent(&config, "fix the bug", &mut Vec::new())
+        .await
+        .expect("first run");
+    assert_eq!(waiting.pending.len(), 1);
+    assert_eq!(waiting.pending[0].tool, "write_file");
+    assert_eq!(waiting.pending[0].program.as_deref(), Some("call_c1"));
+    assert!(
+        std::fs::read_to_string(workspace.join("src/lib.rs"))
+            .unwrap()
+            .contains("a - b")
+    );
+    let done = resume_agent(
+        &config,
+        |_| Some(ApprovalOutcome::AllowedOnce),
+        &mut Vec::new(),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("resume: {e}"));
+    assert_eq!(done.answer.as_deref(), Some("Fixed."));
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("src/lib.rs")).unwrap(),
+        FIXED
+    );
+    // The model reads the one replayed run's output, as if it had never waited.
+    let sent = recorded.lock().unwrap().clone();
+    assert_eq!(
+        tool_messages(sent[1].body["messages"].as_array().unwrap()),
+        [("call_c1".to_owned(), "fixed src/lib.rs\n4".to_owned())]
+    );
+    let _ = std::fs::remove_dir_all(Saved::approvals_dir(&file));
+    let _ = std::fs::remove_dir_all(&workspace);
+}
