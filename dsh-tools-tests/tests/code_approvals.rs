@@ -529,3 +529,98 @@ async fn a_deferred_turn_with_a_program_resumes_through_the_scheduler() {
         (2, 1)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_code_call_that_asks_itself_resumes_deferred_and_its_program_waits_too() {
+    let d = deferring();
+    // A policy that asks before any program, as well as before writes.
+    d.registry
+        .on_pre_execute_first(
+            |e: Arc<ToolExecution>, next: dsh_tools::PreNext| async move {
+                if e.name() == "run_code" {
+                    return Ok(PreToolDecision::ask(Some("runs code")));
+                }
+                next.run().await
+            },
+        )
+        .keep();
+    let pending = match deferred(&d.registry, READ_THEN_WRITE).await {
+        Deferred::Pending(p) => p,
+        other => panic!("not pending: {other:?}"),
+    };
+    assert_eq!(pending.tool, "run_code");
+    let resumed = d
+        .registry
+        .resume_deferred(ApprovalAnswer::new(
+            &pending.id,
+            ApprovalOutcome::AllowedOnce,
+            "a",
+        ))
+        .await
+        .unwrap();
+    // The program ran, and its write waits as well (it did not block, nor was it refused).
+    let program = stopped(resumed);
+    assert_eq!(program.approval.tool, "write");
+    let result = settled(
+        answer(&d.registry, program, ApprovalOutcome::AllowedOnce)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(result.value().unwrap()["result"], json!([1, "wrote 2"]));
+    assert_eq!(
+        (
+            d.reads.load(Ordering::SeqCst),
+            d.writes.load(Ordering::SeqCst)
+        ),
+        (1, 1)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrapper_that_retries_a_stopped_program_does_not_run_its_calls_twice() {
+    let d = deferring();
+    d.registry
+        .on_execute(dsh_tools::wrappers::retry(3).when(|r| r.is_error()))
+        .keep();
+    let program = stopped(deferred(&d.registry, READ_THEN_WRITE).await);
+    assert_eq!(program.journal.len(), 1);
+    assert_eq!(d.reads.load(Ordering::SeqCst), 1, "the read ran once");
+    let result = settled(
+        answer(&d.registry, program, ApprovalOutcome::AllowedOnce)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(result.value().unwrap()["result"], json!([1, "wrote 2"]));
+    assert_eq!(
+        (
+            d.reads.load(Ordering::SeqCst),
+            d.writes.load(Ordering::SeqCst)
+        ),
+        (1, 1)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deferred_runs_journal_is_bounded() {
+    let d = deferring();
+    d.registry.set_code_host_limits(
+        dsh_tools::code::CodeHostLimits::default().max_journal_bytes(64 << 10),
+    );
+    // 1,000 reads of ~100 bytes each: past 64 KiB of journal before any approval.
+    let code = "for (let i = 0; i < 1000; i++) { await tools.read({n: i, pad: 'x'.repeat(64)}); } return 'done';";
+    let result = settled(deferred(&d.registry, code).await);
+    assert_eq!(result.code(), Some("CODE_RUN_FAILED"), "{}", result.text());
+    assert!(
+        result.text().contains("max_journal_bytes"),
+        "{}",
+        result.text()
+    );
+    let reads = d.reads.load(Ordering::SeqCst);
+    assert!(
+        reads < 1000,
+        "{reads} reads: the run went on past the bound"
+    );
+    // Inline, the same program keeps no journal and completes.
+    let inline = run(&d.registry, code).await;
+    assert!(!inline.is_error(), "{}", inline.text());
+}

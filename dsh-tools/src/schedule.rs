@@ -349,9 +349,9 @@ impl TurnScheduler {
                     .map(TurnCall::from),
                 _ => self
                     .registry
-                    .resume(answer)
+                    .resume_deferred(answer)
                     .await
-                    .map(|result| TurnCall::Settled { result }),
+                    .map(TurnCall::from),
             };
             match resumed {
                 Ok(resumed) => *call = resumed,

@@ -387,6 +387,9 @@ pub(crate) struct RunState {
     pub(crate) presentation: Mutex<Option<Value>>,
     /// Deferred mode: an `ask` in this call's program (Code Mode) is kept, not waited for.
     pub(crate) defers: AtomicBool,
+    /// Set when a deferred `run_code` body ran its program: a wrapper that runs the body again
+    /// must not run the program again (its calls would run twice).
+    pub(crate) program_ran: AtomicBool,
     /// What a resumed `run_code` call's program replays (`run_code::replay::Replay`), and what a
     /// stopped one leaves (a `PendingProgram`). Type-erased: those types name this file's
     /// types, so this file cannot name theirs without a file cycle.

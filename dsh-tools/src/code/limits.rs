@@ -10,7 +10,9 @@
 /// the output ledger (at most twice
 /// [`max_output_bytes`](super::CodeRuntimeConfig::max_output_bytes), counted as the host holds
 /// it), the completion value (its host copy held to the same bound) and the attached results
-/// ([`max_attached_bytes`](Self::max_attached_bytes)): 1,090 MiB with the defaults.
+/// ([`max_attached_bytes`](Self::max_attached_bytes)): 1,090 MiB with the defaults; in
+/// deferred mode, the journal of its committed calls too
+/// ([`max_journal_bytes`](Self::max_journal_bytes)).
 /// `BENCHMARKS.md` ("Code Mode memory") measures what hostile programs reach against that sum.
 ///
 /// ```
@@ -38,6 +40,11 @@ pub struct CodeHostLimits {
     pub max_attached_results: usize,
     /// Bytes (as JSON) of the attached results' content: 64 MiB, counted like the count.
     pub max_attached_bytes: usize,
+    /// In deferred mode, the journal of a run's committed calls (their arguments and results,
+    /// kept so that a program stopped for an approval is replayed without running them
+    /// again): 64 MiB, as JSON. A run whose journal would pass it fails with
+    /// `CODE_RUN_FAILED`, saying so (inline runs keep no journal).
+    pub max_journal_bytes: usize,
 }
 
 impl Default for CodeHostLimits {
@@ -46,6 +53,7 @@ impl Default for CodeHostLimits {
             max_in_flight_argument_bytes: 256 << 20,
             max_attached_results: 20,
             max_attached_bytes: 64 << 20,
+            max_journal_bytes: 64 << 20,
         }
     }
 }
@@ -69,6 +77,13 @@ impl CodeHostLimits {
     #[must_use]
     pub fn max_attached_bytes(mut self, bytes: usize) -> Self {
         self.max_attached_bytes = bytes;
+        self
+    }
+
+    /// With [`max_journal_bytes`](Self::max_journal_bytes).
+    #[must_use]
+    pub fn max_journal_bytes(mut self, bytes: usize) -> Self {
+        self.max_journal_bytes = bytes;
         self
     }
 }

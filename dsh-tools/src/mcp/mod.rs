@@ -67,7 +67,8 @@
 //!
 //! A remote server that asks during a call (form elicitation: `elicitation/create` in
 //! 2025-11-25, an `input_required` result in 2026-07-28) is answered by *our* person: the
-//! question goes to the calling scope's grants and approval service
+//! question goes to the calling scope's approval service (never to grants: a question asked
+//! during a call may be about anything)
 //! ([`ToolRunContext::request_approval`](crate::ToolRunContext::request_approval), so through
 //! the ACP bridge when that is where the person is), and a yes accepts the form, a no declines
 //! it. Only forms an approval can fill are asked (each required field a boolean, set to `true`,

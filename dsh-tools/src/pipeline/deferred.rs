@@ -95,14 +95,38 @@ impl Registry {
     /// its current token) and against the tool as it is registered now: whether it takes edits
     /// and which key an "always" answer is kept under are read from today's definition.
     pub async fn resume(&self, answer: ApprovalAnswer) -> Result<ToolExecutionResult, ResumeError> {
+        match self.resume_as(answer, false).await? {
+            Deferred::Settled(result) => Ok(result),
+            // Only a deferring resume leaves a program waiting.
+            other => Ok(ToolExecutionResult::failure(ToolError::new(format!(
+                "internal error: an inline resume settled as {other:?}"
+            )))),
+        }
+    }
+
+    /// [`resume`](Self::resume) in deferred mode, as [`TurnScheduler::resume`] does: when the
+    /// answered call is a `run_code` call, a call its program makes that asks does not wait
+    /// either, and the call settles as [`Deferred::Program`] (answer it with
+    /// [`resume_program`](Self::resume_program)).
+    ///
+    /// [`TurnScheduler::resume`]: crate::schedule::TurnScheduler::resume
+    pub async fn resume_deferred(&self, answer: ApprovalAnswer) -> Result<Deferred, ResumeError> {
+        self.resume_as(answer, true).await
+    }
+
+    async fn resume_as(
+        &self,
+        answer: ApprovalAnswer,
+        defer: bool,
+    ) -> Result<Deferred, ResumeError> {
         let pending = self.claim_answered(&answer, None).await?;
         let id = pending.id.clone();
         let caller = answer.caller.or(pending.caller.clone());
-        let result = self
-            .continue_approved(pending, answer.outcome, caller, answer.signal)
+        let settled = self
+            .continue_approved(pending, answer.outcome, caller, answer.signal, defer)
             .await;
         self.forget_claimed(&id).await;
-        Ok(result)
+        Ok(settled)
     }
 
     /// The checks of [`resume`](Self::resume) and the claim: the approval `answer` answers,
@@ -172,7 +196,8 @@ impl Registry {
         outcome: ApprovalOutcome,
         caller: Option<Caller>,
         signal: tokio_util::sync::CancellationToken,
-    ) -> ToolExecutionResult {
+        defer: bool,
+    ) -> Deferred {
         let PendingApproval {
             call_id,
             root_call_id,
@@ -187,7 +212,7 @@ impl Registry {
         if let Some(root) = root_call_id {
             input = input.root_call_id(root);
         }
-        self.continue_claimed(agent, outcome, input).await
+        self.continue_claimed_as(agent, outcome, input, defer).await
     }
 
     /// Runs `input`, the call of a claimed approval asked for `agent`, with `outcome` as the
@@ -198,13 +223,36 @@ impl Registry {
         outcome: ApprovalOutcome,
         input: ToolExecutionInput,
     ) -> ToolExecutionResult {
+        match self.continue_claimed_as(agent, outcome, input, false).await {
+            Deferred::Settled(result) => result,
+            other => ToolExecutionResult::failure(ToolError::new(format!(
+                "internal error: an inline resume settled as {other:?}"
+            ))),
+        }
+    }
+
+    /// [`continue_claimed`](Self::continue_claimed); with `defer`, a `run_code` call's program
+    /// defers its own asks (and may settle as [`Deferred::Program`]).
+    async fn continue_claimed_as(
+        &self,
+        agent: crate::call::AgentId,
+        outcome: ApprovalOutcome,
+        input: ToolExecutionInput,
+        defer: bool,
+    ) -> Deferred {
         let mut call = match self.create(input) {
             Stage::Dispatch(call) => call,
-            done => return self.complete(done).await,
+            done => return Deferred::Settled(self.complete(done).await),
         };
+        if defer {
+            call.exec
+                .run
+                .defers
+                .store(true, std::sync::atomic::Ordering::Release);
+        }
         if call.exec.signal.is_cancelled() {
             let aborted = failure(ToolError::aborted_before_dispatch());
-            return self.complete(Stage::Final(call, aborted)).await;
+            return Deferred::Settled(self.complete(Stage::Final(call, aborted)).await);
         }
         // Today's definition decides what the answer may do.
         let (grant, editable) = super::grant_and_edits(&call, Some(&agent));
@@ -216,6 +264,6 @@ impl Registry {
             Ok(None) => Stage::Post(call, failure(ToolError::aborted_before_dispatch())),
             Err(e) => Stage::Final(call, failure(e)),
         };
-        self.run_prepared(stage).await
+        self.run_prepared_deferred(stage).await
     }
 }

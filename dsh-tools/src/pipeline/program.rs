@@ -95,7 +95,12 @@ impl Registry {
         let claimed = self.claim_answered(&answer, Some(&program.call_id)).await?;
         let id = claimed.id.clone();
         let agent = claimed.agent.clone();
+        // The waiting call runs for whoever answered (as `resume` runs a call); the program
+        // and its other calls for whoever made it: the same principal with their current
+        // token, or nobody when nobody was (an answerer's scopes never reach calls they did
+        // not see).
         let caller = answer.caller.clone().or_else(|| claimed.caller.clone());
+        let program_caller = claimed.caller.as_ref().and(caller.clone());
         let mut input = ToolExecutionInput::new(
             program.call_id,
             RUN_CODE,
@@ -103,7 +108,7 @@ impl Registry {
             answer.signal.clone(),
         )
         .agent(agent);
-        input.caller = caller.clone().map(Arc::new);
+        input.caller = program_caller.map(Arc::new);
         if let Some(root) = program.root_call_id {
             input = input.root_call_id(root);
         }

@@ -40,10 +40,10 @@ impl ToolRunContext {
 
     /// Asks the person whether this call may go on, while it runs: what an imported MCP
     /// tool does when its server asks, or any body that finds something it wants confirmed
-    /// ("the file changed since you read it: overwrite?"). A grant covering the call answers
-    /// first (a rejection winning); otherwise the approval service of the call's scope is
-    /// asked, with `reason`, and an "always" answer is kept as a grant, as for a pre-execute
-    /// `ask`. Edited arguments are not offered (an edit is taken as a rejection). A call
+    /// ("the file changed since you read it: overwrite?"). The approval service of the call's
+    /// scope is asked, with `reason`. Grants neither answer it nor are made by it (a grant is
+    /// about a tool's calls; a question asked during one may be about anything): "always" is
+    /// taken as once. Edited arguments are not offered (an edit is taken as a rejection). A call
     /// without an agent, or a scope without a service, gets
     /// [`ApprovalOutcome::Unavailable`](crate::ApprovalOutcome::Unavailable).
     ///

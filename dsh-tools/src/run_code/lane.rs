@@ -141,6 +141,8 @@ pub(crate) struct Run {
     deferred: bool,
     replaying: Mutex<Option<Replaying>>,
     journal: Mutex<Vec<ReplayedCall>>,
+    /// The journal's size as JSON ([`CodeHostLimits::max_journal_bytes`]).
+    journal_bytes: AtomicUsize,
     stop: Mutex<Option<Stop>>,
 }
 
@@ -185,6 +187,7 @@ impl Run {
             deferred: mode.deferred || mode.replay.is_some(),
             replaying: Mutex::new(mode.replay.map(Replaying::new)),
             journal: Mutex::default(),
+            journal_bytes: AtomicUsize::new(0),
             stop: Mutex::default(),
         });
         (run, Inbox(receiver))
@@ -624,7 +627,7 @@ pub(crate) async fn lane<S: Stages>(
                         continue;
                     }
                     Step::Diverged(message) => {
-                        run.stop_with(Stop::Diverged(message));
+                        run.stop_with(Stop::Failed(message));
                         let _ = reply.send(Reply::Abandoned);
                         crate::json::free(input.arguments);
                         crate::json::free(record_args);
@@ -819,15 +822,31 @@ async fn commit<S: Stages>(
     let held = slot.held;
     drop(held);
     if run.deferred {
-        run.journal
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(ReplayedCall {
-                n: slot.n,
-                tool: slot.name.clone(),
-                arguments: crate::json::clone_deep(&slot.record_args),
-                result: result.clone(),
-            });
+        let bytes = crate::json::host_bytes(&slot.record_args)
+            .saturating_add(json_bytes(result.content()))
+            .saturating_add(result.value().map_or(0, crate::code::value_cost));
+        let total = run
+            .journal_bytes
+            .fetch_add(bytes, Ordering::AcqRel)
+            .saturating_add(bytes);
+        if total > run.limits.max_journal_bytes {
+            run.stop_with(Stop::Failed(format!(
+                "run_code: the journal of this deferred run passed {} MiB \
+                 (CodeHostLimits::max_journal_bytes): its committed calls are kept until the \
+                 run ends, to be replayed if it stops for an approval; nothing more was run",
+                run.limits.max_journal_bytes.div_ceil(1 << 20)
+            )));
+        } else {
+            run.journal
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(ReplayedCall {
+                    n: slot.n,
+                    tool: slot.name.clone(),
+                    arguments: crate::json::clone_deep(&slot.record_args),
+                    result: result.clone(),
+                });
+        }
     }
     // A journaled call's records were written by the run that made it.
     let agent = run.agent.as_ref().filter(|_| !slot.journaled);

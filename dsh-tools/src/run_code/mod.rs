@@ -84,6 +84,20 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
     // Deferred mode: a call that asks stops the program; a resumed one replays its journal.
     let replay: Option<replay::Replay> = crate::call::RunState::take(&exec.run.replay);
     let deferred = replay.is_some() || exec.run.defers.load(std::sync::atomic::Ordering::Acquire);
+    if deferred
+        && exec
+            .run
+            .program_ran
+            .swap(true, std::sync::atomic::Ordering::AcqRel)
+    {
+        // A wrapper ran the body again (a retry): the program's calls must not run twice.
+        return Err(ToolError::coded(
+            "CodeRunFailedError",
+            CODE_RUN_FAILED,
+            "run_code: in deferred mode a program runs once per call, and this one ran \
+             already (a wrapper ran the body again); its calls are not run twice",
+        ));
+    }
     // Kept for the record a stopped program leaves.
     let arguments = deferred.then(|| crate::json::clone_deep(&args));
     drop(args);
@@ -188,7 +202,7 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
                 message,
             ));
         }
-        Some(replay::Stop::Diverged(message)) => {
+        Some(replay::Stop::Failed(message)) => {
             return Err(ToolError::coded(
                 "CodeRunFailedError",
                 CODE_RUN_FAILED,

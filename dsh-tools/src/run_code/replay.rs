@@ -146,6 +146,6 @@ pub(crate) enum Stop {
         approval: Box<PendingApproval>,
         _reply: Option<tokio::sync::oneshot::Sender<super::lane::Reply>>,
     },
-    /// A replay made another call than before.
-    Diverged(String),
+    /// The run cannot go on: a replay made another call than before, or the journal is full.
+    Failed(String),
 }
