@@ -213,11 +213,24 @@ fn resume_from(
     };
     let stdin = std::io::stdin();
     let ask = |p: &PendingApproval| -> Option<ApprovalOutcome> {
+        // What the model chose, shown as it is: a bidi override or a zero-width character
+        // in a path must not pass for something else in the very prompt that approves it.
+        let shown = |text: &str| -> String {
+            text.chars()
+                .map(|c| {
+                    if dsh_tools::present::is_hidden_char(c) {
+                        c.escape_unicode().to_string()
+                    } else {
+                        c.to_string()
+                    }
+                })
+                .collect()
+        };
         println!(
             "approve {} {}? ({}) [y]es / [n]o / [a]lways / empty: later",
-            p.tool,
-            p.arguments,
-            p.reason.as_deref().unwrap_or("no reason given")
+            shown(&p.tool),
+            shown(&p.arguments.to_string()),
+            shown(p.reason.as_deref().unwrap_or("no reason given"))
         );
         let mut line = String::new();
         stdin.lock().read_line(&mut line).ok()?;

@@ -56,11 +56,15 @@ impl FileApprovalStore {
     }
 
     fn put_now(&self, approval: &PendingApproval) -> Result<(), ApprovalStoreError> {
+        use std::io::Write;
         let path = self.path(&approval.id, "json")?;
         let bytes = serde_json::to_vec_pretty(approval).map_err(|e| failed("encode", e))?;
-        // Written beside, then renamed: a reader never sees half a file.
+        // Written beside, flushed to disk, then renamed: a reader (or a restart after a crash)
+        // never sees half a file.
         let partial = self.path(&approval.id, "partial")?;
-        std::fs::write(&partial, bytes).map_err(|e| failed("write", e))?;
+        let mut file = std::fs::File::create(&partial).map_err(|e| failed("write", e))?;
+        file.write_all(&bytes).map_err(|e| failed("write", e))?;
+        file.sync_all().map_err(|e| failed("sync", e))?;
         std::fs::rename(&partial, &path).map_err(|e| failed("rename", e))
     }
 
@@ -79,35 +83,71 @@ impl FileApprovalStore {
         Ok(approval)
     }
 
+    /// Every approval, oldest first (by when it was asked, then id). A file that cannot be
+    /// read is left out of the listing, with a warning: one bad file does not hide the rest.
+    fn all(&self) -> Result<Vec<PendingApproval>, ApprovalStoreError> {
+        let mut approvals = Vec::new();
+        for entry in std::fs::read_dir(&self.dir).map_err(|e| failed("list", e))? {
+            let name = entry.map_err(|e| failed("list", e))?.file_name();
+            let name = name.to_string_lossy();
+            let (id, claimed) = match (name.strip_suffix(".json"), name.strip_suffix(".claimed")) {
+                (Some(id), _) => (id.to_owned(), false),
+                (_, Some(id)) => (id.to_owned(), true),
+                _ => continue,
+            };
+            let ext = if claimed { "claimed" } else { "json" };
+            let Ok(path) = self.path(&id, ext) else {
+                continue;
+            };
+            match read(&path) {
+                Ok(Some(mut approval)) => {
+                    approval.claimed = claimed;
+                    approvals.push(approval);
+                }
+                Ok(None) => {}
+                Err(e) => eprintln!("approvals: {} left out of the listing: {e}", path.display()),
+            }
+        }
+        approvals.sort_by(|a, b| (a.asked_at_ms, &a.id).cmp(&(b.asked_at_ms, &b.id)));
+        Ok(approvals)
+    }
+
     fn list_now(
         &self,
         cursor: Option<String>,
         limit: usize,
     ) -> Result<ApprovalPage, ApprovalStoreError> {
-        let mut ids: Vec<(String, bool)> = Vec::new();
-        for entry in std::fs::read_dir(&self.dir).map_err(|e| failed("list", e))? {
-            let name = entry.map_err(|e| failed("list", e))?.file_name();
-            let name = name.to_string_lossy();
-            if let Some(id) = name.strip_suffix(".json") {
-                ids.push((id.to_owned(), false));
-            } else if let Some(id) = name.strip_suffix(".claimed") {
-                ids.push((id.to_owned(), true));
+        // A cursor is the last approval's `asked_at_ms:id`.
+        let after = match &cursor {
+            None => None,
+            Some(text) => {
+                let parsed = text
+                    .split_once(':')
+                    .and_then(|(ms, id)| Some((ms.parse::<u64>().ok()?, checked(id).ok()?)));
+                match parsed {
+                    Some((ms, id)) => Some((ms, id.to_owned())),
+                    None => return Err(ApprovalStoreError::BadCursor(text.clone())),
+                }
             }
-        }
-        ids.sort();
-        let start = match &cursor {
-            Some(after) => ids.partition_point(|(id, _)| id <= after),
-            None => 0,
         };
-        let mut approvals = Vec::new();
-        for (id, claimed) in ids.iter().skip(start).take(limit) {
-            let ext = if *claimed { "claimed" } else { "json" };
-            if let Some(mut approval) = read(&self.path(id, ext)?)? {
-                approval.claimed = *claimed;
-                approvals.push(approval);
-            }
-        }
-        let next = (start + limit < ids.len()).then(|| ids[start + limit - 1].0.clone());
+        let mut approvals: Vec<PendingApproval> = self
+            .all()?
+            .into_iter()
+            .filter(|a| {
+                after
+                    .as_ref()
+                    .is_none_or(|(ms, id)| (a.asked_at_ms, &a.id) > (*ms, id))
+            })
+            .collect();
+        let more = approvals.len() > limit;
+        approvals.truncate(limit);
+        let next = more
+            .then(|| {
+                approvals
+                    .last()
+                    .map(|a| format!("{}:{}", a.asked_at_ms, a.id))
+            })
+            .flatten();
         Ok(ApprovalPage { approvals, next })
     }
 }

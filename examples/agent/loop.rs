@@ -747,11 +747,20 @@ pub(crate) async fn resume_agent(
         saved.step,
         answers.len()
     )?;
-    let turn = session
-        .scheduler
-        .resume(saved.turn, answers)
-        .await
-        .map_err(|e| AgentError::Resume(e.to_string()))?;
+    // An answer not applied (answered already elsewhere, a store that failed) ends the resume
+    // with an error, but what the other answers ran is saved first, never lost.
+    let turn = match session.scheduler.resume(saved.turn.clone(), answers).await {
+        Ok(turn) => turn,
+        Err(e) => {
+            let message = e.to_string();
+            Saved {
+                turn: e.turn,
+                ..saved
+            }
+            .save(&file)?;
+            return Err(AgentError::Resume(message));
+        }
+    };
     let registry = session.registry.clone();
     let mut cards = Cards {
         registry: &registry,

@@ -731,3 +731,39 @@ async fn a_code_mode_program_that_writes_waits_and_its_resume_replays_the_read()
     let _ = std::fs::remove_dir_all(Saved::approvals_dir(&file));
     let _ = std::fs::remove_dir_all(&workspace);
 }
+
+#[tokio::test]
+async fn the_file_store_claims_once_lists_oldest_first_in_pages_and_skips_a_bad_file() {
+    use dsh_tools::pipeline::{ApprovalStore, PendingApproval};
+    let dir = fresh_workspace("agent-loop-store").expect("dir");
+    let store = approvals::FileApprovalStore::open(&dir).unwrap();
+    let approval = |id: &str, at: u64| -> PendingApproval {
+        serde_json::from_value(json!({
+            "id": id, "callId": "c", "tool": "write_file", "arguments": {}, "agent": "agent",
+            "editable": false, "askedAtMs": at
+        }))
+        .unwrap()
+    };
+    // Ids out of time order: the listing follows the time.
+    for (id, at) in [("cc", 1), ("aa", 3), ("bb", 2)] {
+        store.put(approval(id, at)).await.unwrap();
+    }
+    std::fs::write(dir.join("dd.json"), b"{ not json").unwrap();
+    let first = store.list(None, 2).await.unwrap();
+    let ids: Vec<&str> = first.approvals.iter().map(|a| a.id.as_str()).collect();
+    assert_eq!(ids, ["cc", "bb"]);
+    let second = store.list(first.next.clone(), 2).await.unwrap();
+    let ids: Vec<&str> = second.approvals.iter().map(|a| a.id.as_str()).collect();
+    assert_eq!(ids, ["aa"]);
+    assert_eq!(second.next, None);
+    assert!(store.list(Some("nonsense".into()), 2).await.is_err());
+    // A claim is won once; the claimed record stays visible until removed.
+    assert!(store.claim("bb").await.unwrap().is_some());
+    assert!(store.claim("bb").await.unwrap().is_none());
+    assert!(store.get("bb").await.unwrap().unwrap().claimed);
+    store.remove("bb").await.unwrap();
+    assert!(store.get("bb").await.unwrap().is_none());
+    // Ids are never paths.
+    assert!(store.get("../etc").await.is_err());
+    let _ = std::fs::remove_dir_all(&dir);
+}

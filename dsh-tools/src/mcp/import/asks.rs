@@ -196,10 +196,11 @@ impl InFlight {
             mine.into()
         };
         progress.routes.insert(token.clone(), run.clone());
-        drop(progress);
+        // Reported before the lock is let go: a newer notification cannot overtake them.
         for param in &early {
             report(run, param);
         }
+        drop(progress);
         Routed {
             progress: Arc::clone(&self.1),
             token,
@@ -209,11 +210,9 @@ impl InFlight {
     /// A remote `notifications/progress`.
     pub(super) fn progress(&self, param: ProgressNotificationParam) {
         let mut progress = self.1.lock().unwrap_or_else(|e| e.into_inner());
-        match progress.routes.get(&param.progress_token).cloned() {
-            Some(run) => {
-                drop(progress);
-                report(&run, &param);
-            }
+        match progress.routes.get(&param.progress_token) {
+            // Under the lock, in arrival order (a progress sink is expected to be quick).
+            Some(run) => report(run, &param),
             None => {
                 if progress.early.len() >= MAX_EARLY {
                     progress.early.pop_front();

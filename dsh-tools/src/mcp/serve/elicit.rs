@@ -283,9 +283,41 @@ fn unsealable(e: &serde_json::Error) -> ToolError {
     )
 }
 
-/// The arguments as JSON text, cut to [`MAX_SHOWN_ARGUMENTS`] characters.
+/// JSON text with every character a terminal or a form would not show as itself (bidi
+/// overrides, zero-width and other format characters) written as a `\u` escape: the same JSON
+/// value, so a path like `notes\u202etxt.sh` cannot pass for another in the approval form.
+fn visible_json(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if crate::present::is_hidden_char(c) {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Text (not JSON) with the characters [`visible_json`] escapes written as `\u{…}`.
+fn visible(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if crate::present::is_hidden_char(c) {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// The arguments as JSON text (hidden characters escaped), cut to [`MAX_SHOWN_ARGUMENTS`]
+/// characters.
 fn shown_arguments(arguments: Option<&Value>) -> (String, bool) {
-    let text = arguments.map_or_else(|| "{}".to_owned(), Value::to_string);
+    let text = visible_json(&arguments.map_or_else(|| "{}".to_owned(), Value::to_string));
     if text.chars().count() <= MAX_SHOWN_ARGUMENTS {
         return (text, false);
     }
@@ -297,11 +329,12 @@ fn shown_arguments(arguments: Option<&Value>) -> (String, bool) {
 /// The elicitation's params (`message`, `requestedSchema`): one form, in both eras.
 fn form_params(ask: &CallAsk, server: &str) -> Value {
     let (arguments, cut) = shown_arguments(ask.arguments.as_deref());
-    let tool = &ask.tool_name;
+    let tool = &visible(&ask.tool_name);
+    let server = visible(server);
     let mut message = format!("The MCP server \"{server}\" asks to run tool \"{tool}\"");
     if let Some(reason) = &ask.reason {
         let reason: String = reason.chars().take(500).collect();
-        message.push_str(&format!(" ({reason})"));
+        message.push_str(&format!(" ({})", visible(&reason)));
     }
     message.push_str(&format!(" with arguments {arguments}. Approve?"));
     let mut properties = serde_json::Map::new();
@@ -501,4 +534,21 @@ impl CallApprover for Elicit {
 pub(crate) fn can_elicit(caps: Option<&rmcp::model::ClientCapabilities>) -> bool {
     caps.and_then(|c| c.elicitation.as_ref())
         .is_some_and(|e| e.form.is_some() || e.url.is_none())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hidden_characters_are_escaped_in_the_form_and_the_value_is_unchanged() {
+        let arguments = json!({"path": "notes\u{202e}txt.sh", "tag": "a\u{e0041}b"});
+        let (text, cut) = shown_arguments(Some(&arguments));
+        assert!(!cut);
+        assert!(text.contains("notes\\u202etxt.sh"), "{text}");
+        assert!(!text.chars().any(crate::present::is_hidden_char), "{text}");
+        let back: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, arguments, "an unedited form gives the same arguments");
+        assert_eq!(visible("a\u{200b}b"), "a\\u{200b}b");
+    }
 }
