@@ -220,3 +220,102 @@ async fn remote_progress_reaches_each_calls_report_progress_in_both_eras() {
         }
     }
 }
+
+/// A server that asks six questions in one 2026-07-28 round, then answers with what it got.
+#[derive(Clone)]
+struct Asker;
+
+impl dsh_tools::mcp::rmcp::ServerHandler for Asker {
+    fn get_info(&self) -> dsh_tools::mcp::rmcp::model::ServerConfig {
+        dsh_tools::mcp::rmcp::model::ServerConfig::new(
+            dsh_tools::mcp::rmcp::model::ServerCapabilities::builder()
+                .enable_tools()
+                .build(),
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<dsh_tools::mcp::rmcp::model::PaginatedRequestParams>,
+        _cx: dsh_tools::mcp::rmcp::service::RequestContext<dsh_tools::mcp::rmcp::RoleServer>,
+    ) -> Result<dsh_tools::mcp::rmcp::model::ListToolsResult, dsh_tools::mcp::rmcp::ErrorData> {
+        let tool: dsh_tools::mcp::rmcp::model::Tool =
+            serde_json::from_value(json!({"name": "ask", "inputSchema": {"type": "object"}}))
+                .unwrap();
+        Ok(dsh_tools::mcp::rmcp::model::ListToolsResult::with_all_items(vec![tool]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: dsh_tools::mcp::rmcp::model::CallToolRequestParams,
+        _cx: dsh_tools::mcp::rmcp::service::RequestContext<dsh_tools::mcp::rmcp::RoleServer>,
+    ) -> Result<dsh_tools::mcp::rmcp::model::CallToolResponse, dsh_tools::mcp::rmcp::ErrorData>
+    {
+        use dsh_tools::mcp::rmcp::model::{CallToolResult, InputRequests, InputRequiredResult};
+        match request.input_responses {
+            None => {
+                let mut asked = InputRequests::new();
+                for i in 0..6 {
+                    asked.insert(
+                        format!("q{i}"),
+                        serde_json::from_value(json!({
+                            "method": "elicitation/create",
+                            "params": {"mode": "form", "message": format!("question {i}?"),
+                                       "requestedSchema": {"type": "object",
+                                           "properties": {"ok": {"type": "boolean"}},
+                                           "required": ["ok"]}}
+                        }))
+                        .unwrap(),
+                    );
+                }
+                Ok(InputRequiredResult::new(Some(asked), Some("s".to_owned())).into())
+            }
+            Some(answers) => {
+                let actions: serde_json::Map<String, Value> = answers
+                    .into_iter()
+                    .map(|(k, v)| (k, v["action"].clone()))
+                    .collect();
+                Ok(CallToolResult::structured(Value::Object(actions)).into())
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_server_asking_many_questions_in_a_round_gets_a_few_asked_and_the_rest_cancelled() {
+    let (a, b) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        if let Ok(running) = Asker.serve(a).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let import = McpImport::connect_with(b, Era::Modern.lifecycle())
+        .await
+        .unwrap();
+    let registry = Registry::new();
+    std::mem::forget(
+        import
+            .import_into(&registry, ImportOptions::default())
+            .await
+            .unwrap(),
+    );
+    let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = Arc::clone(&asked);
+    registry.set_approval_service(move |_r: ApprovalRequest| {
+        count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        async { Ok::<_, ToolError>(ApprovalOutcome::AllowedOnce) }
+    });
+    let input =
+        ToolExecutionInput::new("c1", "ask", json!({}), CancellationToken::new()).agent("coder");
+    let result = registry.execute(input).await;
+    assert!(!result.is_error(), "{}", result.text());
+    let actions = &result.value().unwrap()["structuredContent"];
+    let accepted = (0..6)
+        .filter(|i| actions[format!("q{i}")] == "accept")
+        .count();
+    let cancelled = (0..6)
+        .filter(|i| actions[format!("q{i}")] == "cancel")
+        .count();
+    assert_eq!((accepted, cancelled), (4, 2), "{actions}");
+    assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 4);
+}

@@ -21,6 +21,14 @@ use std::sync::{Arc, Mutex};
 /// The longest part of a server's message quoted to the person, in characters.
 const MAX_MESSAGE: usize = 1_000;
 
+/// The most questions of one 2026-07-28 round put to the person (the rest: `cancel`).
+pub(super) const MAX_QUESTIONS_PER_ROUND: usize = 4;
+
+/// A `cancel` answer, as an input response.
+pub(super) fn cancelled() -> Value {
+    serde_json::json!({"action": "cancel"})
+}
+
 /// The content accepting `params` on approval, if an approval can fill it.
 fn approving_content(params: &ElicitRequestParams) -> Option<Value> {
     let ElicitRequestParams::FormElicitationParams {
@@ -133,7 +141,12 @@ pub(super) async fn respond(
 /// call would be worse than not asking). Progress names its request's token: it reaches that
 /// call's [`ToolRunContext::report_progress`].
 #[derive(Clone, Default)]
-pub(super) struct InFlight(Arc<Mutex<Vec<(u64, ToolRunContext)>>>, Arc<Mutex<Progress>>);
+pub(super) struct InFlight(
+    Arc<Mutex<Vec<(u64, ToolRunContext)>>>,
+    Arc<Mutex<Progress>>,
+    /// The calls whose person is being asked now (one question at a time per call).
+    Arc<Mutex<std::collections::HashSet<u64>>>,
+);
 
 /// Progress routing: the calls by their requests' tokens, and notifications that came before
 /// their call's token was known (the request is sent before its handle gives the token).
@@ -168,6 +181,18 @@ fn report(run: &ToolRunContext, param: &ProgressNotificationParam) {
     let total = param.total.filter(|t| t.is_finite());
     let message = param.message.as_deref().map(shown);
     run.report_progress(param.progress, total, message.as_deref());
+}
+
+/// Marks call `.1` as being asked until dropped (the question answered, or given up).
+struct Asking<'a>(&'a Mutex<std::collections::HashSet<u64>>, u64);
+
+impl Drop for Asking<'_> {
+    fn drop(&mut self) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.1);
+    }
 }
 
 /// Removes its call from the [`InFlight`] set when dropped.
@@ -234,10 +259,10 @@ impl InFlight {
     }
 
     /// The one call under way, if there is exactly one.
-    fn only(&self) -> Option<ToolRunContext> {
+    fn only(&self) -> Option<(u64, ToolRunContext)> {
         let calls = self.0.lock().unwrap_or_else(|e| e.into_inner());
         match calls.as_slice() {
-            [(_, run)] => Some(run.clone()),
+            [(id, run)] => Some((*id, run.clone())),
             _ => None,
         }
     }
@@ -248,14 +273,26 @@ impl InFlight {
         server: &str,
         params: &ElicitRequestParams,
     ) -> ElicitResult {
-        let Some(run) = self.only() else {
+        let Some((id, run)) = self.only() else {
             tracing::warn!(
                 "MCP import: the server {server:?} asked a question with several calls (or none) \
                  under way, so no call to ask about; answered cancel"
             );
             return ElicitResult::new(ElicitationAction::Cancel);
         };
-        match answer(&run, server, params).await {
+        // One question at a time per call: a server asking again while the person is being
+        // asked gets `cancel`, not a second prompt.
+        if !self.2.lock().unwrap_or_else(|e| e.into_inner()).insert(id) {
+            tracing::warn!(
+                "MCP import: the server {server:?} asked again while its question was open; \
+                 answered cancel"
+            );
+            return ElicitResult::new(ElicitationAction::Cancel);
+        }
+        let asking = Asking(&self.2, id);
+        let answered = answer(&run, server, params).await;
+        drop(asking);
+        match answered {
             Ok(answered) => answered,
             Err(e) => {
                 tracing::warn!(

@@ -488,8 +488,19 @@ impl Remote {
             .and_then(|i| i.server_info.as_ref().map(|s| s.name.clone()))
             .unwrap_or_default();
         let mut responses = rmcp::model::InputResponses::new();
-        for (key, request) in asked.input_requests.unwrap_or_default() {
-            let answer = super::asks::respond(run, &server, &request).await?;
+        for (i, (key, request)) in asked
+            .input_requests
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+        {
+            // A few questions a round reach the person; a server asking more gets `cancel`
+            // for the rest rather than a flood of prompts.
+            let answer = if i < super::asks::MAX_QUESTIONS_PER_ROUND {
+                super::asks::respond(run, &server, &request).await?
+            } else {
+                super::asks::cancelled()
+            };
             responses.insert(key, answer);
         }
         let arguments = map::arguments(args).map_err(|message| {
