@@ -91,12 +91,13 @@ pub use map::{
 };
 #[cfg(feature = "mcp-auth")]
 pub use serve::auth::{
-    Authorization, InvalidResource, JwtVerifier, PROTECTED_RESOURCE_PATH, TokenRejection,
-    TokenVerifier,
+    Authorization, InvalidResource, PROTECTED_RESOURCE_PATH, TokenRejection, TokenVerifier,
 };
 pub use serve::elicit::{APPROVAL_INPUT_KEY, ApprovalsConfigError, ServerApprovals};
 #[cfg(feature = "mcp-http")]
 pub use serve::http::{HttpConfig, HttpServer, MCP_PATH, McpHttpService};
+#[cfg(feature = "mcp-auth")]
+pub use serve::jwt::JwtVerifier;
 pub use serve::lines::MAX_IN_FLIGHT;
 #[cfg(feature = "mcp-redis")]
 pub use serve::redis::RedisSessionStore;

@@ -254,7 +254,7 @@ impl McpHttpService {
                     request.extensions_mut().insert(Arc::new(caller));
                     Some(owner)
                 }
-                Err(answer) => return answer,
+                Err(refusal) => return refused(refusal),
             },
         };
         // A body over the limit is refused from its declared length, before it is read.
@@ -534,6 +534,35 @@ where
 #[cfg(feature = "mcp-auth")]
 fn owner_key(id: &str) -> String {
     format!("{id}.owner")
+}
+
+/// The answer to a request [`Authorization`](super::auth::Authorization) refused.
+#[cfg(feature = "mcp-auth")]
+fn refused(refusal: super::auth::Refusal) -> HttpResponse {
+    match refusal {
+        super::auth::Refusal::Unavailable => plain(
+            hyper::StatusCode::SERVICE_UNAVAILABLE,
+            "the token could not be checked now; try again later",
+        ),
+        super::auth::Refusal::Challenge {
+            forbidden,
+            message,
+            challenge,
+        } => {
+            let status = if forbidden {
+                hyper::StatusCode::FORBIDDEN
+            } else {
+                hyper::StatusCode::UNAUTHORIZED
+            };
+            let mut response = plain(status, message);
+            if let Ok(value) = hyper::header::HeaderValue::from_str(&challenge) {
+                response
+                    .headers_mut()
+                    .insert(hyper::header::WWW_AUTHENTICATE, value);
+            }
+            response
+        }
+    }
 }
 
 /// Who owns the sessions `caller` opens: its issuer, subject, whether the subject is the

@@ -1,11 +1,15 @@
 //! Serving a registry over MCP: the rmcp handler (`server`), stdio lines (`lines`), streamable
-//! HTTP (`http`), its authorization (`auth`) and a session store in Redis (`redis`).
+//! HTTP (`http`), its authorization (`auth`: the resource-server policy; `jwt`: the JWT
+//! verifier it asks), approvals put to the client's user (`elicit`) and a session store in
+//! Redis (`redis`).
 
 #[cfg(feature = "mcp-auth")]
 pub(super) mod auth;
 pub(super) mod elicit;
 #[cfg(feature = "mcp-http")]
 pub(super) mod http;
+#[cfg(feature = "mcp-auth")]
+pub(super) mod jwt;
 pub(super) mod lines;
 #[cfg(feature = "mcp-redis")]
 pub(super) mod redis;
