@@ -19,7 +19,7 @@
 
 use dsh_tools::mcp::rmcp::model::ProtocolVersion;
 use dsh_tools::mcp::rmcp::service::ClientLifecycleMode;
-use dsh_tools::mcp::{ImportOptions, Limits, McpImport};
+use dsh_tools::mcp::{ImportLimits, ImportOptions, McpImport};
 use dsh_tools::{
     ApprovalOutcome, ApprovalRequest, CancellationToken, Registry, ToolError, ToolExecutionInput,
 };
@@ -107,7 +107,7 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
             } else {
                 ClientLifecycleMode::Initialize
             };
-            McpImport::with_limits(Limits::default())
+            McpImport::with_limits(ImportLimits::default())
                 .connect_stdio_with(command, lifecycle)
                 .await?
         }

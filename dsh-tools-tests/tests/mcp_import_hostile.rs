@@ -3,7 +3,7 @@
 //! names a terminal would misread, and claims our own error codes.
 
 use dsh_tools::mcp::rmcp::service::ClientLifecycleMode;
-use dsh_tools::mcp::{ImportError, ImportOptions, Limits, McpImport};
+use dsh_tools::mcp::{ImportError, ImportLimits, ImportOptions, McpImport};
 use dsh_tools::registry::ChangeEvent;
 use dsh_tools::{CancellationToken, Registry, ToolExecutionInput, ToolExecutionResult, wrappers};
 use serde_json::{Map, Value, json};
@@ -75,15 +75,15 @@ fn spawn_server(
     (client_read, client_write, push)
 }
 
-async fn connect(limits: Limits, answer: Answer) -> Result<McpImport, ImportError> {
+async fn connect(limits: ImportLimits, answer: Answer) -> Result<McpImport, ImportError> {
     let (read, write, _push) = spawn_server(answer);
     McpImport::with_limits(limits)
         .connect_io(read, write, ClientLifecycleMode::Initialize)
         .await
 }
 
-fn short() -> Limits {
-    Limits::default()
+fn short() -> ImportLimits {
+    ImportLimits::default()
         .handshake_timeout(Duration::from_millis(300))
         .request_timeout(Duration::from_millis(300))
         .call_timeout(Duration::from_millis(300))
@@ -153,7 +153,7 @@ async fn a_server_that_never_answers_times_out_at_every_step() {
     let outcome = call(&local, "hang").await;
     assert_eq!(outcome.code(), Some("MCP_TIMEOUT"), "{}", outcome.text());
     assert!(
-        outcome.text().contains("Limits::call_timeout"),
+        outcome.text().contains("ImportLimits::call_timeout"),
         "{}",
         outcome.text()
     );
@@ -162,7 +162,7 @@ async fn a_server_that_never_answers_times_out_at_every_step() {
 #[tokio::test]
 async fn answers_rmcp_cannot_decode_fail_their_call_at_once() {
     // Timeouts long enough that only the filter can make these calls end in time.
-    let patient = Limits::default()
+    let patient = ImportLimits::default()
         .call_timeout(Duration::from_secs(600))
         .max_message_bytes(256 * 1024);
     let answers = lister(vec![tool("deep"), tool("huge")], |id, params| {
@@ -506,7 +506,7 @@ fn arguments_no_server_could_read_are_refused_before_sending() {
             seen.fetch_add(1, Ordering::SeqCst);
             vec![result(id, json!({"content": []}))]
         });
-        let import = connect(Limits::default(), answers).await.unwrap();
+        let import = connect(ImportLimits::default(), answers).await.unwrap();
         let local = Registry::new();
         let _imported = import
             .import_into(&local, ImportOptions::default())
@@ -574,7 +574,7 @@ fn a_program_passing_deep_arguments_to_an_imported_tool_gets_an_error_not_an_abo
                 json!({"content": [{"type": "text", "text": "ok"}]}),
             )]
         });
-        let import = connect(Limits::default(), answers).await.unwrap();
+        let import = connect(ImportLimits::default(), answers).await.unwrap();
         let local = Registry::new();
         let _imported = import
             .import_into(&local, ImportOptions::default())
@@ -613,7 +613,7 @@ fn a_program_passing_deep_arguments_to_an_imported_tool_gets_an_error_not_an_abo
 
 #[tokio::test]
 async fn answers_with_a_lone_surrogate_or_invalid_utf8_fail_their_call_at_once_saying_why() {
-    let patient = Limits::default().call_timeout(Duration::from_secs(600));
+    let patient = ImportLimits::default().call_timeout(Duration::from_secs(600));
     // Node writes `\ud800` when a string is cut through an emoji; a Latin-1 file name is one
     // invalid byte. rmcp drops both lines without answering.
     let answers = lister(
@@ -747,7 +747,10 @@ async fn a_listing_of_millions_of_bad_entries_is_refused_and_a_few_are_reported(
         .import_into(&Registry::new(), ImportOptions::default())
         .await
         .expect_err("20,000 entries are more than max_tools");
-    assert!(error.to_string().contains("Limits::max_tools"), "{error}");
+    assert!(
+        error.to_string().contains("ImportLimits::max_tools"),
+        "{error}"
+    );
     // Within max_tools: every bad entry counted, at most 100 reported, each cut to a line.
     let limits = slow_list().max_tools(30_000);
     let import = connect(limits, lister(tools, |_, _| Vec::new()))
@@ -813,7 +816,7 @@ async fn a_protocol_version_this_client_does_not_speak_is_refused_at_the_handsha
 
 #[tokio::test]
 async fn an_answer_whose_id_is_a_string_for_a_numeric_request_fails_that_call_at_once() {
-    let patient = Limits::default().call_timeout(Duration::from_secs(600));
+    let patient = ImportLimits::default().call_timeout(Duration::from_secs(600));
     let answers = lister(vec![tool("stringly")], |id, _| {
         let quoted = Value::String(id.to_string());
         vec![result(&quoted, json!({"content": []}))]

@@ -56,7 +56,7 @@
 //! See [`McpImport`]: a remote server's tools become ordinary [`ToolDefinition`](crate::ToolDefinition)s
 //! in a registry, with our validation, hooks and cancellation around each remote call.
 //!
-//! The remote server is not trusted: every request has a timeout ([`Limits`]), listings are
+//! The remote server is not trusted: every request has a timeout ([`ImportLimits`]), listings are
 //! capped, an answer rmcp cannot decode fails its call at once (`MCP_TRANSPORT_ERROR`), names a
 //! terminal would misread are skipped, and a remote failure's code is taken as the remote
 //! tool's own code, except `INVALID_ARGS` (honoured) and the codes that are facts about our side
@@ -84,7 +84,7 @@ mod serve;
 mod wire;
 
 pub use import::connect::{Connector, ImportedTools, McpImport};
-pub use import::options::{ImportError, ImportOptions, Limits, SchemaPolicy};
+pub use import::options::{ImportError, ImportLimits, ImportOptions, SchemaPolicy};
 pub use map::{
     CONCLUDES_TURN_META, CONTEXTS_META, ERROR_META, MAX_ARGUMENT_DEPTH, MAX_MESSAGE_BYTES,
     MAX_RESULT_DEPTH, PRESENTATION_META,

@@ -1,7 +1,7 @@
 //! One run on its own thread: a fresh QuickJS runtime and context, the bootstrap, the program,
 //! and an event loop that runs engine jobs and settles binding calls answered by the host.
 
-use super::Limits;
+use super::EngineLimits;
 use super::convert::{TapeError, from_tape, to_js};
 use crate::code::{CodeResult, FailureKind, HostFn, Namespace, OutputLedger};
 use rquickjs::{Array, Context, Ctx, Function, Persistent, Runtime};
@@ -21,7 +21,7 @@ pub(super) struct Job {
     pub(super) bindings: Vec<Namespace>,
     pub(super) signal: CancellationToken,
     pub(super) disposed: CancellationToken,
-    pub(super) limits: Limits,
+    pub(super) limits: EngineLimits,
     pub(super) host: tokio::runtime::Handle,
 }
 
@@ -182,7 +182,7 @@ fn finish(
     stop: Option<Stop>,
     outcome: Option<Outcome>,
     memory_full: bool,
-    limits: &Limits,
+    limits: &EngineLimits,
 ) -> CodeResult {
     // The first terminal event wins: an outcome recorded before a stop stands.
     match (outcome, stop) {
@@ -227,7 +227,7 @@ fn out_of_memory(message: &str, memory_full: bool) -> bool {
         || (memory_full && message == "program threw an unrenderable value")
 }
 
-fn oom_message(limits: &Limits) -> String {
+fn oom_message(limits: &EngineLimits) -> String {
     format!(
         "worker error: the engine reached its memory limit ({} MiB): JS heap out of memory",
         limits.memory_bytes >> 20

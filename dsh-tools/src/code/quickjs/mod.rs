@@ -54,7 +54,7 @@ const THREAD_STACK_BYTES: usize = 16 << 20;
 
 /// One run's budgets, from the validated configuration.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Limits {
+pub(super) struct EngineLimits {
     compute: Duration,
     wall: Duration,
     max_output_bytes: usize,
@@ -76,7 +76,7 @@ struct Runs {
 
 /// A [`CodeRuntime`] on QuickJS-ng: see the [module docs](self).
 pub struct QuickJsRuntime {
-    limits: Limits,
+    limits: EngineLimits,
     runs: Arc<Mutex<Runs>>,
 }
 
@@ -107,7 +107,7 @@ impl QuickJsRuntime {
         let ms = |x: f64| Duration::from_secs_f64(x / 1000.0);
         let memory = (config.max_old_generation_size_mb * 1024.0 * 1024.0).min(usize::MAX as f64);
         Ok(Self {
-            limits: Limits {
+            limits: EngineLimits {
                 compute: ms(config.compute_ms),
                 wall: ms(config.max_wall_ms),
                 max_output_bytes: config.max_output_bytes as usize,

@@ -2,7 +2,7 @@
 
 use super::asks::InFlight;
 use super::filter;
-use super::options::{ImportError, ImportOptions, Limits};
+use super::options::{ImportError, ImportLimits, ImportOptions};
 use super::sync::{SyncCtx, SyncState, list_all, sync};
 use crate::mcp::wire;
 use crate::registry::Registry;
@@ -13,10 +13,10 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 
-/// Connects with explicit [`Limits`] ([`McpImport::with_limits`]).
+/// Connects with explicit [`ImportLimits`] ([`McpImport::with_limits`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Connector {
-    limits: Limits,
+    limits: ImportLimits,
 }
 
 impl Connector {
@@ -60,7 +60,7 @@ impl Connector {
 
     /// Speaks newline-delimited JSON-RPC over a byte stream (a child's pipes, a socket), as
     /// `connect_stdio` does: an answer that could not be decoded (longer than
-    /// [`Limits::max_message_bytes`], or nested past serde_json's 128 levels) fails its request
+    /// [`ImportLimits::max_message_bytes`], or nested past serde_json's 128 levels) fails its request
     /// with `MCP_TRANSPORT_ERROR` at once instead of leaving it pending.
     pub async fn connect_io<R, W>(
         self,
@@ -248,7 +248,7 @@ pub struct McpImport {
     service: RunningService<RoleClient, ImportClient>,
     changed: Arc<watch::Sender<u64>>,
     listener: Option<tokio::task::JoinHandle<()>>,
-    limits: Limits,
+    limits: ImportLimits,
     /// The server process of [`connect_stdio`](Self::connect_stdio), killed on drop.
     child: Option<tokio::process::Child>,
 }
@@ -271,21 +271,21 @@ impl Drop for McpImport {
 
 impl McpImport {
     /// Starts `command` and speaks MCP over its standard input and output (the `initialize`
-    /// handshake first, which every server version understands), with the default [`Limits`].
+    /// handshake first, which every server version understands), with the default [`ImportLimits`].
     /// The child's standard error goes to `tracing` (target `dsh_tools::mcp::child`), never to
     /// our standard output; the child is killed when the connection is dropped.
     pub async fn connect_stdio(command: tokio::process::Command) -> Result<Self, ImportError> {
         Connector::default().connect_stdio(command).await
     }
 
-    /// Connects with explicit [`Limits`]:
+    /// Connects with explicit [`ImportLimits`]:
     /// `McpImport::with_limits(limits).connect_stdio(command).await`.
-    pub fn with_limits(limits: Limits) -> Connector {
+    pub fn with_limits(limits: ImportLimits) -> Connector {
         Connector { limits }
     }
 
     /// The limits this connection applies.
-    pub fn limits(&self) -> Limits {
+    pub fn limits(&self) -> ImportLimits {
         self.limits
     }
 
@@ -296,7 +296,7 @@ impl McpImport {
     /// Unlike [`connect_stdio`](Self::connect_stdio) and [`connect_io`](Connector::connect_io),
     /// answers are decoded by rmcp's HTTP client as they come: one it cannot decode (a lone
     /// surrogate, a string id for a numeric request) is not refused at once, and its call ends
-    /// at [`Limits::call_timeout`].
+    /// at [`ImportLimits::call_timeout`].
     #[cfg(feature = "mcp-http")]
     pub async fn connect_http(url: &str) -> Result<Self, ImportError> {
         Connector::default().connect_http(url).await
@@ -360,7 +360,7 @@ impl McpImport {
         self.service.peer()
     }
 
-    /// The remote server's tools, every page (within the [`Limits`]: each page within the
+    /// The remote server's tools, every page (within the [`ImportLimits`]: each page within the
     /// request timeout, at most `max_pages` pages and `max_tools` tools; a cursor the server
     /// already gave ends the listing).
     ///

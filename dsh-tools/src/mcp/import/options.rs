@@ -79,7 +79,7 @@ pub enum ImportError {
     /// A request to the server failed.
     #[error("MCP request failed: {0}")]
     Request(#[from] ServiceError),
-    /// The server did not answer within the [`Limits`] timeout.
+    /// The server did not answer within the [`ImportLimits`] timeout.
     #[error("the MCP server did not answer {what} within {after:?}")]
     Timeout {
         /// What was asked (`the handshake`, `tools/list`).
@@ -87,7 +87,7 @@ pub enum ImportError {
         /// The timeout.
         after: Duration,
     },
-    /// The server's tool list is larger than the [`Limits`] allow.
+    /// The server's tool list is larger than the [`ImportLimits`] allow.
     #[error("the MCP server's tool list is too large: {0}")]
     TooLarge(String),
 }
@@ -96,15 +96,15 @@ pub enum ImportError {
 /// lifecycle asks every request to time out; a server's list can be as long as it likes.
 ///
 /// ```
-/// use dsh_tools::mcp::Limits;
+/// use dsh_tools::mcp::ImportLimits;
 /// use std::time::Duration;
 ///
-/// let limits = Limits::default().call_timeout(Duration::from_secs(30)).max_tools(500);
+/// let limits = ImportLimits::default().call_timeout(Duration::from_secs(30)).max_tools(500);
 /// assert_eq!(limits.handshake_timeout, Duration::from_secs(30));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Limits {
+pub struct ImportLimits {
     /// The `initialize` handshake (or the 2026 discovery): 30 s.
     pub handshake_timeout: Duration,
     /// Each `tools/list` page and the `subscriptions/listen` request: 30 s.
@@ -123,7 +123,7 @@ pub struct Limits {
     pub max_message_bytes: usize,
 }
 
-impl Default for Limits {
+impl Default for ImportLimits {
     fn default() -> Self {
         Self {
             handshake_timeout: Duration::from_secs(30),
@@ -136,7 +136,7 @@ impl Default for Limits {
     }
 }
 
-impl Limits {
+impl ImportLimits {
     /// Sets [`handshake_timeout`](Self::handshake_timeout).
     pub fn handshake_timeout(mut self, timeout: Duration) -> Self {
         self.handshake_timeout = timeout;

@@ -3,7 +3,7 @@
 //! every imported tool (a remote call under its own timeout).
 
 use super::filter;
-use super::options::{ImportError, ImportOptions, Limits, SchemaPolicy};
+use super::options::{ImportError, ImportLimits, ImportOptions, SchemaPolicy};
 use crate::call::ToolRunContext;
 use crate::definition::{OutputDecl, ToolDefinition};
 use crate::error::ToolError;
@@ -35,7 +35,7 @@ pub(super) struct SyncCtx {
     pub(super) registry: Registry,
     pub(super) options: Arc<ImportOptions>,
     pub(super) peer: Peer<RoleClient>,
-    pub(super) limits: Limits,
+    pub(super) limits: ImportLimits,
     /// The connection's calls under way (for the server's 2025-11-25 questions).
     pub(super) in_flight: super::asks::InFlight,
 }
@@ -53,7 +53,7 @@ pub(super) struct Listing {
 /// [`Listing::bad`]; the rest of the page is kept (rmcp alone would refuse the whole listing).
 pub(super) async fn list_all(
     peer: &Peer<RoleClient>,
-    limits: &Limits,
+    limits: &ImportLimits,
 ) -> Result<Listing, ImportError> {
     let mut listing = Listing::default();
     let mut cursors = HashSet::new();
@@ -96,7 +96,7 @@ pub(super) async fn list_all(
         // Every entry counts, good or bad: a page of 5 M `{}` is as large as 5 M tools.
         if position > limits.max_tools {
             return Err(ImportError::TooLarge(format!(
-                "more than {} tools (Limits::max_tools)",
+                "more than {} tools (ImportLimits::max_tools)",
                 limits.max_tools
             )));
         }
@@ -116,7 +116,7 @@ pub(super) async fn list_all(
         }
     }
     Err(ImportError::TooLarge(format!(
-        "more than {} pages (Limits::max_pages)",
+        "more than {} pages (ImportLimits::max_pages)",
         limits.max_pages
     )))
 }
@@ -142,7 +142,7 @@ fn page_by_entry(
     };
     if *position + entries.len() > max_tools {
         return Err(ImportError::TooLarge(format!(
-            "more than {max_tools} tools (Limits::max_tools)"
+            "more than {max_tools} tools (ImportLimits::max_tools)"
         )));
     }
     let mut tools = Vec::with_capacity(entries.len());
@@ -181,7 +181,7 @@ fn page_by_entry(
     Ok((tools, next_cursor))
 }
 
-/// The most bad listing entries reported (each also counts against `Limits::max_tools`).
+/// The most bad listing entries reported (each also counts against `ImportLimits::max_tools`).
 const MAX_REPORTED_BAD: usize = 100;
 
 /// A remote name as it may be shown: its first 64 characters, escaped.
@@ -423,7 +423,7 @@ impl Remote {
                     "McpError",
                     "MCP_TIMEOUT",
                     format!(
-                        "the MCP server did not answer tools/call within {:?} (Limits::call_timeout)",
+                        "the MCP server did not answer tools/call within {:?} (ImportLimits::call_timeout)",
                         self.timeout
                     ),
                 ));

@@ -34,7 +34,7 @@ pub const MCP_PATH: &str = "/mcp";
 #[derive(Clone, Debug)]
 pub struct HttpConfig {
     inner: StreamableHttpServerConfig,
-    limits: Limits,
+    limits: HttpLimits,
     #[cfg(feature = "mcp-auth")]
     auth: Option<super::auth::Authorization>,
     unauthenticated: bool,
@@ -42,7 +42,7 @@ pub struct HttpConfig {
 
 /// The limits `HttpConfig` adds to rmcp's settings.
 #[derive(Clone, Copy, Debug)]
-struct Limits {
+struct HttpLimits {
     max_sessions: usize,
     session_idle: Duration,
     max_connections: usize,
@@ -59,7 +59,7 @@ impl Default for HttpConfig {
                 "http://127.0.0.1:*",
                 "http://[::1]:*",
             ]),
-            limits: Limits {
+            limits: HttpLimits {
                 max_sessions: 1_000,
                 session_idle: Duration::from_secs(300),
                 max_connections: 512,
