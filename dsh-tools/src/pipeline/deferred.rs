@@ -255,7 +255,7 @@ impl Registry {
             return Deferred::Settled(self.complete(Stage::Final(call, aborted)).await);
         }
         // Today's definition decides what the answer may do.
-        let (grant, editable) = super::grant_and_edits(&call, Some(&agent));
+        let (grant, editable) = super::approval::grant_and_edits(&call, Some(&agent));
         let stage = match self
             .apply_outcome(&mut call, outcome, grant, editable)
             .await

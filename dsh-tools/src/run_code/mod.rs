@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 pub(crate) mod lane;
 pub(crate) mod replay;
+pub(crate) mod run;
 
 /// The message when a scope presents `code` or `both` and the registry has no runtime (spec
 /// §5.1.4; the remedy names this crate's API, §6.3).
@@ -107,14 +108,14 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
         return Err(ToolError::new(missing_runtime(mode.as_str())));
     };
     let limits = registry.code_host_limits();
-    let (run, inbox) = lane::Run::new(
+    let (run, inbox) = run::Run::new(
         ctx.signal().token().clone(),
         exec.call_id().to_owned(),
         exec.root_call_id().to_owned(),
         agent.clone(),
         exec.caller_arc().cloned(),
         exec.token(),
-        lane::Mode {
+        run::Mode {
             limits,
             deferred,
             replay,
@@ -182,7 +183,7 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
     }
     let (stop, journal) = run.take_stop();
     match stop {
-        Some(replay::Stop::Waiting { n, approval, .. }) => {
+        Some(run::Stop::Waiting { n, approval, .. }) => {
             let message = format!(
                 "run_code waits for approval of {} (call {n} of its program)",
                 approval.tool
@@ -202,7 +203,7 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
                 message,
             ));
         }
-        Some(replay::Stop::Failed(message)) => {
+        Some(run::Stop::Failed(message)) => {
             return Err(ToolError::coded(
                 "CodeRunFailedError",
                 CODE_RUN_FAILED,

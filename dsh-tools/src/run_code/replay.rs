@@ -136,16 +136,3 @@ impl Replaying {
         ))
     }
 }
-
-/// Why a deferred run stopped early.
-pub(crate) enum Stop {
-    /// Call `n` asks: the run waits for its approval. The reply is kept so that the program
-    /// waits too, until the run is interrupted.
-    Waiting {
-        n: u64,
-        approval: Box<PendingApproval>,
-        _reply: Option<tokio::sync::oneshot::Sender<super::lane::Reply>>,
-    },
-    /// The run cannot go on: a replay made another call than before, or the journal is full.
-    Failed(String),
-}
