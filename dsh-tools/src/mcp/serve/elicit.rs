@@ -4,13 +4,15 @@
 //!   [`ServerApprovals::timeout`], ended by the call's cancellation).
 //! - 2026-07-28 requests get an `input_required` result (SEP-2322) carrying the form and a
 //!   `requestState` sealed with rmcp's [`RequestStateCodec`]: bound to the tool, a digest of
-//!   the arguments, the caller and this server's view, expiring, and answerable once. The
-//!   client retries the call with the answer; the retry runs the whole pipeline again and its
-//!   `ask` is answered by the form.
+//!   the arguments, the caller and this server's view, expiring, and answerable once by this
+//!   process (the set of answered states is per process: see DESIGN.md). The client retries
+//!   the call with the answer; the retry runs the whole pipeline again (pre-execute hooks
+//!   included) and its `ask` is answered by the form.
 //!
-//! The form (both eras): `approve` (required), `remember` when the tool's grant policy allows
-//! a remembered answer, `reason`, and `arguments` (the call's arguments as JSON text, to edit)
-//! when the tool accepts edits.
+//! The form (both eras): `approve` (required), `remember` when an answer can be kept (the
+//! tool's grant policy allows one and the server serves an agent scope), `reason`, and
+//! `arguments` (the call's arguments as JSON text, hidden characters escaped, to edit) when the
+//! tool accepts edits and the text is short enough to show whole.
 
 use crate::call::{ApprovalOutcome, Asked, CallApproval, CallApprover, CallAsk, Caller};
 use crate::error::ToolError;
