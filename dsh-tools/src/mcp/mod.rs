@@ -95,10 +95,12 @@ pub use serve::auth::{
 };
 pub use serve::elicit::{APPROVAL_INPUT_KEY, ApprovalsConfigError, ServerApprovals};
 #[cfg(feature = "mcp-http")]
-pub use serve::http::{HttpConfig, HttpServer, MCP_PATH, McpHttpService};
+pub use serve::http::{HttpConfig, MCP_PATH, McpHttpService};
 #[cfg(feature = "mcp-auth")]
 pub use serve::jwt::JwtVerifier;
 pub use serve::lines::MAX_IN_FLIGHT;
+#[cfg(feature = "mcp-http")]
+pub use serve::listener::HttpServer;
 #[cfg(feature = "mcp-redis")]
 pub use serve::redis::RedisSessionStore;
 #[cfg(feature = "mcp-http")]

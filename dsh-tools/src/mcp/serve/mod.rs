@@ -1,5 +1,5 @@
 //! Serving a registry over MCP: the rmcp handler (`server`), stdio lines (`lines`), streamable
-//! HTTP (`http`), its authorization (`auth`: the resource-server policy; `jwt`: the JWT
+//! HTTP (`http`: the tower service; `listener`: the TCP listener), its authorization (`auth`: the resource-server policy; `jwt`: the JWT
 //! verifier it asks), approvals put to the client's user (`elicit`) and a session store in
 //! Redis (`redis`).
 
@@ -11,6 +11,8 @@ pub(super) mod http;
 #[cfg(feature = "mcp-auth")]
 pub(super) mod jwt;
 pub(super) mod lines;
+#[cfg(feature = "mcp-http")]
+pub(super) mod listener;
 #[cfg(feature = "mcp-redis")]
 pub(super) mod redis;
 #[cfg(feature = "mcp-http")]
