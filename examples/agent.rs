@@ -215,17 +215,7 @@ fn resume_from(
     let ask = |p: &PendingApproval| -> Option<ApprovalOutcome> {
         // What the model chose, shown as it is: a bidi override or a zero-width character
         // in a path must not pass for something else in the very prompt that approves it.
-        let shown = |text: &str| -> String {
-            text.chars()
-                .map(|c| {
-                    if dsh_tools::present::is_hidden_char(c) {
-                        c.escape_unicode().to_string()
-                    } else {
-                        c.to_string()
-                    }
-                })
-                .collect()
-        };
+        let shown = dsh_tools::present::escape_hidden;
         println!(
             "approve {} {}? ({}) [y]es / [n]o / [a]lways / empty: later",
             shown(&p.tool),

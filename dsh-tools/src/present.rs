@@ -47,7 +47,7 @@ mod display;
 #[cfg(test)]
 mod tests;
 mod text;
-pub use text::is_hidden_char;
+pub use text::{escape_hidden, escape_hidden_json, is_hidden_char};
 
 /// What a call does: an icon hint for the generic card. Absent means [`ToolCallKind::Other`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]

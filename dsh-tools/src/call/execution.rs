@@ -429,6 +429,11 @@ impl RunState {
         held.downcast::<T>().ok().map(|b| *b)
     }
 
+    /// Puts the call in deferred mode (its program's asks are kept, not waited for).
+    pub(crate) fn defer_asks(&self) {
+        self.defers.store(true, Ordering::Release);
+    }
+
     pub(crate) fn take_attached(&self) -> Vec<ContentBlock> {
         std::mem::take(&mut *self.attached.lock().unwrap_or_else(|e| e.into_inner()))
     }

@@ -245,10 +245,7 @@ impl Registry {
             done => return Deferred::Settled(self.complete(done).await),
         };
         if defer {
-            call.exec
-                .run
-                .defers
-                .store(true, std::sync::atomic::Ordering::Release);
+            call.exec.run.defer_asks();
         }
         if call.exec.signal.is_cancelled() {
             let aborted = failure(ToolError::aborted_before_dispatch());

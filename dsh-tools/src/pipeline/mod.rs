@@ -248,10 +248,7 @@ impl Registry {
         call.approval = approval;
         call.program = program;
         if defer {
-            call.exec
-                .run
-                .defers
-                .store(true, std::sync::atomic::Ordering::Release);
+            call.exec.run.defer_asks();
         }
         if call.exec.signal.is_cancelled() {
             return Stage::Final(call, failure(ToolError::aborted_before_dispatch()));

@@ -121,10 +121,7 @@ impl Registry {
         };
         let settled = match self.create(input) {
             Stage::Dispatch(call) => {
-                call.exec
-                    .run
-                    .defers
-                    .store(true, std::sync::atomic::Ordering::Release);
+                call.exec.run.defer_asks();
                 RunState::put(&call.exec.run.replay, replay);
                 if call.exec.signal.is_cancelled() {
                     let aborted = failure(crate::error::ToolError::aborted_before_dispatch());

@@ -37,3 +37,56 @@ pub fn is_hidden_char(c: char) -> bool {
                 | '\u{e0000}'..='\u{e007f}'
         )
 }
+
+/// `text` with every [`is_hidden_char`] written as a `\u{…}` escape: safe to print to a
+/// terminal or show in a prompt, where it cannot drive the display or pass for other text.
+///
+/// ```
+/// use dsh_tools::present::escape_hidden;
+/// assert_eq!(escape_hidden("a\u{202e}b"), "a\\u{202e}b");
+/// assert_eq!(escape_hidden("plain"), "plain");
+/// ```
+pub fn escape_hidden(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains(is_hidden_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if is_hidden_char(c) {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// JSON text with every [`is_hidden_char`] written as a JSON `\uXXXX` escape (two surrogate
+/// escapes past U+FFFF): the same JSON value, shown safely. Outside strings JSON text holds no
+/// such character, so only string contents change.
+///
+/// ```
+/// use dsh_tools::present::escape_hidden_json;
+/// let text = serde_json::json!({"path": "a\u{202e}b"}).to_string();
+/// let shown = escape_hidden_json(&text);
+/// assert_eq!(shown, r#"{"path":"a\u202eb"}"#);
+/// assert_eq!(serde_json::from_str::<serde_json::Value>(&shown).unwrap()["path"], "a\u{202e}b");
+/// ```
+pub fn escape_hidden_json(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains(is_hidden_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if is_hidden_char(c) {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                use std::fmt::Write as _;
+                let _ = write!(out, "\\u{unit:04x}");
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}

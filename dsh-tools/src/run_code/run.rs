@@ -213,10 +213,13 @@ impl Run {
 
     /// Whether a deferred run stopped (a call waits, or a replay diverged).
     pub(super) fn stopped(&self) -> bool {
-        self.stop
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_some()
+        // Only a deferred run stops: an inline one takes no lock here.
+        self.deferred
+            && self
+                .stop
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_some()
     }
 
     pub(super) fn stop_with(&self, stop: Stop) {
@@ -244,6 +247,9 @@ impl Run {
 
     /// What call `n` gets from the replay, if this run replays.
     pub(super) fn replay_step(&self, n: u64, tool: &str, arguments: &Value) -> Step {
+        if !self.deferred {
+            return Step::Fresh;
+        }
         match &mut *self.replaying.lock().unwrap_or_else(|e| e.into_inner()) {
             Some(replaying) => replaying.step(n, tool, arguments),
             None => Step::Fresh,

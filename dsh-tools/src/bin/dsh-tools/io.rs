@@ -36,15 +36,7 @@ pub(crate) use out;
 /// bidirectional overrides and invisible characters written as `\u{..}` escapes, so input can
 /// never drive the terminal or show as something else.
 pub(crate) fn printable(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if hidden(c) {
-            out.push_str(&c.escape_unicode().to_string());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    dsh_tools::present::escape_hidden(text).into_owned()
 }
 
 /// Lines of text for a terminal (what a program printed and returned): every character

@@ -64,15 +64,9 @@ fn approving_content(params: &ElicitRequestParams) -> Option<Value> {
 
 /// The server's message, made safe to show: hidden characters escaped, cut.
 fn shown(message: &str) -> String {
-    let mut out = String::new();
-    for c in message.chars().take(MAX_MESSAGE) {
-        if crate::present::is_hidden_char(c) || c.is_control() {
-            out.extend(c.escape_unicode());
-        } else {
-            out.push(c);
-        }
-    }
-    if message.chars().count() > MAX_MESSAGE {
+    let cut: String = message.chars().take(MAX_MESSAGE).collect();
+    let mut out = crate::present::escape_hidden(&cut).into_owned();
+    if message.chars().nth(MAX_MESSAGE).is_some() {
         out.push('…');
     }
     out

@@ -16,6 +16,7 @@
 
 use crate::call::{ApprovalOutcome, Asked, CallApproval, CallApprover, CallAsk, Caller};
 use crate::error::ToolError;
+use crate::present::{escape_hidden, escape_hidden_json};
 use rmcp::model::{
     ElicitRequestParams, ElicitResult, ElicitationAction, InputRequest, InputRequests,
     InputRequiredResult, RequestStateCodec, SealOptions,
@@ -285,41 +286,11 @@ fn unsealable(e: &serde_json::Error) -> ToolError {
     )
 }
 
-/// JSON text with every character a terminal or a form would not show as itself (bidi
-/// overrides, zero-width and other format characters) written as a `\u` escape: the same JSON
-/// value, so a path like `notes\u202etxt.sh` cannot pass for another in the approval form.
-fn visible_json(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if crate::present::is_hidden_char(c) {
-            let mut units = [0u16; 2];
-            for unit in c.encode_utf16(&mut units) {
-                out.push_str(&format!("\\u{unit:04x}"));
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// Text (not JSON) with the characters [`visible_json`] escapes written as `\u{…}`.
-fn visible(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if crate::present::is_hidden_char(c) {
-                c.escape_unicode().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
-
 /// The arguments as JSON text (hidden characters escaped), cut to [`MAX_SHOWN_ARGUMENTS`]
 /// characters.
 fn shown_arguments(arguments: Option<&Value>) -> (String, bool) {
-    let text = visible_json(&arguments.map_or_else(|| "{}".to_owned(), Value::to_string));
+    let text = arguments.map_or_else(|| "{}".to_owned(), Value::to_string);
+    let text = escape_hidden_json(&text).into_owned();
     if text.chars().count() <= MAX_SHOWN_ARGUMENTS {
         return (text, false);
     }
@@ -331,12 +302,12 @@ fn shown_arguments(arguments: Option<&Value>) -> (String, bool) {
 /// The elicitation's params (`message`, `requestedSchema`): one form, in both eras.
 fn form_params(ask: &CallAsk, server: &str) -> Value {
     let (arguments, cut) = shown_arguments(ask.arguments.as_deref());
-    let tool = &visible(&ask.tool_name);
-    let server = visible(server);
+    let tool = &escape_hidden(&ask.tool_name);
+    let server = escape_hidden(server);
     let mut message = format!("The MCP server \"{server}\" asks to run tool \"{tool}\"");
     if let Some(reason) = &ask.reason {
         let reason: String = reason.chars().take(500).collect();
-        message.push_str(&format!(" ({})", visible(&reason)));
+        message.push_str(&format!(" ({})", escape_hidden(&reason)));
     }
     message.push_str(&format!(" with arguments {arguments}. Approve?"));
     let mut properties = serde_json::Map::new();
@@ -551,6 +522,5 @@ mod tests {
         assert!(!text.chars().any(crate::present::is_hidden_char), "{text}");
         let back: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(back, arguments, "an unedited form gives the same arguments");
-        assert_eq!(visible("a\u{200b}b"), "a\\u{200b}b");
     }
 }
