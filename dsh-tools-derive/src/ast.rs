@@ -95,138 +95,10 @@ impl ToolFn {
         // A plain `fn` is a blocking body: it runs on the blocking pool, where a deadline
         // releases the caller (a blocked thread cannot be preempted).
         let blocking = sig.asyncness.is_none();
-        if let Some(constness) = &sig.constness {
-            cx.error_spanned(constness, "a `#[tool]` function cannot be `const`");
-        }
-        if let syn::Safety::Unsafe(token) = &sig.safety {
-            cx.error_spanned(
-                token,
-                "a `#[tool]` function cannot be `unsafe`: the registry calls it with arguments \
-                 from the model",
-            );
-        }
-        if let Some(abi) = &sig.abi {
-            cx.error_spanned(abi, "a `#[tool]` function cannot have an `extern` ABI");
-        }
-        if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-            cx.error_spanned(
-                &sig.generics,
-                "a `#[tool]` function cannot be generic: its schema is computed from concrete \
-                 types (write a non-generic function per type, or implement `Tool` by hand)",
-            );
-        }
-        if let Some(variadic) = &sig.variadic {
-            cx.error_spanned(variadic, "a `#[tool]` function cannot be variadic");
-        }
-        let output = match &sig.output {
-            ReturnType::Type(_, ty) => Some((**ty).clone()),
-            ReturnType::Default => {
-                cx.error_spanned(
-                    &sig.ident,
-                    "a `#[tool]` function returns `Result<O, E>`: add `-> Result<O, ToolError>`",
-                );
-                None
-            }
-        };
-
-        let mut params = Vec::new();
-        for input in &sig.inputs {
-            match input {
-                FnArg::Receiver(receiver) => cx.error_spanned(
-                    receiver,
-                    "a `#[tool]` function cannot take `self`: write a free function, or \
-                     implement `dsh_tools::Tool` by hand for your type",
-                ),
-                FnArg::Typed(param) => params.push(param.clone()),
-            }
-        }
-        // A first parameter `State<T>` is the tool's state, outside the arguments' form.
-        let state = match params.first().and_then(|p| state_type(&p.ty)) {
-            Some(ty) => {
-                params.remove(0);
-                if let Type::Reference(_) = &ty {
-                    cx.error_spanned(
-                        &ty,
-                        "the state is held by the tool and cloned into every call, so it cannot \
-                         borrow: share one value with `State<Arc<T>>` (or hold any `T: Clone + \
-                         Send + Sync + 'static`)",
-                    );
-                }
-                Some(ty)
-            }
-            None => None,
-        };
-        // A documented context would become an argument the model must send.
-        for param in &params {
-            if param.attrs.iter().any(is_doc) && is_context(&param.ty) {
-                let doc = param
-                    .attrs
-                    .iter()
-                    .find(|a| is_doc(a))
-                    .expect("checked: documented");
-                cx.error_spanned(
-                    doc,
-                    "the context is never documented: remove this doc comment (a documented \
-                     parameter is an argument the model sends; the last undocumented parameter \
-                     is the context)",
-                );
-            }
-        }
-        for param in &params {
-            if state_type(&param.ty).is_some() {
-                cx.error_spanned(
-                    &param.ty,
-                    "the `State<T>` parameter comes first: `async fn f(State(s): State<T>, ...)` \
-                     (a tool has at most one state; put several values in one struct)",
-                );
-            }
-        }
-        let documented: Vec<bool> = params.iter().map(|p| p.attrs.iter().any(is_doc)).collect();
-        let last = params.len().saturating_sub(1);
-        let (form, context) = if documented.iter().any(|d| *d) {
-            let mut args = Vec::new();
-            let mut context = None;
-            for (i, param) in params.iter().enumerate() {
-                if documented[i] {
-                    if let Some(arg) = inline_arg(param, cx) {
-                        args.push(arg);
-                    }
-                } else if i == last {
-                    context = Some((*param.ty).clone());
-                } else {
-                    cx.error_spanned(
-                        &param.pat,
-                        "document this argument with `///`: in the inline form (chosen because \
-                         another parameter has a doc comment) every argument carries its \
-                         description for the model; only the last parameter may be undocumented, \
-                         as the context",
-                    );
-                }
-            }
-            (Form::Inline(args), context)
-        } else {
-            match params.as_slice() {
-                [] => (Form::Inline(Vec::new()), None),
-                [args] => (Form::Struct(args.ty.clone()), None),
-                [args, ctx] => (Form::Struct(args.ty.clone()), Some((*ctx.ty).clone())),
-                [_, _, extra @ ..] => {
-                    for param in extra {
-                        cx.error_spanned(
-                            param,
-                            "too many parameters: a `#[tool]` function takes its arguments struct \
-                             and optionally the context (`args: Args, ctx: ToolRunContext`); to \
-                             take each argument as a parameter (the inline form), document each \
-                             with `///`; host state (a database, a client) is \
-                             `State(db): State<Db>`, first",
-                        );
-                    }
-                    (
-                        Form::Struct(params[0].ty.clone()),
-                        Some((*params[1].ty).clone()),
-                    )
-                }
-            }
-        };
+        qualifiers(sig, cx);
+        let output = output(sig, cx);
+        let (params, state) = parameters(sig, cx);
+        let (form, context) = form(&params, cx);
 
         for input in item.sig.inputs.iter_mut() {
             if let FnArg::Typed(param) = input {
@@ -255,6 +127,154 @@ impl ToolFn {
     /// The function's name without `r#`.
     pub(crate) fn name(&self) -> String {
         self.item.sig.ident.unraw().to_string()
+    }
+}
+
+/// What a tool function cannot be: `const`, `unsafe`, `extern`, generic or variadic.
+fn qualifiers(sig: &syn::Signature, cx: &mut Ctxt) {
+    if let Some(constness) = &sig.constness {
+        cx.error_spanned(constness, "a `#[tool]` function cannot be `const`");
+    }
+    if let syn::Safety::Unsafe(token) = &sig.safety {
+        cx.error_spanned(
+            token,
+            "a `#[tool]` function cannot be `unsafe`: the registry calls it with arguments \
+             from the model",
+        );
+    }
+    if let Some(abi) = &sig.abi {
+        cx.error_spanned(abi, "a `#[tool]` function cannot have an `extern` ABI");
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        cx.error_spanned(
+            &sig.generics,
+            "a `#[tool]` function cannot be generic: its schema is computed from concrete \
+             types (write a non-generic function per type, or implement `Tool` by hand)",
+        );
+    }
+    if let Some(variadic) = &sig.variadic {
+        cx.error_spanned(variadic, "a `#[tool]` function cannot be variadic");
+    }
+}
+
+/// The declared return type (required).
+fn output(sig: &syn::Signature, cx: &mut Ctxt) -> Option<Type> {
+    match &sig.output {
+        ReturnType::Type(_, ty) => Some((**ty).clone()),
+        ReturnType::Default => {
+            cx.error_spanned(
+                &sig.ident,
+                "a `#[tool]` function returns `Result<O, E>`: add `-> Result<O, ToolError>`",
+            );
+            None
+        }
+    }
+}
+
+/// The typed parameters after the state, and the state's type (a first `State<T>`).
+fn parameters(sig: &syn::Signature, cx: &mut Ctxt) -> (Vec<syn::PatType>, Option<Type>) {
+    let mut params = Vec::new();
+    for input in &sig.inputs {
+        match input {
+            FnArg::Receiver(receiver) => cx.error_spanned(
+                receiver,
+                "a `#[tool]` function cannot take `self`: write a free function, or \
+                 implement `dsh_tools::Tool` by hand for your type",
+            ),
+            FnArg::Typed(param) => params.push(param.clone()),
+        }
+    }
+    // A first parameter `State<T>` is the tool's state, outside the arguments' form.
+    let state = match params.first().and_then(|p| state_type(&p.ty)) {
+        Some(ty) => {
+            params.remove(0);
+            if let Type::Reference(_) = &ty {
+                cx.error_spanned(
+                    &ty,
+                    "the state is held by the tool and cloned into every call, so it cannot \
+                     borrow: share one value with `State<Arc<T>>` (or hold any `T: Clone + \
+                     Send + Sync + 'static`)",
+                );
+            }
+            Some(ty)
+        }
+        None => None,
+    };
+    // A documented context would become an argument the model must send.
+    for param in &params {
+        if param.attrs.iter().any(is_doc) && is_context(&param.ty) {
+            let doc = param
+                .attrs
+                .iter()
+                .find(|a| is_doc(a))
+                .expect("checked: documented");
+            cx.error_spanned(
+                doc,
+                "the context is never documented: remove this doc comment (a documented \
+                 parameter is an argument the model sends; the last undocumented parameter \
+                 is the context)",
+            );
+        }
+    }
+    for param in &params {
+        if state_type(&param.ty).is_some() {
+            cx.error_spanned(
+                &param.ty,
+                "the `State<T>` parameter comes first: `async fn f(State(s): State<T>, ...)` \
+                 (a tool has at most one state; put several values in one struct)",
+            );
+        }
+    }
+    (params, state)
+}
+
+/// The arguments' form and the context's type, from the parameters after the state (see the
+/// module docs).
+fn form(params: &[syn::PatType], cx: &mut Ctxt) -> (Form, Option<Type>) {
+    let documented: Vec<bool> = params.iter().map(|p| p.attrs.iter().any(is_doc)).collect();
+    let last = params.len().saturating_sub(1);
+    if documented.iter().any(|d| *d) {
+        let mut args = Vec::new();
+        let mut context = None;
+        for (i, param) in params.iter().enumerate() {
+            if documented[i] {
+                if let Some(arg) = inline_arg(param, cx) {
+                    args.push(arg);
+                }
+            } else if i == last {
+                context = Some((*param.ty).clone());
+            } else {
+                cx.error_spanned(
+                    &param.pat,
+                    "document this argument with `///`: in the inline form (chosen because \
+                     another parameter has a doc comment) every argument carries its \
+                     description for the model; only the last parameter may be undocumented, \
+                     as the context",
+                );
+            }
+        }
+        return (Form::Inline(args), context);
+    }
+    match params {
+        [] => (Form::Inline(Vec::new()), None),
+        [args] => (Form::Struct(args.ty.clone()), None),
+        [args, ctx] => (Form::Struct(args.ty.clone()), Some((*ctx.ty).clone())),
+        [_, _, extra @ ..] => {
+            for param in extra {
+                cx.error_spanned(
+                    param,
+                    "too many parameters: a `#[tool]` function takes its arguments struct \
+                     and optionally the context (`args: Args, ctx: ToolRunContext`); to \
+                     take each argument as a parameter (the inline form), document each \
+                     with `///`; host state (a database, a client) is \
+                     `State(db): State<Db>`, first",
+                );
+            }
+            (
+                Form::Struct(params[0].ty.clone()),
+                Some((*params[1].ty).clone()),
+            )
+        }
     }
 }
 
@@ -363,5 +383,19 @@ pub(crate) fn upper_camel(name: &str) -> String {
         "Tool".to_owned()
     } else {
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::upper_camel;
+
+    #[test]
+    fn camel() {
+        assert_eq!(upper_camel("read_file"), "ReadFile");
+        assert_eq!(upper_camel("add"), "Add");
+        assert_eq!(upper_camel("_private_x"), "PrivateX");
+        assert_eq!(upper_camel("do_2x"), "Do2x");
+        assert_eq!(upper_camel("_"), "Tool");
     }
 }

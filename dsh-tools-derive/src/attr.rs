@@ -106,6 +106,19 @@ pub(crate) struct Attrs {
     pub(crate) allow_unknown_args: Option<Set<bool>>,
 }
 
+impl Attrs {
+    /// The path generated code names the crate by: `crate = ...`, or `::dsh_tools`.
+    pub(crate) fn krate(&self) -> TokenStream {
+        match &self.krate {
+            Some(set) => {
+                let path = &set.value;
+                quote::quote!(#path)
+            }
+            None => quote::quote!(::dsh_tools),
+        }
+    }
+}
+
 /// Parses the attribute's arguments; every problem goes to `cx`.
 pub(crate) fn parse(args: TokenStream, cx: &mut Ctxt) -> Attrs {
     let mut attrs = Attrs::default();

@@ -110,6 +110,18 @@ pub(crate) fn check(attrs: &Attrs, tool: &ToolFn, cx: &mut Ctxt) -> Checked {
 }
 
 /// The type `#[tool]` generates for the tool (`ReadFile` for `fn read_file`, or `struct_name`).
+pub(crate) fn struct_ident(attrs: &Attrs, tool: &ToolFn) -> syn::Ident {
+    match &attrs.struct_name {
+        Some(set) => set.value.clone(),
+        // At the function's name: a clash with the author's own type (E0428) points there.
+        None => syn::Ident::new(
+            &crate::ast::upper_camel(&tool.name()),
+            tool.item.sig.ident.span(),
+        ),
+    }
+}
+
+/// [`struct_ident`] as text (without building an `Ident`, which the text may not be).
 pub(crate) fn struct_name(attrs: &Attrs, tool: &ToolFn) -> String {
     match &attrs.struct_name {
         Some(set) => set.value.to_string(),
