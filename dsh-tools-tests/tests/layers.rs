@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     &["json"],
     &["schema"],
-    &["error", "content"],
+    &["error", "content", "search"],
     &["call", "typed", "present", "code"],
     &["definition", "run_code"],
     &["registry"],

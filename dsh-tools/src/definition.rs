@@ -223,6 +223,47 @@ pub struct ToolDefinition {
     pub(crate) grant_policy: crate::call::GrantPolicy,
     /// Whether an approval may run the call with edited arguments.
     pub(crate) editable_arguments: bool,
+    /// Whether the tool is left out of the tool list until a search loads it (`None`: the
+    /// scope's [`DeferRule`](crate::registry::DeferRule)s decide).
+    pub(crate) defer_loading: Option<bool>,
+    /// The group the tool belongs to.
+    pub(crate) namespace: Option<Arc<Namespace>>,
+}
+
+/// A named group of tools with a description the model reads (one per imported MCP server,
+/// say): searched with the tool, listed in its place while the tool is deferred, and exported
+/// as OpenAI's `namespace` tool.
+///
+/// ```
+/// use dsh_tools::definition::Namespace;
+///
+/// let github = Namespace::new("github", "Issues, pull requests and code on GitHub");
+/// assert_eq!(github.name(), "github");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct Namespace {
+    name: String,
+    description: String,
+}
+
+impl Namespace {
+    /// A namespace called `name`, described by `description`.
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+        }
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its description.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
 }
 
 impl fmt::Debug for ToolDefinition {
@@ -321,6 +362,8 @@ impl ToolDefinition {
             args: None,
             grant_policy: crate::call::GrantPolicy::default(),
             editable_arguments: false,
+            defer_loading: None,
+            namespace: None,
         }
     }
 
@@ -431,6 +474,41 @@ impl ToolDefinition {
     pub fn editable_arguments(mut self, editable: bool) -> Self {
         self.editable_arguments = editable;
         self
+    }
+
+    /// Leaves the tool out of the tool list sent to the model until a search finds it
+    /// (`true`), or keeps it in whatever the scope's [`DeferRule`](crate::registry::DeferRule)s
+    /// say (`false`). A deferred tool is registered, restricted, guarded and callable like any
+    /// other: only what the model is shown changes. Unset, the scope's rules decide.
+    ///
+    /// ```
+    /// use dsh_tools::{OutputDecl, ToolDefinition};
+    /// use serde_json::json;
+    ///
+    /// let tool = ToolDefinition::new("archive", "Archives a project", json!({"type": "object"}),
+    ///     OutputDecl::text(), |_, _| async { Ok(json!("done")) })
+    ///     .defer_loading(true);
+    /// assert_eq!(tool.deferral(), Some(true));
+    /// ```
+    pub fn defer_loading(mut self, deferred: bool) -> Self {
+        self.defer_loading = Some(deferred);
+        self
+    }
+
+    /// What [`defer_loading`](Self::defer_loading) set, if anything.
+    pub fn deferral(&self) -> Option<bool> {
+        self.defer_loading
+    }
+
+    /// Puts the tool in `namespace`.
+    pub fn namespace(mut self, namespace: Namespace) -> Self {
+        self.namespace = Some(Arc::new(namespace));
+        self
+    }
+
+    /// The tool's namespace, if it has one.
+    pub fn tool_namespace(&self) -> Option<&Namespace> {
+        self.namespace.as_deref()
     }
 
     /// The [`grant_policy`](Self::grant_policy).

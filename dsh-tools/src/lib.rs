@@ -99,6 +99,7 @@ pub mod registry;
 pub(crate) mod run_code;
 pub mod schedule;
 pub mod schema;
+pub mod search;
 pub mod testing;
 pub mod tool;
 mod typed;

@@ -102,6 +102,10 @@ pub(crate) enum Target {
     CodeDispatchObserver {
         id: u64,
     },
+    /// Scope rules: a guard of the global layer and a visibility filter.
+    ScopeRules {
+        id: u64,
+    },
     Nothing,
 }
 
@@ -196,6 +200,7 @@ pub(super) fn remove(state: &mut State, target: Target) -> Option<ChangeEvent> {
                 return None;
             }
             layer.tools.shift_remove(&name);
+            state.tool_removed(id);
             Some(ChangeEvent::ToolRemoved { name, agent: scope })
         }
         Target::Restriction { scope, id } => {
@@ -223,6 +228,12 @@ pub(super) fn remove(state: &mut State, target: Target) -> Option<ChangeEvent> {
         }
         Target::CodeDispatchObserver { id } => {
             state.code_dispatch_observers.retain(|l| l.0 != id);
+            None
+        }
+        Target::ScopeRules { id } => {
+            state.global.guards.retain(|g| g.0 != id);
+            state.guards_changed();
+            state.visibility.retain(|v| v.0 != id);
             None
         }
         Target::Nothing => None,
@@ -292,6 +303,9 @@ impl Registry {
         if name == RUN_CODE {
             return Err(RegistrationError::Reserved);
         }
+        if name == super::tool_search::TOOL_SEARCH {
+            return Err(RegistrationError::SearchReserved);
+        }
         Ok(Arc::new(RegisteredTool {
             definition,
             output,
@@ -315,7 +329,14 @@ impl Registry {
                 scoped: scope.is_some(),
             });
         }
-        layer.tools.insert(name.clone(), state::Entry { id, tool });
+        layer.tools.insert(
+            name.clone(),
+            state::Entry {
+                id,
+                tool: Arc::clone(&tool),
+            },
+        );
+        state.tool_added(id, &tool);
         drop(state);
         let registration = self.registration(Target::Tool {
             scope: scope.clone(),
@@ -367,7 +388,10 @@ impl Registry {
         let new_id = self.id();
         let mut state = self.write();
         let layer = state.layer_or_create(scope.as_ref());
-        let entry = state::Entry { id: new_id, tool };
+        let entry = state::Entry {
+            id: new_id,
+            tool: Arc::clone(&tool),
+        };
         let previous = match layer.tools.get_mut(&name) {
             Some(current) if current.id == id => Some(std::mem::replace(current, entry)),
             Some(_) => {
@@ -381,6 +405,10 @@ impl Registry {
                 None
             }
         };
+        if let Some(previous) = &previous {
+            state.tool_removed(previous.id);
+        }
+        state.tool_added(new_id, &tool);
         drop(state);
         let event = ChangeEvent::ToolRegistered {
             name: name.clone(),
@@ -390,14 +418,23 @@ impl Registry {
             // A listener refused the new version: the old one comes back where it stood.
             let mut state = self.write();
             if let Some(layer) = state.layer_mut(scope.as_ref()) {
-                match (layer.tools.get_mut(&name), previous) {
+                let back = match (layer.tools.get_mut(&name), previous) {
                     (Some(current), Some(previous)) if current.id == new_id => {
+                        let back = (previous.id, Arc::clone(&previous.tool));
                         *current = previous;
+                        Some(Some(back))
                     }
                     (Some(current), None) if current.id == new_id => {
                         layer.tools.shift_remove(&name);
+                        Some(None)
                     }
-                    _ => {}
+                    _ => None,
+                };
+                if let Some(back) = back {
+                    state.tool_removed(new_id);
+                    if let Some((id, tool)) = back {
+                        state.tool_added(id, &tool);
+                    }
                 }
             }
             return Err(RegistrationError::ChangeListener(e));
@@ -455,6 +492,7 @@ impl Registry {
                     other => events.extend(remove(&mut state, other)),
                 }
             }
+            let mut gone_ids = Vec::new();
             for (scope, names) in tools {
                 let Some(layer) = state.layer_mut(scope.as_ref()) else {
                     continue;
@@ -462,6 +500,7 @@ impl Registry {
                 layer.tools.retain(|name, entry| {
                     let gone = names.get(name).is_some_and(|ids| ids.contains(&entry.id));
                     if gone {
+                        gone_ids.push(entry.id);
                         events.push(ChangeEvent::ToolRemoved {
                             name: name.clone(),
                             agent: scope.clone(),
@@ -469,6 +508,9 @@ impl Registry {
                     }
                     !gone
                 });
+            }
+            for id in gone_ids {
+                state.tool_removed(id);
             }
         }
         // Another registry's handles, outside our lock (their listeners may read this one).
@@ -520,6 +562,15 @@ impl Registry {
     ///
     /// Fails when a definition's parameters are not lossless JSON.
     pub fn schemas(&self, agent: Option<&AgentId>) -> Result<Vec<ToolSchema>, RegistrationError> {
+        self.presented_schemas_by(agent, &|_| false)
+    }
+
+    /// [`schemas`](Self::schemas), with the deferred tools `loaded` names.
+    pub(super) fn presented_schemas_by(
+        &self,
+        agent: Option<&AgentId>,
+        loaded: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<ToolSchema>, RegistrationError> {
         let state = self.read();
         let mode = state.effective_mode(agent);
         if mode != PresentationMode::Native && state.code_runtime.is_none() {
@@ -527,7 +578,7 @@ impl Registry {
                 mode: mode.as_str(),
             });
         }
-        let tools = state.view(agent);
+        let tools = state.presented(agent, loaded);
         let runtime = state.code_runtime.clone();
         drop(state);
         // Spec §2.2.3: run_code's strings follow the runtime's language, read now.

@@ -16,6 +16,8 @@ pub enum RegistrationError {
     },
     /// The name is `run_code`.
     Reserved,
+    /// The name is `tool_search`, the built-in search of deferred tools.
+    SearchReserved,
     /// The name is already registered in the same layer.
     Duplicate {
         /// The tool.
@@ -91,6 +93,9 @@ impl fmt::Display for RegistrationError {
             Self::Timeout { name } => write!(f, "tool \"{name}\" timeoutMs must be a positive finite number"),
             Self::Reserved => f.write_str(
                 "tool name \"run_code\" is reserved for the Code Mode presentation transport and cannot be registered or shadowed",
+            ),
+            Self::SearchReserved => f.write_str(
+                "tool name \"tool_search\" is reserved for the search of deferred tools and cannot be registered or shadowed",
             ),
             Self::Duplicate { name, scoped: false } => write!(
                 f,

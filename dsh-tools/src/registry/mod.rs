@@ -6,6 +6,7 @@
 //! keeps the registration (as the spec's disposer does). [`scoped`](Registration::scoped) turns
 //! it into a guard that undoes the registration when dropped.
 
+mod catalog;
 mod change;
 mod code;
 mod context;
@@ -16,14 +17,19 @@ mod grants;
 mod hooks;
 mod present;
 mod scope;
+mod search;
 mod state;
+mod tool_search;
 mod tools;
 
+pub use catalog::DeferRule;
 pub use code::{DEFAULT_MAX_PARALLEL_SUB_CALLS, PromptSection};
 pub(crate) use core::{Inner, Target};
 pub use core::{Registration, Registry, ScopedRegistration};
 pub use errors::{RegistrationError, RestrictError};
 pub use event::{ChangeEvent, ChangeListener};
 pub use scope::Scope;
+pub use search::{LoadedTools, ToolMatch, ToolQuery};
 pub(crate) use state::Admitted;
+pub use tool_search::{DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, TOOL_SEARCH};
 pub use tools::{PresentationMode, RUN_CODE, RegisteredTool, Restriction, ToolSchema};

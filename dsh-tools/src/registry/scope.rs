@@ -188,7 +188,11 @@ impl Registry {
     /// Removes `agent`'s layer (tools, restrictions, guards, mode) and its hooks.
     pub fn dispose_scope(&self, agent: &AgentId) {
         let mut state = self.write();
-        state.scopes.remove(agent);
+        if let Some(layer) = state.scopes.remove(agent) {
+            for entry in layer.tools.values() {
+                state.tool_removed(entry.id);
+            }
+        }
         state.parents.remove(agent);
         state.hooks.remove_scope(agent);
         state.hooks_changed();

@@ -33,6 +33,8 @@ pub(crate) struct Layer {
     pub(crate) restrictions: Vec<RestrictionEntry>,
     pub(crate) guards: Vec<(u64, Arc<dyn Guard>)>,
     pub(crate) mode: Option<PresentationMode>,
+    /// Which of the tools this layer's view shows wait for a search.
+    pub(crate) defer_rules: Vec<super::catalog::DeferRule>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -203,6 +205,14 @@ pub(crate) struct State {
     pub(crate) approval_store: Arc<dyn crate::call::ApprovalStore>,
     /// Observers of the records of `run_code` sub-calls (spec §4.8).
     pub(crate) code_dispatch_observers: Vec<(u64, super::code::CodeDispatchObserver)>,
+    /// The search index, once something searched or deferred a tool.
+    pub(crate) catalog: Option<super::catalog::Catalog>,
+    /// Whether a tool or a rule ever deferred loading (then `tool_search` resolves).
+    pub(crate) deferral: bool,
+    /// The one `tool_search` definition every view with deferred tools presents.
+    pub(crate) tool_search: Option<Arc<RegisteredTool>>,
+    /// Scope rules that hide from a caller the tools it may not call (in searches and lists).
+    pub(crate) visibility: Vec<(u64, Arc<crate::call::ScopeRules>)>,
 }
 
 impl Default for State {
@@ -223,6 +233,10 @@ impl Default for State {
             code_host_limits: crate::code::CodeHostLimits::default(),
             approval_store: Arc::new(crate::call::MemoryApprovalStore::default()),
             code_dispatch_observers: Vec::new(),
+            catalog: None,
+            deferral: false,
+            tool_search: builtin(super::tool_search::definition()),
+            visibility: Vec::new(),
         }
     }
 }
@@ -288,6 +302,9 @@ impl State {
                 .then_some(self.run_code.as_ref())
                 .flatten();
         }
+        if name == super::tool_search::TOOL_SEARCH {
+            return self.tool_search.as_ref().filter(|_| self.deferral);
+        }
         let Some(agent) = agent else {
             return self.global.tools.get(name).map(|e| &e.tool);
         };
@@ -311,6 +328,39 @@ impl State {
     pub(crate) fn view(&self, agent: Option<&AgentId>) -> Vec<Arc<RegisteredTool>> {
         let mut view = self.native_view(agent);
         if self.effective_mode(agent) != PresentationMode::Native
+            && let Some(run_code) = &self.run_code
+        {
+            view.push(Arc::clone(run_code));
+        }
+        view
+    }
+
+    /// The [view](Self::view) as the model is shown it: the deferred tools `loaded` does not
+    /// name left out, and `tool_search` (before `run_code`) where the view defers any and the
+    /// mode is not `code` (where programs search instead).
+    pub(crate) fn presented(
+        &self,
+        agent: Option<&AgentId>,
+        loaded: &dyn Fn(&str) -> bool,
+    ) -> Vec<Arc<RegisteredTool>> {
+        let mode = self.effective_mode(agent);
+        let mut view = self.native_view(agent);
+        if self.deferral {
+            let chain = self.chain(agent);
+            let mut any = false;
+            view.retain(|tool| {
+                let deferred = self.deferred(tool, &chain);
+                any |= deferred;
+                !deferred || loaded(&tool.definition.name)
+            });
+            if any
+                && mode != PresentationMode::Code
+                && let Some(search) = &self.tool_search
+            {
+                view.push(Arc::clone(search));
+            }
+        }
+        if mode != PresentationMode::Native
             && let Some(run_code) = &self.run_code
         {
             view.push(Arc::clone(run_code));
@@ -425,6 +475,49 @@ impl State {
     }
 }
 
+impl State {
+    /// Call after a tool entered a layer under registration `id`.
+    pub(crate) fn tool_added(&mut self, id: u64, tool: &Arc<RegisteredTool>) {
+        if tool.definition.defer_loading == Some(true) {
+            self.deferral = true;
+        }
+        if let Some(catalog) = &mut self.catalog {
+            catalog.insert(id, tool);
+        }
+    }
+
+    /// Call after registration `id`'s tool left its layer.
+    pub(crate) fn tool_removed(&mut self, id: u64) {
+        if let Some(catalog) = &mut self.catalog {
+            catalog.remove(id);
+        }
+    }
+
+    /// Builds the search index from every layer, if it is not built yet; kept current after.
+    pub(crate) fn enable_catalog(&mut self) {
+        if self.catalog.is_some() {
+            return;
+        }
+        let mut catalog = super::catalog::Catalog::default();
+        for layer in std::iter::once(&self.global).chain(self.scopes.values()) {
+            for entry in layer.tools.values() {
+                catalog.insert(entry.id, &entry.tool);
+            }
+        }
+        self.catalog = Some(catalog);
+    }
+
+    /// Whether `tool` waits for a search in the view of the agent whose chain is `chain`: its
+    /// own setting, else a rule of the global layer or of a layer on the chain.
+    pub(crate) fn deferred(&self, tool: &RegisteredTool, chain: &[AgentId]) -> bool {
+        tool.definition.defer_loading.unwrap_or_else(|| {
+            std::iter::once(&self.global)
+                .chain(chain.iter().filter_map(|a| self.scopes.get(a)))
+                .any(|layer| layer.defer_rules.iter().any(|rule| rule.defers(tool)))
+        })
+    }
+}
+
 impl Layer {
     pub(crate) fn admits(&self, name: &str) -> bool {
         self.restrictions.iter().all(|r| r.admits(name))
@@ -433,7 +526,11 @@ impl Layer {
 
 /// The shared `run_code` tool (its output schema compiles: it is a fixed schema).
 fn run_code_tool() -> Option<Arc<RegisteredTool>> {
-    let definition = crate::run_code::definition();
+    builtin(crate::run_code::definition())
+}
+
+/// A built-in definition, registered nowhere (its output schema is fixed and compiles).
+fn builtin(definition: crate::definition::ToolDefinition) -> Option<Arc<RegisteredTool>> {
     let output = crate::schema::OutputSchema::new(&definition.output.schema).ok()?;
     Some(Arc::new(RegisteredTool {
         definition,

@@ -1,0 +1,1 @@
+//! The ranking on a real catalog (filled in when the fixture lands).
