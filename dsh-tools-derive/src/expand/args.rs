@@ -124,8 +124,7 @@ fn inline(attrs: &Attrs, args: &[InlineArg], names: &Names<'_>) -> Arguments {
     // Its generated validator, declared here rather than by `#[derive(FastCheck)]`, in
     // the compact form: a constant member table checked by one shared loop, so the
     // check adds no function to the tool (BENCHMARKS.md, compile time).
-    let inline_check = crate::fast::inline_check(&ident, args, !allow_unknown, krate)
-        .unwrap_or_else(|e| e.to_compile_error());
+    let inline_check = crate::fast::inline_check(&ident, args, !allow_unknown, krate);
     Arguments {
         ty: quote!(#ident),
         item,
