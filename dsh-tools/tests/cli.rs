@@ -605,6 +605,46 @@ fn code_sdk_prints_the_section() {
     }
 }
 
+#[test]
+fn tools_search_ranks_a_tool_list() {
+    let tools = r#"[{"name": "read_file", "description": "Read a file from disk", "namespace": "fs"},
+                    {"name": "send_message", "description": "Post a message to a channel", "namespace": "slack",
+                     "parameters": {"type": "object", "properties": {"channel": {"type": "string"}}}},
+                    {"name": "evil\u001b[2J", "description": "Post a message too"}]"#;
+    let r = run(&["tools", "search", "-", "post in a slack channel"], tools);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "send_message\nevil\\u{1b}[2J\n");
+    let r = run(
+        &[
+            "tools",
+            "search",
+            "--json",
+            "--limit",
+            "1",
+            "-",
+            "read_file",
+        ],
+        tools,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out = json_out(&r);
+    assert_eq!(out[0]["name"], "read_file");
+    assert_eq!(out[0]["namespace"], "fs");
+    assert_eq!(out[0]["matched"], "name");
+    assert_eq!(out.as_array().unwrap().len(), 1);
+    let r = run(&["tools", "search", "-", "!!!"], tools);
+    assert_eq!((r.code, r.stdout.as_str()), (1, ""));
+    for bad in [
+        r#"{"name": "x"}"#,
+        r#"[{"name": "x"}]"#,
+        r#"[{"name": "x", "description": "d", "namespace": 3}]"#,
+    ] {
+        let r = run(&["tools", "search", "-", "q"], bad);
+        assert_eq!(r.code, 2, "{bad}");
+        assert!(r.stderr.starts_with("dsh-tools: TOOLS"), "{}", r.stderr);
+    }
+}
+
 #[cfg(all(feature = "typescript", feature = "mcp"))]
 #[test]
 fn code_run_runs_a_program_and_reports_its_outcome() {

@@ -296,7 +296,38 @@ impl Registry {
         agent: Option<&AgentId>,
         dialect: Dialect,
     ) -> Result<ProviderTools, ExportError> {
-        self.export_with(agent, dialect, &HashMap::new())
+        self.export_with(agent, dialect, &HashMap::new(), None)
+    }
+
+    /// [`provider_tools`](Self::provider_tools) for a conversation that has `loaded` these
+    /// deferred tools: the deferred tools it has not loaded are left out and the `tool_search`
+    /// function stands in for them (see
+    /// [`presented_schemas`](Self::presented_schemas)). Without deferred tools the export is
+    /// exactly `provider_tools`'s.
+    ///
+    /// ```
+    /// use dsh_tools::provider::{Dialect, Provider};
+    /// use dsh_tools::registry::LoadedTools;
+    /// use dsh_tools::{OutputDecl, Registry, ToolDefinition};
+    /// use serde_json::json;
+    ///
+    /// let tool = |name: &str| ToolDefinition::new(name, "d", json!({"type": "object"}),
+    ///     OutputDecl::text(), |_, _| async { Ok(json!("")) });
+    /// let registry = Registry::new();
+    /// registry.register(tool("ping"))?;
+    /// registry.register(tool("archive").defer_loading(true))?;
+    /// let tools = registry.provider_tools_loaded(None, Dialect::new(Provider::Anthropic), &LoadedTools::new())?;
+    /// let names: Vec<&str> = tools.tools().iter().map(|t| t.name()).collect();
+    /// assert_eq!(names, ["ping", "tool_search"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn provider_tools_loaded(
+        &self,
+        agent: Option<&AgentId>,
+        dialect: Dialect,
+        loaded: &crate::registry::LoadedTools,
+    ) -> Result<ProviderTools, ExportError> {
+        self.export_with(agent, dialect, &HashMap::new(), Some(loaded))
     }
 
     fn export_with(
@@ -304,9 +335,13 @@ impl Registry {
         agent: Option<&AgentId>,
         dialect: Dialect,
         given: &HashMap<String, String>,
+        loaded: Option<&crate::registry::LoadedTools>,
     ) -> Result<ProviderTools, ExportError> {
         type Memoized = Result<Arc<Exported>, Vec<Problem>>;
-        let tools = self.wire_tools(agent);
+        let tools = match loaded {
+            None => self.wire_tools(agent),
+            Some(loaded) => self.presented_tools(agent, loaded),
+        };
         let mut kept = Vec::with_capacity(tools.len());
         let mut problems = Vec::new();
         let mut skipped = Vec::new();
@@ -457,7 +492,17 @@ impl ProviderTools {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn refresh(&self, registry: &Registry) -> Result<ProviderTools, ExportError> {
-        registry.export_with(self.agent.as_ref(), self.dialect, &self.given)
+        registry.export_with(self.agent.as_ref(), self.dialect, &self.given, None)
+    }
+
+    /// [`refresh`](Self::refresh) for a conversation that has now `loaded` these deferred
+    /// tools (see [`Registry::provider_tools_loaded`]).
+    pub fn refresh_loaded(
+        &self,
+        registry: &Registry,
+        loaded: &crate::registry::LoadedTools,
+    ) -> Result<ProviderTools, ExportError> {
+        registry.export_with(self.agent.as_ref(), self.dialect, &self.given, Some(loaded))
     }
 
     /// The request fields that carry the tools: `{"tools": [...]}`, plus

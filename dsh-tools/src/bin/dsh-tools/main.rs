@@ -10,11 +10,12 @@
 //! dsh-tools code types [--indent N] SCHEMA
 //! dsh-tools code sdk TOOLS
 //! dsh-tools code run [--server CMD]... [--compute-ms N] [--wall-ms N] [--memory-mb N] PROGRAM
+//! dsh-tools tools search [--limit N] [--json] TOOLS QUERY
 //! ```
 //!
 //! `code run` needs the features `typescript` and `mcp` besides `cli`.
 //!
-//! Exit status: 0 supported / valid / compiled / portable / run succeeded, 1 not, 2 usage errors, unreadable
+//! Exit status: 0 supported / valid / compiled / portable / run succeeded / found, 1 not, 2 usage errors, unreadable
 //! input or invalid JSON (one line on standard error). A `FILE` of `-` reads standard input.
 //! `D` is one of `openai-chat`, `openai-responses`, `anthropic`, `gemini`, `gemini-openapi`,
 //! `deepseek`.
@@ -24,6 +25,7 @@ mod dsl;
 mod io;
 mod provider;
 mod schema;
+mod tools;
 
 use clap::{Parser, Subcommand};
 use io::{DEFAULT_MAX_INPUT_BYTES, InputError, MAX_INPUT, OUTPUT, printable};
@@ -58,6 +60,9 @@ enum Command {
     /// Code Mode: the SDK text a model is shown, and running a program against MCP servers.
     #[command(subcommand)]
     Code(code::CodeCommand),
+    /// Tool lists: which tools a search finds.
+    #[command(subcommand)]
+    Tools(tools::ToolsCommand),
 }
 
 fn run(cli: Cli) -> Result<u8, InputError> {
@@ -67,6 +72,7 @@ fn run(cli: Cli) -> Result<u8, InputError> {
         Command::Dsl(command) => dsl::run(command, &mut stdin_used),
         Command::Provider(command) => provider::run(command, &mut stdin_used),
         Command::Code(command) => code::run(command, &mut stdin_used),
+        Command::Tools(command) => tools::run(command, &mut stdin_used),
     }
 }
 
