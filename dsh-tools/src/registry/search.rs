@@ -26,7 +26,7 @@ use std::sync::Arc;
 ///     registry.register(ToolDefinition::new(name, description, json!({"type": "object"}),
 ///         OutputDecl::text(), |_, _| async { Ok(json!("")) }))?.keep();
 /// }
-/// let found = registry.search(&ToolQuery::new("mail someone").limit(1));
+/// let found = registry.search(&ToolQuery::new("email a colleague").limit(1));
 /// assert_eq!(found[0].tool.name(), "send_email");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
