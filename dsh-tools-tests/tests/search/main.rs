@@ -2,6 +2,8 @@
 //! conversation loads; hostile queries and catalogs; the ranking on a real catalog.
 
 mod catalog;
+#[cfg(feature = "code")]
+mod code;
 mod deferred;
 mod hostile;
 mod visibility;

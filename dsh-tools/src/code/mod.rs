@@ -41,5 +41,6 @@ pub use runtime::{
     HostFn, Namespace, SeamError, validate_bindings,
 };
 pub use sdk::{
-    CODE_ONLY_INSTRUCTION, SDK_INSTRUCTIONS, SDK_LANGUAGES, SdkTool, render_sdk, schema_to_ts,
+    CODE_ONLY_INSTRUCTION, DeferredSdkTool, PROGRAM_DESCRIBE, PROGRAM_SEARCH, SDK_INSTRUCTIONS,
+    SDK_LANGUAGES, SdkTool, render_declaration, render_deferred, render_sdk, schema_to_ts,
 };

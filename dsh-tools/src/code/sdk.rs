@@ -79,6 +79,86 @@ pub fn render_sdk(tools: &[SdkTool<'_>]) -> String {
     format!("{SDK_INSTRUCTIONS}\n\n```ts\n{JSON_VALUE}\n\n{declarations}\n```")
 }
 
+/// The member of `tools` a program searches with, where the view defers tools (reserved).
+pub const PROGRAM_SEARCH: &str = "$search";
+/// The member of `tools` that returns one tool's declaration (reserved).
+pub const PROGRAM_DESCRIBE: &str = "$describe";
+
+/// A tool the SDK names without declaring (deferred: a program finds it with `tools.$search`).
+#[derive(Clone, Copy, Debug)]
+pub struct DeferredSdkTool<'a> {
+    /// The tool's name.
+    pub name: &'a str,
+    /// Its namespace's name and description, if it has one.
+    pub namespace: Option<(&'a str, &'a str)>,
+}
+
+/// The `tools:deferred` section: the tools a program can call but the SDK above does not
+/// declare, by name under their namespaces, and the two members that find and describe them.
+pub fn render_deferred(tools: &[DeferredSdkTool<'_>]) -> String {
+    type Group<'a> = (Option<(&'a str, &'a str)>, Vec<String>);
+    let mut groups: Vec<Group<'_>> = Vec::new();
+    for tool in tools {
+        let key_name = key(tool.name);
+        match groups
+            .iter_mut()
+            .find(|(ns, _)| ns.map(|n| n.0) == tool.namespace.map(|n| n.0))
+        {
+            Some((_, names)) => names.push(key_name),
+            None => groups.push((tool.namespace, vec![key_name])),
+        }
+    }
+    let mut text = String::from(concat!(
+        "More tools can be called as `tools.name(args)` than are declared above; they are ",
+        "listed here by name. Find them with `await tools.$search(\"what you need\")` (or ",
+        "`{query, limit}`): the best matches, each `{name, description, namespace?}`. Read ",
+        "one's declaration with `await tools.$describe(\"name\")` before calling it.\n\n",
+        "```ts\ndeclare const tools: {\n",
+        "  $search(query: string | { query: string; limit?: number }): ",
+        "Promise<{ name: string; description: string; namespace?: string }[]>;\n",
+        "  $describe(name: string): Promise<string>;\n};\n```\n",
+    ));
+    for (namespace, names) in groups {
+        text.push('\n');
+        match namespace {
+            Some((name, description)) => {
+                let doc = description
+                    .split(js_space)
+                    .filter(|w| !w.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                if doc.is_empty() {
+                    text.push_str(&format!("- {}: ", key(name)));
+                } else {
+                    let mut quoted = String::new();
+                    crate::json::push_json_string(&mut quoted, &doc);
+                    text.push_str(&format!("- {} ({quoted}): ", key(name)));
+                }
+            }
+            None => text.push_str("- "),
+        }
+        text.push_str(&names.join(", "));
+    }
+    text
+}
+
+/// One tool's declaration, as `tools.$describe` returns it: its doc line, then its argument and
+/// output types.
+pub fn render_declaration(tool: &SdkTool<'_>) -> String {
+    let mut out = String::new();
+    if let Some(doc) = doc_line(Some(tool.description), &[], 0) {
+        out.push_str(&doc);
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "{}(args: {}): Promise<{}>;",
+        key(tool.name),
+        schema_to_ts(tool.parameters, 0),
+        schema_to_ts(tool.output, 0)
+    ));
+    out
+}
+
 /// A name as a TypeScript key: bare when `^[A-Za-z_$][A-Za-z0-9_$]*$`, else a JSON string.
 fn key(name: &str) -> String {
     let mut chars = name.chars();
@@ -373,5 +453,34 @@ fn render_node<'a>(node: &'a Value, i: usize, tasks: &mut Vec<Task<'a>>, out: &m
             }
         }
         Some(_) => out.push("unknown".to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod deferred_tests {
+    use super::*;
+
+    #[test]
+    fn deferred_tools_are_named_under_their_namespaces() {
+        let text = render_deferred(&[
+            DeferredSdkTool {
+                name: "post",
+                namespace: Some(("slack", "Chat\n  in */ Slack")),
+            },
+            DeferredSdkTool {
+                name: "my-tool",
+                namespace: None,
+            },
+            DeferredSdkTool {
+                name: "archive",
+                namespace: Some(("slack", "Chat in Slack")),
+            },
+        ]);
+        assert!(text.starts_with("More tools can be called as `tools.name(args)` than are declared above; they are listed here by name."));
+        assert!(text.contains("\n```ts\ndeclare const tools: {\n  $search(query: string | { query: string; limit?: number }): Promise<{ name: string; description: string; namespace?: string }[]>;\n  $describe(name: string): Promise<string>;\n};\n```\n"));
+        assert!(
+            text.ends_with("\n- slack (\"Chat in */ Slack\"): post, archive\n- \"my-tool\""),
+            "{text}"
+        );
     }
 }

@@ -209,9 +209,13 @@ impl Registry {
             });
         }
         let tools = self.tools(agent);
+        // Deferred tools are named in a section of their own, not declared (issue 34).
+        let deferred = self.deferred_tools(agent);
+        let hidden: std::collections::HashSet<*const super::RegisteredTool> =
+            deferred.iter().map(Arc::as_ptr).collect();
         let sdk: Vec<SdkTool<'_>> = tools
             .iter()
-            .filter(|t| t.name() != RUN_CODE)
+            .filter(|t| t.name() != RUN_CODE && !hidden.contains(&Arc::as_ptr(t)))
             .map(|t| SdkTool {
                 name: t.name(),
                 description: t.definition().description(),
@@ -232,6 +236,20 @@ impl Registry {
             order: 150,
             text: render_sdk(&sdk),
         });
+        if !deferred.is_empty() {
+            let named: Vec<crate::code::DeferredSdkTool<'_>> = deferred
+                .iter()
+                .map(|t| crate::code::DeferredSdkTool {
+                    name: t.name(),
+                    namespace: t.tool_namespace().map(|n| (n.name(), n.description())),
+                })
+                .collect();
+            sections.push(PromptSection {
+                id: "tools:deferred",
+                order: 151,
+                text: crate::code::render_deferred(&named),
+            });
+        }
         Ok(sections)
     }
 

@@ -303,8 +303,14 @@ impl Registry {
         if name == RUN_CODE {
             return Err(RegistrationError::Reserved);
         }
-        if name == super::tool_search::TOOL_SEARCH {
-            return Err(RegistrationError::SearchReserved);
+        if [
+            super::tool_search::TOOL_SEARCH,
+            crate::code::PROGRAM_SEARCH,
+            crate::code::PROGRAM_DESCRIBE,
+        ]
+        .contains(&name.as_str())
+        {
+            return Err(RegistrationError::SearchReserved { name: name.clone() });
         }
         Ok(Arc::new(RegisteredTool {
             definition,

@@ -16,8 +16,12 @@ pub enum RegistrationError {
     },
     /// The name is `run_code`.
     Reserved,
-    /// The name is `tool_search`, the built-in search of deferred tools.
-    SearchReserved,
+    /// The name is `tool_search`, the built-in search of deferred tools, or `$search` or
+    /// `$describe`, the members a Code Mode program searches with.
+    SearchReserved {
+        /// The name.
+        name: String,
+    },
     /// The name is already registered in the same layer.
     Duplicate {
         /// The tool.
@@ -94,8 +98,9 @@ impl fmt::Display for RegistrationError {
             Self::Reserved => f.write_str(
                 "tool name \"run_code\" is reserved for the Code Mode presentation transport and cannot be registered or shadowed",
             ),
-            Self::SearchReserved => f.write_str(
-                "tool name \"tool_search\" is reserved for the search of deferred tools and cannot be registered or shadowed",
+            Self::SearchReserved { name } => write!(
+                f,
+                "tool name \"{name}\" is reserved for the search of deferred tools and cannot be registered or shadowed"
             ),
             Self::Duplicate { name, scoped: false } => write!(
                 f,

@@ -29,7 +29,7 @@ pub use core::{Registration, Registry, ScopedRegistration};
 pub use errors::{RegistrationError, RestrictError};
 pub use event::{ChangeEvent, ChangeListener};
 pub use scope::Scope;
-pub use search::{LoadedTools, ToolMatch, ToolQuery};
+pub use search::{LoadedTools, MAX_PROGRAM_SEARCH, ToolMatch, ToolQuery};
 pub(crate) use state::Admitted;
 pub use tool_search::{DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, TOOL_SEARCH};
 pub use tools::{PresentationMode, RUN_CODE, RegisteredTool, Restriction, ToolSchema};

@@ -15,6 +15,9 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+/// The most a program's `tools.$search` returns at once.
+pub const MAX_PROGRAM_SEARCH: usize = 50;
+
 /// A search of the tools one scope sees.
 ///
 /// ```
@@ -163,6 +166,108 @@ impl Registry {
     /// first search built it: a diagnostic, and what tests hold the index's upkeep to.
     pub fn indexed_tools(&self) -> Option<usize> {
         self.read().catalog.as_ref().map(|c| c.index.len())
+    }
+
+    /// The tools of `agent`'s view its scope defers, in view order (none without deferral).
+    pub(crate) fn deferred_tools(&self, agent: Option<&AgentId>) -> Vec<Arc<RegisteredTool>> {
+        let state = self.read();
+        if !state.deferral {
+            return Vec::new();
+        }
+        let chain = state.chain(agent);
+        let mut view = state.view(agent);
+        view.retain(|tool| {
+            tool.definition.name != crate::code::RUN_CODE && state.deferred(tool, &chain)
+        });
+        view
+    }
+
+    /// What a program's `tools.$search(arg)` returns: `arg` is the query, or `{query, limit}`
+    /// (at most [`MAX_PROGRAM_SEARCH`]); each match `{name, description, namespace?}`, its
+    /// description cut to 300 characters.
+    pub(crate) fn program_search(
+        &self,
+        arg: &Value,
+        agent: Option<&AgentId>,
+        caller: Option<&Caller>,
+    ) -> Result<Value, String> {
+        let (query, limit) = match arg {
+            Value::String(query) => (query.as_str(), super::tool_search::DEFAULT_SEARCH_LIMIT),
+            Value::Object(map) => {
+                let Some(query) = map.get("query").and_then(Value::as_str) else {
+                    return Err("tools.$search: \"query\" must be a string".to_owned());
+                };
+                let limit = match map.get("limit") {
+                    None => super::tool_search::DEFAULT_SEARCH_LIMIT,
+                    Some(limit) => match limit.as_u64() {
+                        Some(n) if (1..=MAX_PROGRAM_SEARCH as u64).contains(&n) => n as usize,
+                        _ => {
+                            return Err(format!(
+                                "tools.$search: \"limit\" must be an integer from 1 to {MAX_PROGRAM_SEARCH}"
+                            ));
+                        }
+                    },
+                };
+                (query, limit)
+            }
+            _ => {
+                return Err("tools.$search takes a query string or {query, limit}".to_owned());
+            }
+        };
+        let found = self.search_with(query, limit, agent, caller, false);
+        Ok(Value::Array(
+            found
+                .iter()
+                .filter(|m| m.tool.definition.name != TOOL_SEARCH)
+                .map(|m| {
+                    let description: String = m.tool.description().chars().take(300).collect();
+                    let mut entry = serde_json::json!({
+                        "name": m.tool.name(),
+                        "description": description,
+                    });
+                    if let Some(namespace) = m.tool.tool_namespace() {
+                        entry["namespace"] = Value::from(namespace.name());
+                    }
+                    entry
+                })
+                .collect(),
+        ))
+    }
+
+    /// What a program's `tools.$describe(name)` returns: the tool's TypeScript declaration,
+    /// if `agent`'s scope sees it and `caller` may call it.
+    pub(crate) fn program_describe(
+        &self,
+        arg: &Value,
+        agent: Option<&AgentId>,
+        caller: Option<&Caller>,
+    ) -> Result<Value, String> {
+        let Some(name) = arg.as_str() else {
+            return Err("tools.$describe takes a tool name".to_owned());
+        };
+        let state = self.read();
+        let hidden = state
+            .visibility
+            .iter()
+            .any(|(_, rules)| rules.check(name, caller).is_some());
+        let tool = state
+            .resolve(name, agent)
+            .filter(|t| !hidden && t.definition.name != crate::code::RUN_CODE)
+            .cloned();
+        drop(state);
+        let Some(tool) = tool else {
+            let mut quoted = String::new();
+            crate::json::push_json_string(&mut quoted, crate::search::clip(name, 256));
+            return Err(format!("tools.$describe: no tool named {quoted}"));
+        };
+        Ok(Value::String(crate::code::render_declaration(
+            &crate::code::SdkTool {
+                name: tool.name(),
+                description: tool.description(),
+                parameters: tool.parameters(),
+                output: tool.output().schema(),
+            },
+        )))
     }
 
     /// Installs `rules` as a guard (a call without the scopes its tool needs is denied, as

@@ -134,6 +134,24 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
             (name, host)
         })
         .collect();
+    // With deferred tools in the view, two members find and describe them (issue 34); the
+    // names are reserved, so no tool takes them.
+    let mut functions = functions;
+    if !registry.deferred_tools(agent.as_ref()).is_empty() {
+        let caller = exec.caller_arc().cloned();
+        let (r, a, c) = (registry.clone(), agent.clone(), caller.clone());
+        let search: HostFn = Arc::new(move |arg: Value| {
+            let found = r.program_search(&arg, a.as_ref(), c.as_deref());
+            Box::pin(async move { found })
+        });
+        let (r, a, c) = (registry.clone(), agent.clone(), caller);
+        let describe: HostFn = Arc::new(move |arg: Value| {
+            let found = r.program_describe(&arg, a.as_ref(), c.as_deref());
+            Box::pin(async move { found })
+        });
+        functions.push((crate::code::PROGRAM_SEARCH.to_owned(), search));
+        functions.push((crate::code::PROGRAM_DESCRIBE.to_owned(), describe));
+    }
     let request = CodeRequest {
         program: code,
         bindings: vec![Namespace {

@@ -23,4 +23,5 @@
 mod index;
 mod tokens;
 
+pub(crate) use index::clip;
 pub use index::{Document, Hit, Index, MAX_QUERY_BYTES, Match};
