@@ -104,6 +104,9 @@ pub(crate) struct Attrs {
     pub(crate) krate: Option<Set<Path>>,
     pub(crate) struct_name: Option<Set<syn::Ident>>,
     pub(crate) allow_unknown_args: Option<Set<bool>>,
+    /// A `struct_name` or `crate` key is written but was not read (malformed, set twice, or
+    /// after a syntax error): the name of the tool's type, or the crate's path, is unknown.
+    pub(crate) unread_path: bool,
 }
 
 impl Attrs {
@@ -123,10 +126,30 @@ impl Attrs {
 pub(crate) fn parse(args: TokenStream, cx: &mut Ctxt) -> Attrs {
     let mut attrs = Attrs::default();
     let parser = syn::meta::parser(|meta| parse_key(&mut attrs, meta, cx));
-    if let Err(error) = parser.parse2(args) {
+    if let Err(error) = parser.parse2(args.clone()) {
         cx.push(error);
     }
+    let read = [
+        (STRUCT_NAME, attrs.struct_name.is_some()),
+        (CRATE, attrs.krate.is_some()),
+    ];
+    attrs.unread_path = read
+        .into_iter()
+        .any(|(key, read)| written(&args, key) != usize::from(read));
     attrs
+}
+
+/// How many times `key` is written as a key (first, or after a `,`), read or not.
+fn written(args: &TokenStream, key: &str) -> usize {
+    let mut at_key = true;
+    let mut count = 0;
+    for token in args.clone() {
+        if at_key && matches!(&token, proc_macro2::TokenTree::Ident(ident) if ident == key) {
+            count += 1;
+        }
+        at_key = matches!(&token, proc_macro2::TokenTree::Punct(p) if p.as_char() == ',');
+    }
+    count
 }
 
 fn parse_key(attrs: &mut Attrs, meta: ParseNestedMeta<'_>, cx: &mut Ctxt) -> syn::Result<()> {
@@ -463,7 +486,23 @@ fn edits(a: &str, b: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::closest;
+    use super::{closest, parse};
+    use crate::ctxt::Ctxt;
+
+    #[test]
+    fn unread_paths() {
+        let unread = |args: &str| {
+            let mut cx = Ctxt::default();
+            parse(args.parse().expect("tokens"), &mut cx).unread_path
+        };
+        assert!(!unread(""));
+        assert!(!unread("struct_name = ReadTool, crate = crate::dsh_tools"));
+        assert!(!unread("name = \"x\", render = struct_name"));
+        assert!(unread("struct_name = \"ReadTool\""));
+        assert!(unread("struct_name = A, struct_name = B"));
+        assert!(unread("crate(dsh_tools)"));
+        assert!(unread("1 + 2, struct_name = A"));
+    }
 
     #[test]
     fn suggestions() {

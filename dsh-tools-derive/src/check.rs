@@ -129,14 +129,36 @@ pub(crate) fn struct_name(attrs: &Attrs, tool: &ToolFn) -> String {
     }
 }
 
-/// A type in the signature with the name of a generated type (the tool's, or the inline form's
-/// arguments): rustc would report E0428 and follow-on errors, none naming the fix. One error at
-/// the author's type instead, naming `struct_name`.
-fn collisions(attrs: &Attrs, tool: &ToolFn, cx: &mut Ctxt) {
-    let tool_type = struct_name(attrs, tool);
-    let args_type =
-        matches!(tool.form, crate::ast::Form::Inline(_)).then(|| format!("{tool_type}Args"));
-    let sig = &tool.item.sig;
+/// The name of the tool's type for the fallback (`fallback::stand_in`), when declaring it adds
+/// no error of its own: not when a `struct_name` or `crate` key was not read, when the function
+/// takes `self` (it is in an `impl`, where no struct can be declared), when the name is not an
+/// identifier (`fn self_` would be `Self`), or when a type in the signature is written with it
+/// (the clash `collisions` reports, or one it stops before).
+pub(crate) fn fallback_type(attrs: &Attrs, tool: &ToolFn) -> Option<syn::Ident> {
+    let takes_self = tool
+        .item
+        .sig
+        .inputs
+        .iter()
+        .any(|input| matches!(input, syn::FnArg::Receiver(_)));
+    if attrs.unread_path || takes_self {
+        return None;
+    }
+    let name = struct_name(attrs, tool);
+    syn::parse_str::<syn::Ident>(&name).ok()?;
+    if bare_names(&tool.item.sig)
+        .iter()
+        .any(|(_, ident)| **ident == name)
+    {
+        return None;
+    }
+    Some(struct_ident(attrs, tool))
+}
+
+/// Each type in the signature written as a bare name (`ReadFile`, `self::ReadFile`), with that
+/// name, in the order they are written (a generic type before its arguments): only a bare name
+/// can be a type `#[tool]` generates (`api::ReadFile` cannot clash).
+fn bare_names(sig: &syn::Signature) -> Vec<(&syn::Type, &syn::Ident)> {
     let mut stack: Vec<&syn::Type> = sig
         .inputs
         .iter()
@@ -149,6 +171,7 @@ fn collisions(attrs: &Attrs, tool: &ToolFn, cx: &mut Ctxt) {
         stack.push(ty);
     }
     stack.reverse();
+    let mut names = Vec::new();
     while let Some(ty) = stack.pop() {
         match ty {
             syn::Type::Path(path) => {
@@ -161,38 +184,13 @@ fn collisions(attrs: &Attrs, tool: &ToolFn, cx: &mut Ctxt) {
                         }
                     }
                 }
-                // Only a bare name can be the generated type: `api::ReadFile` cannot clash.
                 let segments = &path.path.segments;
                 let bare = path.qself.is_none()
                     && path.path.leading_colon.is_none()
                     && (segments.len() == 1
                         || (segments.len() == 2 && segments[0].ident == "self"));
-                let Some(last) = segments.last().filter(|_| bare) else {
-                    continue;
-                };
-                let fix = format!("`#[tool(struct_name = {tool_type}Tool)]`");
-                if last.ident == tool_type {
-                    cx.error_spanned(
-                        ty,
-                        format!(
-                            "`{tool_type}` is also the name `#[tool]` gives the tool's own type \
-                             (after `fn {}`): name the tool's type another way with {fix}",
-                            tool.name()
-                        ),
-                    );
-                    return;
-                }
-                if args_type.as_deref().is_some_and(|args| last.ident == args) {
-                    cx.error_spanned(
-                        ty,
-                        format!(
-                            "`{tool_type}Args` is also the name `#[tool]` gives the tool's \
-                             arguments type (its documented parameters as one struct): name \
-                             both another way with {fix} (the arguments become \
-                             `{tool_type}ToolArgs`)"
-                        ),
-                    );
-                    return;
+                if let Some(last) = segments.last().filter(|_| bare) {
+                    names.push((ty, &last.ident));
                 }
             }
             syn::Type::Reference(r) => stack.push(&r.elem),
@@ -202,6 +200,42 @@ fn collisions(attrs: &Attrs, tool: &ToolFn, cx: &mut Ctxt) {
             syn::Type::Slice(s) => stack.push(&s.elem),
             syn::Type::Tuple(t) => stack.extend(t.elems.iter().rev()),
             _ => {}
+        }
+    }
+    names
+}
+
+/// A type in the signature with the name of a generated type (the tool's, or the inline form's
+/// arguments): rustc would report E0428 and follow-on errors, none naming the fix. One error at
+/// the author's type instead, naming `struct_name`.
+fn collisions(attrs: &Attrs, tool: &ToolFn, cx: &mut Ctxt) {
+    let tool_type = struct_name(attrs, tool);
+    let args_type =
+        matches!(tool.form, crate::ast::Form::Inline(_)).then(|| format!("{tool_type}Args"));
+    for (ty, name) in bare_names(&tool.item.sig) {
+        let fix = format!("`#[tool(struct_name = {tool_type}Tool)]`");
+        if *name == tool_type {
+            cx.error_spanned(
+                ty,
+                format!(
+                    "`{tool_type}` is also the name `#[tool]` gives the tool's own type \
+                     (after `fn {}`): name the tool's type another way with {fix}",
+                    tool.name()
+                ),
+            );
+            return;
+        }
+        if args_type.as_deref().is_some_and(|args| *name == args) {
+            cx.error_spanned(
+                ty,
+                format!(
+                    "`{tool_type}Args` is also the name `#[tool]` gives the tool's \
+                     arguments type (its documented parameters as one struct): name \
+                     both another way with {fix} (the arguments become \
+                     `{tool_type}ToolArgs`)"
+                ),
+            );
+            return;
         }
     }
 }

@@ -2,8 +2,11 @@
 //! them; this crate is an implementation detail and pinned by an exact version.
 //!
 //! The stages of `#[tool]`: `attr` parses `#[tool(...)]`, `ast` models the annotated function,
-//! `check` applies the rules that span several parts, `expand` writes the code, and `fallback`
-//! is what is emitted on error (the user's function unchanged plus every error at once).
+//! `check` applies the rules that span several parts, `expand` writes the code (a folder, a file
+//! per part it generates), and `fallback` is what is emitted on error (the user's function
+//! unchanged, every error at once, and the tool's type with stand-in impls so that its uses add
+//! no error). Every stage reports to one `ctxt::Ctxt`. `#[derive(FastCheck)]` has the same
+//! stages in `fast/` (`attr`, `model`, `expand`), on the same `Ctxt`.
 
 mod ast;
 mod attr;

@@ -47,14 +47,14 @@ pub(crate) fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
                 format!("`#[tool]` applies to a function (`async fn`, or `fn` for a blocking body): {error}"),
             );
             let errors = cx.finish().expect_err("an error was pushed");
-            return fallback::emit(item, errors);
+            return fallback::emit(item, None, errors);
         }
     };
     let tool = ToolFn::from_item(item_fn, &mut cx);
     let checked = check::check(&attrs, &tool, &mut cx);
     match cx.finish() {
         Ok(()) => generate(&attrs, &tool, &checked),
-        Err(errors) => fallback::emit(&tool.item, errors),
+        Err(errors) => fallback::emit(&tool.item, fallback::stand_in(&attrs, &tool), errors),
     }
 }
 
