@@ -25,6 +25,7 @@ pub(crate) const PRESENT_RESULT: &str = "present_result";
 pub(crate) const FINALIZE_CONTENT: &str = "finalize_content";
 pub(crate) const STRUCT_NAME: &str = "struct_name";
 pub(crate) const ALLOW_UNKNOWN_ARGS: &str = "allow_unknown_args";
+pub(crate) const DEFER_LOADING: &str = "defer_loading";
 pub(crate) const CRATE: &str = "crate";
 
 /// Every key, in the order the docs list them.
@@ -46,6 +47,7 @@ pub(crate) const KEYS: &[&str] = &[
     PRESENT_RESULT,
     FINALIZE_CONTENT,
     ALLOW_UNKNOWN_ARGS,
+    DEFER_LOADING,
     STRUCT_NAME,
     CRATE,
 ];
@@ -104,6 +106,7 @@ pub(crate) struct Attrs {
     pub(crate) krate: Option<Set<Path>>,
     pub(crate) struct_name: Option<Set<syn::Ident>>,
     pub(crate) allow_unknown_args: Option<Set<bool>>,
+    pub(crate) defer_loading: Option<Set<bool>>,
     /// A `struct_name` or `crate` key is written but was not read (malformed, set twice, or
     /// after a syntax error): the name of the tool's type, or the crate's path, is unknown.
     pub(crate) unread_path: bool,
@@ -249,6 +252,7 @@ fn parse_key(attrs: &mut Attrs, meta: ParseNestedMeta<'_>, cx: &mut Ctxt) -> syn
             key_span,
             cx,
         ),
+        DEFER_LOADING => flag(&mut attrs.defer_loading, DEFER_LOADING, value, key_span, cx),
         STRUCT_NAME => {
             let v = match value {
                 Some(Expr::Path(p)) if p.qself.is_none() && p.path.get_ident().is_some() => {

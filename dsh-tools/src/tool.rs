@@ -212,6 +212,14 @@ pub trait Tool: Send + Sync + Sized + 'static {
         false
     }
 
+    /// Whether the tool waits for a search before the model is shown it
+    /// ([`ToolDefinition::defer_loading`](crate::ToolDefinition::defer_loading); `None`: the
+    /// scope's [`DeferRule`](crate::registry::DeferRule)s decide). `#[tool(defer_loading)]`
+    /// sets it.
+    fn defer_loading(&self) -> Option<bool> {
+        None
+    }
+
     /// This tool with a call card drawn from its typed arguments (spec §9): arguments that do not
     /// validate, a card of `None` or a card that panics show the generic card (not the tool's own
     /// [`present_call`](Tool::present_call), which this replaces). See [`Carded`].
@@ -435,6 +443,7 @@ fn assemble_typed<T: Tool>(
             present_call: settings.present_call,
             present_result: settings.present_result,
             finalize: settings.finalize_content,
+            defer_loading: settings.defer_loading,
             classifier,
             execute,
         },
@@ -469,6 +478,8 @@ pub struct Settings<'a, A> {
     pub present_result: Option<ResultPresenter>,
     /// [`Tool::finalize_content`].
     pub finalize_content: Option<FinalizeFn>,
+    /// [`Tool::defer_loading`].
+    pub defer_loading: Option<bool>,
 }
 
 impl<'a, A> Settings<'a, A> {
@@ -484,6 +495,7 @@ impl<'a, A> Settings<'a, A> {
             present_call: tool.present_call(),
             present_result: tool.present_result(),
             finalize_content: tool.finalize_content(),
+            defer_loading: tool.defer_loading(),
         }
     }
 }
@@ -501,6 +513,7 @@ struct Parts {
     present_result: Option<ResultPresenter>,
     finalize: Option<FinalizeFn>,
     classifier: Option<ClassifierFn>,
+    defer_loading: Option<bool>,
     execute: ExecuteFn,
 }
 
@@ -518,6 +531,7 @@ fn assemble(parts: Parts, schemas: &TypedSchemas) -> ToolDefinition {
     );
     definition.bridged = true;
     definition.args = Some(Arc::clone(&schemas.args));
+    definition.defer_loading = parts.defer_loading;
     if let Some(title) = parts.title {
         definition = definition.title(title);
     }

@@ -31,6 +31,14 @@ pub(crate) fn methods(attrs: &Attrs, krate: &TokenStream) -> TokenStream {
             }
         }
     });
+    let defer = attrs.defer_loading.as_ref().map(|set| {
+        let value = set.value;
+        quote! {
+            fn defer_loading(&self) -> ::core::option::Option<bool> {
+                ::core::option::Option::Some(#value)
+            }
+        }
+    });
     quote! {
         #title
         #hints
@@ -39,6 +47,7 @@ pub(crate) fn methods(attrs: &Attrs, krate: &TokenStream) -> TokenStream {
         #concurrency
         #hooks
         #allow_unknown
+        #defer
     }
 }
 
@@ -178,7 +187,12 @@ pub(crate) fn settings(attrs: &Attrs, krate: &TokenStream) -> TokenStream {
         "present_result",
         none.clone(),
     );
-    let finalize = set(attrs.finalize_content.is_some(), "finalize_content", none);
+    let finalize = set(
+        attrs.finalize_content.is_some(),
+        "finalize_content",
+        none.clone(),
+    );
+    let defer = set(attrs.defer_loading.is_some(), "defer_loading", none);
     quote! {
         fn __settings(&self) -> #krate::tool::Settings<'_, Self::Args> {
             #krate::tool::Settings {
@@ -191,6 +205,7 @@ pub(crate) fn settings(attrs: &Attrs, krate: &TokenStream) -> TokenStream {
                 present_call: #present_call,
                 present_result: #present_result,
                 finalize_content: #finalize,
+                defer_loading: #defer,
             }
         }
     }

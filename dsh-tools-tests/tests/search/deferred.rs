@@ -232,3 +232,34 @@ fn loaded_state_survives_a_round_trip() {
     );
     assert!(serde_json::from_str::<LoadedTools>(r#"{"not": "a list"}"#).is_err());
 }
+
+/// `#[tool(defer_loading)]` sets what `ToolDefinition::defer_loading(true)` does.
+#[dsh_tools::tool(defer_loading)]
+/// Archive a project.
+async fn archive_project(
+    /// The project to archive.
+    project: String,
+) -> Result<String, ToolError> {
+    Ok(project)
+}
+
+/// `defer_loading = false` keeps a tool in view whatever the rules say.
+#[dsh_tools::tool(defer_loading = false)]
+/// Say hello.
+async fn hello() -> Result<String, ToolError> {
+    Ok("hello".into())
+}
+
+#[test]
+fn the_tool_key_defers() {
+    assert_eq!(ToolDefinition::from(ArchiveProject).deferral(), Some(true));
+    assert_eq!(ToolDefinition::from(Hello).deferral(), Some(false));
+    let registry = Registry::new();
+    registry.register(ArchiveProject).unwrap().keep();
+    registry.register(Hello).unwrap().keep();
+    registry.defer_loading(DeferRule::all());
+    assert_eq!(
+        presented(&registry, None, &LoadedTools::new()),
+        ["hello", TOOL_SEARCH]
+    );
+}
