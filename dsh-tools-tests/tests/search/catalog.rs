@@ -65,6 +65,9 @@ fn recall_at_5_on_the_real_catalog_holds_the_measured_floor() {
     let n = queries.len() as f64;
     let recall5 = at5 as f64 / n;
     println!("recall@1 {:.3} recall@5 {recall5:.3}", at1 as f64 / n);
-    assert!(recall5 >= 0.69, "recall@5 {recall5:.3}; missed: {missed:#?}");
+    assert!(
+        recall5 >= 0.69,
+        "recall@5 {recall5:.3}; missed: {missed:#?}"
+    );
     assert!(at1 as f64 / n >= 0.47, "recall@1 {:.3}", at1 as f64 / n);
 }
