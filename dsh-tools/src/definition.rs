@@ -231,8 +231,9 @@ pub struct ToolDefinition {
 }
 
 /// A named group of tools with a description the model reads (one per imported MCP server,
-/// say): searched with the tool, listed in its place while the tool is deferred, and exported
-/// as OpenAI's `namespace` tool.
+/// say): searched with the tool ([`Registry::search`](crate::Registry::search) weighs it), named
+/// by [`DeferRule::namespace`](crate::registry::DeferRule::namespace), and shown with the
+/// deferred tools' names in Code Mode's SDK section.
 ///
 /// ```
 /// use dsh_tools::definition::Namespace;

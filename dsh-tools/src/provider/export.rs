@@ -491,6 +491,10 @@ impl ProviderTools {
     /// assert_eq!(next.by_provider_name("a_b_2").unwrap().name(), "a_b");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    ///
+    /// An export made by [`Registry::provider_tools_loaded`] is refreshed as the full list:
+    /// refresh it with [`refresh_loaded`](Self::refresh_loaded) and the conversation's
+    /// [`LoadedTools`](crate::registry::LoadedTools) instead.
     pub fn refresh(&self, registry: &Registry) -> Result<ProviderTools, ExportError> {
         registry.export_with(self.agent.as_ref(), self.dialect, &self.given, None)
     }

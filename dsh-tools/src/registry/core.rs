@@ -565,6 +565,10 @@ impl Registry {
     }
 
     /// The model-facing schemas of every tool visible to `agent`, in view order (spec §5.5).
+    /// Where the view defers tools, those are left out and `tool_search` stands in for them:
+    /// what a conversation that has loaded none is shown
+    /// ([`presented_schemas`](Self::presented_schemas) for one that has); without deferral,
+    /// exactly the view.
     ///
     /// Fails when a definition's parameters are not lossless JSON.
     pub fn schemas(&self, agent: Option<&AgentId>) -> Result<Vec<ToolSchema>, RegistrationError> {
@@ -615,7 +619,7 @@ impl Registry {
             .collect()
     }
 
-    /// Every tool visible to `agent`, in the same order as [`schemas`](Self::schemas), with
+    /// Every tool visible to `agent` (deferred ones too), in view order, with
     /// everything a protocol adapter needs: the definition (name, description, parameters,
     /// title, hints, presenters) and the output schema.
     ///

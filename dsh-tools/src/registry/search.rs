@@ -82,6 +82,7 @@ impl ToolQuery {
 
 /// One tool a search found.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct ToolMatch {
     /// The tool.
     pub tool: Arc<RegisteredTool>,
@@ -96,8 +97,8 @@ impl Registry {
     ///
     /// A search never reveals a tool the scope could not call: shadowed, restricted, another
     /// scope's, or (with a [caller](ToolQuery::caller)) one [`scope_rules`](Self::scope_rules)
-    /// forbid it. The index is built on the first search (or the first deferred tool's) and
-    /// kept current by every registration and disposal after.
+    /// forbid it. The index is built on the first search and kept current by every
+    /// registration and disposal after.
     pub fn search(&self, query: &ToolQuery) -> Vec<ToolMatch> {
         self.search_with(
             &query.query,
@@ -130,7 +131,13 @@ impl Registry {
         let mut state = self.read();
         if state.catalog.is_none() {
             drop(state);
-            self.write().enable_catalog();
+            // Building the index changes no view: the generation (what calls and the MCP
+            // listing cache against) is left as it is.
+            self.inner
+                .state
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .enable_catalog();
             state = self.read();
         }
         let Some(catalog) = state.catalog.as_ref() else {
@@ -218,7 +225,6 @@ impl Registry {
         Ok(Value::Array(
             found
                 .iter()
-                .filter(|m| m.tool.definition.name != TOOL_SEARCH)
                 .map(|m| {
                     let description: String = m.tool.description().chars().take(300).collect();
                     let mut entry = serde_json::json!({

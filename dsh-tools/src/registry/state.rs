@@ -205,13 +205,14 @@ pub(crate) struct State {
     pub(crate) approval_store: Arc<dyn crate::call::ApprovalStore>,
     /// Observers of the records of `run_code` sub-calls (spec §4.8).
     pub(crate) code_dispatch_observers: Vec<(u64, super::code::CodeDispatchObserver)>,
-    /// The search index, once something searched or deferred a tool.
+    /// The search index, once something searched.
     pub(crate) catalog: Option<super::catalog::Catalog>,
     /// Whether a tool or a rule ever deferred loading (then `tool_search` resolves).
     pub(crate) deferral: bool,
     /// The one `tool_search` definition every view with deferred tools presents.
     pub(crate) tool_search: Option<Arc<RegisteredTool>>,
-    /// Scope rules that hide from a caller the tools it may not call (in searches and lists).
+    /// Scope rules that hide from a caller the tools it may not call (in searches, in
+    /// `tool_search` and in a program's `$search` / `$describe`).
     pub(crate) visibility: Vec<(u64, Arc<crate::call::ScopeRules>)>,
 }
 

@@ -18,6 +18,8 @@ const LENGTH_NORM: [f32; FIELDS] = [0.3, 0.3, 0.75, 0.5];
 const K1: f32 = 1.2;
 /// Of a document's text, at most this many bytes per field are indexed.
 const MAX_FIELD_BYTES: usize = 8 * 1024;
+/// Of a name, a namespace or a property name, at most this many bytes are indexed or kept.
+const MAX_NAME_BYTES: usize = 1024;
 /// Of a query, at most this many bytes are read, and at most this many distinct terms scored.
 pub const MAX_QUERY_BYTES: usize = 4 * 1024;
 const MAX_QUERY_TERMS: usize = 32;
@@ -41,6 +43,7 @@ pub struct Document<'a> {
 
 /// How a hit matched: its name exactly, its name as a prefix, or its words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Match {
     /// By words only (ranked by score).
     Words,
@@ -52,6 +55,7 @@ pub enum Match {
 
 /// One result: the document's key, how it matched, and its BM25F score.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Hit<K> {
     /// The key the document was added under.
     pub key: K,
@@ -65,6 +69,18 @@ pub struct Hit<K> {
 struct Posting {
     slot: u32,
     tf: [u16; FIELDS],
+}
+
+impl<K> Slot<K> {
+    fn empty() -> Self {
+        Self {
+            key: None,
+            name: "".into(),
+            name_key: "".into(),
+            lens: [0; FIELDS],
+            terms: Box::new([]),
+        }
+    }
 }
 
 struct Slot<K> {
@@ -139,7 +155,7 @@ fn parameter_text(schema: &Value) -> String {
                 return text;
             }
             seen += 1;
-            text.push_str(name);
+            text.push_str(clip(name, MAX_NAME_BYTES));
             text.push(' ');
             if let Some(description) = property.get("description").and_then(Value::as_str) {
                 text.push_str(clip(description, 512));
@@ -175,8 +191,8 @@ impl<K: Copy + Eq + Hash> Index<K> {
         self.remove(&key);
         let parameters = parameter_text(document.parameters);
         let fields = [
-            document.name,
-            document.namespace,
+            clip(document.name, MAX_NAME_BYTES),
+            clip(document.namespace, MAX_NAME_BYTES),
             clip(document.description, MAX_FIELD_BYTES),
             parameters.as_str(),
         ];
@@ -193,13 +209,7 @@ impl<K: Copy + Eq + Hash> Index<K> {
         let slot = match self.free.pop() {
             Some(slot) => slot,
             None => {
-                self.slots.push(Slot {
-                    key: None,
-                    name: "".into(),
-                    name_key: "".into(),
-                    lens: [0; FIELDS],
-                    terms: Box::new([]),
-                });
+                self.slots.push(Slot::empty());
                 (self.slots.len() - 1) as u32
             }
         };
@@ -215,11 +225,11 @@ impl<K: Copy + Eq + Hash> Index<K> {
         for (total, len) in self.lengths.iter_mut().zip(lens) {
             *total += u64::from(len);
         }
-        let key_text: Box<str> = name_key(document.name).into();
+        let key_text: Box<str> = name_key(clip(document.name, MAX_NAME_BYTES)).into();
         self.names.entry(key_text.clone()).or_default().push(slot);
         self.slots[slot as usize] = Slot {
             key: Some(key),
-            name: document.name.into(),
+            name: clip(document.name, MAX_NAME_BYTES).into(),
             name_key: key_text,
             lens,
             terms: ids.into_boxed_slice(),
@@ -289,19 +299,16 @@ impl<K: Copy + Eq + Hash> Index<K> {
         });
         self.postings = postings;
         self.df = df;
+        // Every dead slot is free now (its postings are gone): the list is rebuilt, so a slot
+        // whose document had no terms and an empty name is freed too.
+        self.free.clear();
         for (index, slot) in self.slots.iter_mut().enumerate() {
             if slot.key.is_some() {
                 for id in slot.terms.iter_mut() {
                     *id = remap[*id as usize];
                 }
-            } else if !slot.terms.is_empty() || !slot.name.is_empty() {
-                *slot = Slot {
-                    key: None,
-                    name: "".into(),
-                    name_key: "".into(),
-                    lens: [0; FIELDS],
-                    terms: Box::new([]),
-                };
+            } else {
+                *slot = Slot::empty();
                 self.free.push(index as u32);
             }
         }
@@ -395,12 +402,18 @@ impl<K: Copy + Eq + Hash> Index<K> {
         };
         // Most candidates are never shown: order a head big enough to fill `limit` after
         // `keep` usually, and the rest only if it does not.
+        // When `keep` turns most of the head down, the rest is sorted whole (one more pass,
+        // never a pass per head: that would be quadratic in the candidates).
         let head = limit.saturating_mul(4).saturating_add(16);
         let mut hits = Vec::new();
         let mut start = 0;
         while start < ranked.len() && hits.len() < limit {
             let rest = &mut ranked[start..];
-            let take = head.min(rest.len());
+            let take = if start == 0 {
+                head.min(rest.len())
+            } else {
+                rest.len()
+            };
             if take < rest.len() {
                 rest.select_nth_unstable_by(take - 1, order);
             }
@@ -528,6 +541,34 @@ mod tests {
         );
         assert_eq!(index.search("timezone", 5, |_| true)[0].key, 0);
         assert_eq!(index.search("slack", 5, |_| true)[0].key, 1);
+    }
+
+    #[test]
+    fn documents_without_terms_free_their_slots() {
+        let none = json!({});
+        let mut index = Index::new();
+        for round in 0..5usize {
+            for i in 0..100usize {
+                index.insert(round * 1000 + i, doc("", "the of a", &none));
+            }
+            for i in 0..100usize {
+                assert!(index.remove(&(round * 1000 + i)));
+            }
+        }
+        // Compaction frees every dead slot, so rounds reuse them rather than grow.
+        assert!(index.slots.len() <= 200, "{} slots", index.slots.len());
+    }
+
+    #[test]
+    fn a_keep_that_refuses_most_still_finds_the_rest_in_order() {
+        let none = json!({});
+        let mut index = Index::new();
+        for i in 0..2000usize {
+            index.insert(i, doc(&format!("t{i:04}"), "shared words here", &none));
+        }
+        let hits = index.search("shared words", 3, |k| *k >= 1990);
+        let keys: Vec<usize> = hits.iter().map(|h| h.key).collect();
+        assert_eq!(keys, [1990, 1991, 1992]);
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! Tool search: the index a large catalog is searched with, by the `tool_search` tool, Code
-//! Mode's `tools.$search`, the MCP server and the CLI alike.
+//! Tool search: the index a large catalog is searched with, by [`Registry::search`](crate::Registry::search),
+//! the `tool_search` tool, Code Mode's `tools.$search` and the CLI alike.
 //!
 //! Ranking is fielded BM25 (BM25F) over a tool's name, namespace, description and parameter
 //! names and descriptions, with field weights; a query that spells a tool's name, or starts
