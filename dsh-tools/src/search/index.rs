@@ -53,6 +53,17 @@ pub enum Match {
     Name,
 }
 
+impl Match {
+    /// `name`, `prefix` or `words`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Name => "name",
+            Self::Prefix => "prefix",
+            Self::Words => "words",
+        }
+    }
+}
+
 /// One result: the document's key, how it matched, and its BM25F score.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]

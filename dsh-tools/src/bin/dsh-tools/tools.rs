@@ -3,7 +3,7 @@
 
 use crate::io::{InputError, out, printable, read_json};
 use clap::Subcommand;
-use dsh_tools::search::{Document, Index, Match};
+use dsh_tools::search::{Document, Index};
 use serde_json::{Value, json};
 
 #[derive(Subcommand)]
@@ -75,11 +75,7 @@ pub(crate) fn run(command: ToolsCommand, stdin_used: &mut bool) -> Result<u8, In
                 let mut entry = json!({
                     "name": item["name"],
                     "score": f64::from(hit.score),
-                    "matched": match hit.matched {
-                        Match::Name => "name",
-                        Match::Prefix => "prefix",
-                        Match::Words => "words",
-                    },
+                    "matched": hit.matched.as_str(),
                 });
                 if let Some(namespace) = item.get("namespace").filter(|n| n.is_string()) {
                     entry["namespace"] = namespace.clone();
