@@ -457,7 +457,7 @@ fn render_node<'a>(node: &'a Value, i: usize, tasks: &mut Vec<Task<'a>>, out: &m
 }
 
 #[cfg(test)]
-mod deferred_tests {
+mod tests {
     use super::*;
 
     #[test]
