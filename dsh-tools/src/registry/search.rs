@@ -200,22 +200,8 @@ impl Registry {
     ) -> Result<Value, String> {
         let (query, limit) = match arg {
             Value::String(query) => (query.as_str(), super::tool_search::DEFAULT_SEARCH_LIMIT),
-            Value::Object(map) => {
-                let Some(query) = map.get("query").and_then(Value::as_str) else {
-                    return Err("tools.$search: \"query\" must be a string".to_owned());
-                };
-                let limit = match map.get("limit") {
-                    None => super::tool_search::DEFAULT_SEARCH_LIMIT,
-                    Some(limit) => match limit.as_u64() {
-                        Some(n) if (1..=MAX_PROGRAM_SEARCH as u64).contains(&n) => n as usize,
-                        _ => {
-                            return Err(format!(
-                                "tools.$search: \"limit\" must be an integer from 1 to {MAX_PROGRAM_SEARCH}"
-                            ));
-                        }
-                    },
-                };
-                (query, limit)
+            Value::Object(_) => {
+                super::tool_search::query_and_limit(arg, MAX_PROGRAM_SEARCH, "tools.$search")?
             }
             _ => {
                 return Err("tools.$search takes a query string or {query, limit}".to_owned());
@@ -225,17 +211,7 @@ impl Registry {
         Ok(Value::Array(
             found
                 .iter()
-                .map(|m| {
-                    let description: String = m.tool.description().chars().take(300).collect();
-                    let mut entry = serde_json::json!({
-                        "name": m.tool.name(),
-                        "description": description,
-                    });
-                    if let Some(namespace) = m.tool.tool_namespace() {
-                        entry["namespace"] = Value::from(namespace.name());
-                    }
-                    entry
-                })
+                .map(|m| super::tool_search::found_entry(&m.tool, Some(300)))
                 .collect(),
         ))
     }

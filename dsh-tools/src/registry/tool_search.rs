@@ -2,6 +2,7 @@
 //! Its result names the tools it found, which [`LoadedTools`](super::LoadedTools) then keeps
 //! in the tool list for the rest of the conversation.
 
+use super::tools::RegisteredTool;
 use crate::content::text_content;
 use crate::definition::{OutputDecl, ToolDefinition, ToolHints};
 use crate::error::{ToolError, codes};
@@ -23,6 +24,46 @@ loaded: call them directly from your next step.";
 
 fn invalid(message: String) -> ToolError {
     ToolError::coded("ToolArgsError", codes::INVALID_ARGS, message)
+}
+
+/// The `query` and `limit` (1 to `max`, default [`DEFAULT_SEARCH_LIMIT`]) of a search's
+/// arguments, or why they are wrong, the message opened by `what` (`tool_search`'s and a
+/// program's `tools.$search` read them alike).
+pub(crate) fn query_and_limit<'a>(
+    args: &'a Value,
+    max: usize,
+    what: &str,
+) -> Result<(&'a str, usize), String> {
+    let Some(query) = args.get("query").and_then(Value::as_str) else {
+        return Err(format!("{what}: \"query\" must be a string"));
+    };
+    let limit = match args.get("limit") {
+        None => DEFAULT_SEARCH_LIMIT,
+        Some(limit) => match limit.as_u64() {
+            Some(n) if (1..=max as u64).contains(&n) => n as usize,
+            _ => {
+                return Err(format!(
+                    "{what}: \"limit\" must be an integer from 1 to {max}"
+                ));
+            }
+        },
+    };
+    Ok((query, limit))
+}
+
+/// One found tool as a search returns it: `{name, description, namespace?}`, the description
+/// cut to `max_chars` if given.
+pub(crate) fn found_entry(tool: &RegisteredTool, max_chars: Option<usize>) -> Value {
+    let description = tool.description();
+    let description: String = match max_chars {
+        Some(max) => description.chars().take(max).collect(),
+        None => description.to_owned(),
+    };
+    let mut entry = json!({"name": tool.name(), "description": description});
+    if let Some(namespace) = tool.tool_namespace() {
+        entry["namespace"] = json!(namespace.name());
+    }
+    entry
 }
 
 /// The `tool_search` definition.
@@ -60,22 +101,8 @@ pub(crate) fn definition() -> ToolDefinition {
         parameters,
         OutputDecl::new(output, |_, value| text_content(render(value))),
         |args, ctx| async move {
-            let Some(query) = args.get("query").and_then(Value::as_str) else {
-                return Err(invalid(
-                    "invalid arguments: \"query\" must be a string".to_owned(),
-                ));
-            };
-            let limit = match args.get("limit") {
-                None => DEFAULT_SEARCH_LIMIT,
-                Some(limit) => match limit.as_u64() {
-                    Some(n) if (1..=MAX_SEARCH_LIMIT as u64).contains(&n) => n as usize,
-                    _ => {
-                        return Err(invalid(format!(
-                            "invalid arguments: \"limit\" must be an integer from 1 to {MAX_SEARCH_LIMIT}"
-                        )));
-                    }
-                },
-            };
+            let (query, limit) =
+                query_and_limit(&args, MAX_SEARCH_LIMIT, "invalid arguments").map_err(invalid)?;
             if let Some(key) = args
                 .as_object()
                 .and_then(|o| o.keys().find(|k| *k != "query" && *k != "limit"))
@@ -88,19 +115,7 @@ pub(crate) fn definition() -> ToolDefinition {
             let found = ctx
                 .registry()
                 .search_deferred(query, limit, ctx.execution());
-            let tools: Vec<Value> = found
-                .iter()
-                .map(|m| {
-                    let mut entry = json!({
-                        "name": m.tool.name(),
-                        "description": m.tool.description(),
-                    });
-                    if let Some(namespace) = m.tool.tool_namespace() {
-                        entry["namespace"] = json!(namespace.name());
-                    }
-                    entry
-                })
-                .collect();
+            let tools: Vec<Value> = found.iter().map(|m| found_entry(&m.tool, None)).collect();
             Ok(json!({ "tools": tools }))
         },
     )

@@ -122,7 +122,7 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
         },
     );
     // The bindings: the calling scope's visible tools in view order, never `run_code` (§4.1).
-    let functions: Vec<(String, HostFn)> = registry
+    let mut functions: Vec<(String, HostFn)> = registry
         .tools(agent.as_ref())
         .iter()
         .filter(|t| t.name() != RUN_CODE)
@@ -136,7 +136,6 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
         .collect();
     // With deferred tools in the view, two members find and describe them (issue 34); the
     // names are reserved, so no tool takes them.
-    let mut functions = functions;
     if !registry.deferred_tools(agent.as_ref()).is_empty() {
         let caller = exec.caller_arc().cloned();
         let (r, a, c) = (registry.clone(), agent.clone(), caller.clone());

@@ -1,7 +1,7 @@
 //! The index: fielded BM25 (BM25F) over a tool's name, namespace, description and parameters,
 //! updated one document at a time, with exact and prefix name matches ranked first.
 
-use super::tokens::{MAX_WORD_CHARS, name_key, terms};
+use super::tokens::{name_key, terms};
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 use std::cmp::Ordering;
@@ -364,7 +364,6 @@ impl<K: Copy + Eq + Hash> Index<K> {
         let mut seen: Vec<u32> = Vec::new();
         terms(query, |term| {
             if seen.len() < MAX_QUERY_TERMS
-                && term.chars().count() <= MAX_WORD_CHARS
                 && let Some(&id) = self.terms.get(term)
                 && !seen.contains(&id)
             {

@@ -1,7 +1,7 @@
 //! `dsh-tools code types|sdk|run`: what a model is shown in Code Mode, and running a program
 //! against the tools of MCP servers.
 
-use crate::io::{InputError, out, read_json};
+use crate::io::{EMPTY_OBJECT, InputError, out, read_json};
 use clap::Subcommand;
 use dsh_tools::code::{SdkTool, render_sdk, schema_to_ts};
 use serde_json::Value;
@@ -71,9 +71,6 @@ pub(crate) fn run(command: CodeCommand, stdin_used: &mut bool) -> Result<u8, Inp
         }
     }
 }
-
-static EMPTY_OBJECT: std::sync::LazyLock<Value> =
-    std::sync::LazyLock::new(|| Value::Object(Default::default()));
 
 /// The tools of `code sdk`: each `{name, description, parameters, output?}` (`output` absent:
 /// `{}`, rendered `JsonValue`).

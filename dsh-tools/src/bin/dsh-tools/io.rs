@@ -8,6 +8,10 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::io::Read;
 
+/// `{}`: what an absent `parameters` or `output` of a tool list stands for.
+pub(crate) static EMPTY_OBJECT: std::sync::LazyLock<Value> =
+    std::sync::LazyLock::new(|| Value::Object(Default::default()));
+
 /// The default input-size limit: 16 MiB. Parsing needs memory proportional to the input, and
 /// more per level of nesting (the parser's stack grows on the heap).
 pub(crate) const DEFAULT_MAX_INPUT_BYTES: u64 = 16 << 20;

@@ -1,7 +1,7 @@
 //! `dsh-tools tools search`: rank a tool list for a query with the index the registry uses, so
 //! authors of servers in any language can see which of their tools a model's search finds.
 
-use crate::io::{InputError, out, printable, read_json};
+use crate::io::{EMPTY_OBJECT, InputError, out, printable, read_json};
 use clap::Subcommand;
 use dsh_tools::search::{Document, Index};
 use serde_json::{Value, json};
@@ -24,9 +24,6 @@ pub(crate) enum ToolsCommand {
         query: String,
     },
 }
-
-static EMPTY_OBJECT: std::sync::LazyLock<Value> =
-    std::sync::LazyLock::new(|| Value::Object(Default::default()));
 
 pub(crate) fn run(command: ToolsCommand, stdin_used: &mut bool) -> Result<u8, InputError> {
     let ToolsCommand::Search {
