@@ -6,6 +6,7 @@ mod catalog;
 mod code;
 mod deferred;
 mod hostile;
+mod providers;
 mod visibility;
 
 use dsh_tools::*;

@@ -25,6 +25,9 @@ pub struct ParsedCall {
     arguments: Result<Value, ToolError>,
     /// The arguments as the provider sent them, when they could not be read.
     raw_arguments: Option<String>,
+    /// An OpenAI Responses client-executed `tool_search_call` (answered by a
+    /// `tool_search_output`).
+    search: bool,
 }
 
 impl Clone for ParsedCall {
@@ -40,6 +43,7 @@ impl Clone for ParsedCall {
                 Err(e) => Err(e.clone()),
             },
             raw_arguments: self.raw_arguments.clone(),
+            search: self.search,
         }
     }
 }
@@ -75,6 +79,13 @@ impl ParsedCall {
     /// The id a result answers to: the provider's, else ours.
     pub(crate) fn reply_id(&self) -> &str {
         self.provider_call_id.as_deref().unwrap_or(&self.call_id)
+    }
+
+    /// Whether the model asked for this call as the provider's own client-executed tool search
+    /// (an OpenAI Responses `tool_search_call`; the call runs our `tool_search`, and
+    /// [`ProviderTools::format_results`] answers it with a `tool_search_output`).
+    pub fn is_native_search(&self) -> bool {
+        self.search
     }
 
     /// The tool name as the provider sent it.
@@ -147,6 +158,7 @@ type RawCall<'a> = (
     String,
     Result<Value, ToolError>,
     Option<&'a Value>,
+    bool,
 );
 
 fn invalid(message: String) -> ToolError {
@@ -237,7 +249,7 @@ impl ProviderTools {
                         Some(other) => object(clone_deep(other)),
                     };
                     let id = call.get("id").and_then(Value::as_str).map(str::to_owned);
-                    raw.push((id, name.to_owned(), args, function.get("arguments")));
+                    raw.push((id, name.to_owned(), args, function.get("arguments"), false));
                 }
             }
             Provider::OpenAiResponses => {
@@ -247,10 +259,22 @@ impl ProviderTools {
                     .and_then(Value::as_array)
                     .ok_or_else(|| fail("expected `output` (an array of items)"))?;
                 for item in items {
-                    if item.get("type").and_then(Value::as_str) != Some("function_call") {
-                        continue;
-                    }
-                    let name = item.get("name").and_then(Value::as_str).unwrap_or_default();
+                    // A client-executed tool search runs our `tool_search` (a server-executed
+                    // one is the provider's own business, as are its outputs).
+                    let search = match item.get("type").and_then(Value::as_str) {
+                        Some("function_call") => false,
+                        Some("tool_search_call")
+                            if item.get("execution").and_then(Value::as_str) == Some("client") =>
+                        {
+                            true
+                        }
+                        _ => continue,
+                    };
+                    let name = if search {
+                        crate::registry::TOOL_SEARCH
+                    } else {
+                        item.get("name").and_then(Value::as_str).unwrap_or_default()
+                    };
                     let args = match item.get("arguments") {
                         Some(Value::String(s)) => arguments_from_str(s),
                         Some(v @ Value::Object(_)) => Ok(clone_deep(v)),
@@ -262,7 +286,7 @@ impl ProviderTools {
                         .or_else(|| item.get("id"))
                         .and_then(Value::as_str)
                         .map(str::to_owned);
-                    raw.push((id, name.to_owned(), args, item.get("arguments")));
+                    raw.push((id, name.to_owned(), args, item.get("arguments"), search));
                 }
             }
             Provider::Anthropic => {
@@ -284,7 +308,7 @@ impl ProviderTools {
                         Some(v) => object(clone_deep(v)),
                     };
                     let id = block.get("id").and_then(Value::as_str).map(str::to_owned);
-                    raw.push((id, name.to_owned(), args, block.get("input")));
+                    raw.push((id, name.to_owned(), args, block.get("input"), false));
                 }
             }
             Provider::Gemini | Provider::GeminiOpenApi => {
@@ -307,7 +331,7 @@ impl ProviderTools {
                         Some(v) => object(clone_deep(v)),
                     };
                     let id = call.get("id").and_then(Value::as_str).map(str::to_owned);
-                    raw.push((id, name.to_owned(), args, call.get("args")));
+                    raw.push((id, name.to_owned(), args, call.get("args"), false));
                 }
             }
         }
@@ -318,7 +342,7 @@ impl ProviderTools {
         Ok(raw
             .into_iter()
             .enumerate()
-            .map(|(i, (id, provider_name, args, sent))| {
+            .map(|(i, (id, provider_name, args, sent, search))| {
                 let repeated = id.as_ref().is_some_and(|id| !seen_ids.insert(id.clone()));
                 let args = if repeated {
                     Err(ToolError::coded(
@@ -363,6 +387,7 @@ impl ProviderTools {
                     agent: self.agent().cloned(),
                     arguments,
                     raw_arguments,
+                    search,
                 }
             })
             .collect())

@@ -3,16 +3,16 @@
 
 use super::dialect::{self, Dialect, Provider};
 use super::restore::{self, Plan};
+use super::search::{self, ToolSearch};
 use super::transform::{Change, ChangeKind, Problem, Transform};
 use crate::call::AgentId;
-use crate::registry::Registry;
+use crate::registry::{LoadedTools, Registry, TOOL_SEARCH};
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
-/// One tool as exported: its names, the changes made, how its arguments map back (its wire
-/// entry is at the same index of [`ProviderTools::entries`]).
+/// One tool as exported: its names, the changes made, how its arguments map back.
 #[derive(Clone, Debug)]
 pub struct ExportedTool {
     ours: String,
@@ -68,6 +68,21 @@ pub struct ProviderTools {
     given: Arc<HashMap<String, String>>,
     /// What the system prompt needs besides the tools (Code Mode's sections; empty otherwise).
     system_prompt: String,
+    /// How the deferred tools are searched: `None` for an export of every tool.
+    search: Option<ToolSearch>,
+    /// The wire entries of deferred tools not sent in the list, by our name, with their
+    /// namespaces (OpenAI Responses `Native`: a `tool_search_output` sends them).
+    loadable: HashMap<String, (Value, Option<crate::definition::Namespace>)>,
+}
+
+/// Which tools an export lists.
+#[derive(Clone, Copy)]
+enum Listing<'a> {
+    /// Every tool of the view.
+    All,
+    /// A conversation's: deferred tools searched as `ToolSearch` says (`loaded`: what its
+    /// searches loaded, read by `ToolSearch::Function`).
+    Searched(&'a LoadedTools, ToolSearch),
 }
 
 /// Tools a dialect cannot express: every problem, per tool.
@@ -296,14 +311,15 @@ impl Registry {
         agent: Option<&AgentId>,
         dialect: Dialect,
     ) -> Result<ProviderTools, ExportError> {
-        self.export_with(agent, dialect, &HashMap::new(), None)
+        self.export_with(agent, dialect, &HashMap::new(), Listing::All)
     }
 
     /// [`provider_tools`](Self::provider_tools) for a conversation that has `loaded` these
-    /// deferred tools: the deferred tools it has not loaded are left out and the `tool_search`
-    /// function stands in for them (see
+    /// deferred tools, in the [`ToolSearch::Function`] form: the deferred tools it has not
+    /// loaded are left out and the `tool_search` function stands in for them (see
     /// [`presented_schemas`](Self::presented_schemas)). Without deferred tools the export is
-    /// exactly `provider_tools`'s.
+    /// exactly `provider_tools`'s. For the providers' own deferral see
+    /// [`provider_tools_searched`](Self::provider_tools_searched).
     ///
     /// ```
     /// use dsh_tools::provider::{Dialect, Provider};
@@ -325,9 +341,60 @@ impl Registry {
         &self,
         agent: Option<&AgentId>,
         dialect: Dialect,
-        loaded: &crate::registry::LoadedTools,
+        loaded: &LoadedTools,
     ) -> Result<ProviderTools, ExportError> {
-        self.export_with(agent, dialect, &HashMap::new(), Some(loaded))
+        let listing = Listing::Searched(loaded, ToolSearch::Function);
+        self.export_with(agent, dialect, &HashMap::new(), listing)
+    }
+
+    /// The tools `agent` sees exported to `dialect` for a conversation, deferred tools
+    /// presented in the `search` form (see [`ToolSearch`]; `loaded` is read by
+    /// [`ToolSearch::Function`], the form of dialects without native deferral). Answer the
+    /// model's searches with [`ProviderTools::format_results`], which gives a native search
+    /// its native result. Without deferred tools the export is exactly
+    /// [`provider_tools`](Self::provider_tools)'s.
+    ///
+    /// ```
+    /// use dsh_tools::provider::{Dialect, Provider, ToolSearch};
+    /// use dsh_tools::registry::LoadedTools;
+    /// use dsh_tools::{OutputDecl, Registry, ToolDefinition};
+    /// use serde_json::json;
+    ///
+    /// let tool = |name: &str| ToolDefinition::new(name, "d", json!({"type": "object"}),
+    ///     OutputDecl::text(), |_, _| async { Ok(json!("")) });
+    /// let registry = Registry::new();
+    /// registry.register(tool("ping"))?;
+    /// registry.register(tool("archive").defer_loading(true))?;
+    /// let loaded = LoadedTools::new();
+    ///
+    /// // Anthropic: the deferred tool is sent marked, our search answers with tool references.
+    /// let anthropic = Dialect::new(Provider::Anthropic);
+    /// let tools = registry.provider_tools_searched(None, anthropic, &loaded, ToolSearch::Native)?;
+    /// assert_eq!(tools.entries()[1]["name"], "archive");
+    /// assert_eq!(tools.entries()[1]["defer_loading"], true);
+    /// assert_eq!(tools.entries()[2]["name"], "tool_search");
+    ///
+    /// // OpenAI Responses: a client-executed tool search; the deferred tool is not sent.
+    /// let responses = Dialect::new(Provider::OpenAiResponses);
+    /// let tools = registry.provider_tools_searched(None, responses, &loaded, ToolSearch::Native)?;
+    /// assert_eq!(tools.entries().len(), 2);
+    /// assert_eq!(tools.entries()[1]["type"], "tool_search");
+    /// assert_eq!(tools.entries()[1]["execution"], "client");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn provider_tools_searched(
+        &self,
+        agent: Option<&AgentId>,
+        dialect: Dialect,
+        loaded: &LoadedTools,
+        search: ToolSearch,
+    ) -> Result<ProviderTools, ExportError> {
+        self.export_with(
+            agent,
+            dialect,
+            &HashMap::new(),
+            Listing::Searched(loaded, search),
+        )
     }
 
     fn export_with(
@@ -335,17 +402,25 @@ impl Registry {
         agent: Option<&AgentId>,
         dialect: Dialect,
         given: &HashMap<String, String>,
-        loaded: Option<&crate::registry::LoadedTools>,
+        listing: Listing<'_>,
     ) -> Result<ProviderTools, ExportError> {
         type Memoized = Result<Arc<Exported>, Vec<Problem>>;
-        let tools = match loaded {
-            None => self.wire_tools(agent),
-            Some(loaded) => self.presented_tools(agent, loaded),
+        let provider = dialect.provider();
+        let (tools, form): (Vec<(Arc<crate::registry::RegisteredTool>, bool)>, _) = match listing {
+            Listing::All => (unmarked(self.wire_tools(agent)), None),
+            Listing::Searched(loaded, search) => match search.for_provider(provider) {
+                ToolSearch::Function => (
+                    unmarked(self.presented_tools(agent, loaded)),
+                    Some(ToolSearch::Function),
+                ),
+                form => (self.deferral_view(agent), Some(form)),
+            },
         };
+        let native = form.filter(|f| *f != ToolSearch::Function);
         let mut kept = Vec::with_capacity(tools.len());
         let mut problems = Vec::new();
         let mut skipped = Vec::new();
-        for tool in &tools {
+        for (tool, deferred) in &tools {
             let export = tool.memo.get_or_make::<Memoized>(memo_key(dialect), || {
                 export_checked(tool.parameters(), dialect, tool.definition().bridged).map(
                     |(parameters, changes, plan)| {
@@ -358,7 +433,7 @@ impl Registry {
                 )
             });
             match &*export {
-                Ok(export) => kept.push((tool, Arc::clone(export))),
+                Ok(export) => kept.push((tool, Arc::clone(export), *deferred)),
                 Err(list) if tool.definition().skip_unexportable => {
                     tracing::warn!(
                         "provider export to {dialect}: tool {:?} is left out: {}",
@@ -393,15 +468,44 @@ impl Registry {
                 problems,
             });
         }
-        let ours: Vec<&str> = kept.iter().map(|(t, _)| t.name()).collect();
-        let theirs = provider_names(&ours, &dialect.rules().name, given);
+        let ours: Vec<&str> = kept.iter().map(|(t, _, _)| t.name()).collect();
+        let theirs = if native == Some(ToolSearch::Hosted) && provider == Provider::Anthropic {
+            // Anthropic's own search tool takes its name: none of ours is given it.
+            let mut reserved = given.clone();
+            reserved.insert(search::ANTHROPIC_BM25.0.to_owned(), String::new());
+            provider_names(&ours, &dialect.rules().name, &reserved)
+        } else {
+            provider_names(&ours, &dialect.rules().name, given)
+        };
         let mut given = given.clone();
         let mut exported = Vec::with_capacity(kept.len());
         let mut entries = Vec::with_capacity(kept.len());
+        let mut loadable = HashMap::new();
         let mut by_provider_name = HashMap::with_capacity(kept.len());
-        for (i, ((tool, export), theirs)) in kept.into_iter().zip(theirs).enumerate() {
+        for (i, ((tool, export, deferred), theirs)) in kept.into_iter().zip(theirs).enumerate() {
             let parameters = crate::json::clone_deep(&export.parameters);
-            entries.push(entry(dialect, &theirs, tool.description(), parameters));
+            let namespace = tool.tool_namespace();
+            if let Some(form) = native
+                .filter(|f| tool.name() == TOOL_SEARCH && search::provider_searches(provider, *f))
+            {
+                let wire = search::search_entry(provider, form, tool.description(), parameters);
+                entries.push((wire, None));
+            } else {
+                let mut wire = entry(dialect, &theirs, tool.description(), parameters);
+                match (native, deferred) {
+                    (Some(ToolSearch::Native), true) if provider == Provider::OpenAiResponses => {
+                        loadable.insert(tool.name().to_owned(), (wire, namespace.cloned()));
+                    }
+                    (Some(_), true) => {
+                        search::mark_deferred(&mut wire);
+                        entries.push((
+                            wire,
+                            namespace.filter(|_| provider == Provider::OpenAiResponses),
+                        ));
+                    }
+                    _ => entries.push((wire, None)),
+                }
+            }
             by_provider_name.insert(theirs.clone(), i);
             given.insert(theirs.clone(), tool.name().to_owned());
             exported.push(ExportedTool {
@@ -410,6 +514,12 @@ impl Registry {
                 export,
             });
         }
+        let entries = if provider == Provider::OpenAiResponses && native == Some(ToolSearch::Hosted)
+        {
+            search::grouped(entries)
+        } else {
+            entries.into_iter().map(|(e, _)| e).collect()
+        };
         Ok(ProviderTools {
             dialect,
             agent: agent.cloned(),
@@ -419,8 +529,17 @@ impl Registry {
             skipped,
             given: Arc::new(given),
             system_prompt,
+            search: form,
+            loadable,
         })
     }
+}
+
+/// A list of tools, none marked deferred.
+fn unmarked(
+    tools: Vec<Arc<crate::registry::RegisteredTool>>,
+) -> Vec<(Arc<crate::registry::RegisteredTool>, bool)> {
+    tools.into_iter().map(|t| (t, false)).collect()
 }
 
 impl ProviderTools {
@@ -496,17 +615,43 @@ impl ProviderTools {
     /// refresh it with [`refresh_loaded`](Self::refresh_loaded) and the conversation's
     /// [`LoadedTools`](crate::registry::LoadedTools) instead.
     pub fn refresh(&self, registry: &Registry) -> Result<ProviderTools, ExportError> {
-        registry.export_with(self.agent.as_ref(), self.dialect, &self.given, None)
+        registry.export_with(self.agent.as_ref(), self.dialect, &self.given, Listing::All)
     }
 
     /// [`refresh`](Self::refresh) for a conversation that has now `loaded` these deferred
-    /// tools (see [`Registry::provider_tools_loaded`]).
+    /// tools, in this export's [`ToolSearch`] form (`Function` for an export of every tool;
+    /// see [`Registry::provider_tools_searched`]).
     pub fn refresh_loaded(
         &self,
         registry: &Registry,
-        loaded: &crate::registry::LoadedTools,
+        loaded: &LoadedTools,
     ) -> Result<ProviderTools, ExportError> {
-        registry.export_with(self.agent.as_ref(), self.dialect, &self.given, Some(loaded))
+        let form = self.search.unwrap_or(ToolSearch::Function);
+        let listing = Listing::Searched(loaded, form);
+        registry.export_with(self.agent.as_ref(), self.dialect, &self.given, listing)
+    }
+
+    /// How this export presents deferred tools: `None` for an export of every tool
+    /// ([`Registry::provider_tools`]), else the form the dialect got.
+    pub fn tool_search(&self) -> Option<ToolSearch> {
+        self.search
+    }
+
+    /// The wire entry of a deferred tool this export did not list, by our name (OpenAI
+    /// Responses [`Native`](ToolSearch::Native): a `tool_search_output` sends it).
+    pub(super) fn loadable(
+        &self,
+        name: &str,
+    ) -> Option<&(Value, Option<crate::definition::Namespace>)> {
+        self.loadable.get(name)
+    }
+
+    /// The provider name this export gives our tool `name`.
+    pub(super) fn provider_name_of(&self, name: &str) -> Option<&str> {
+        self.tools
+            .iter()
+            .find(|t| t.ours == name)
+            .map(|t| t.theirs.as_str())
     }
 
     /// The request fields that carry the tools: `{"tools": [...]}`, plus

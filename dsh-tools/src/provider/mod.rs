@@ -70,6 +70,7 @@ mod dialect;
 mod export;
 mod restore;
 mod results;
+mod search;
 mod transform;
 
 pub use calls::{ParseError, ParsedCall};
@@ -79,4 +80,5 @@ pub use export::{
     restore_arguments,
 };
 pub use results::format_results;
+pub use search::ToolSearch;
 pub use transform::{Change, ChangeKind, Problem};

@@ -2,6 +2,8 @@
 
 use super::calls::ParsedCall;
 use super::dialect::{Dialect, Provider};
+use super::export::ProviderTools;
+use super::search::{self, ToolSearch};
 use crate::call::ToolExecutionResult;
 use crate::content::ContentBlock;
 use crate::json::to_compact_string;
@@ -86,9 +88,103 @@ fn contexts(results: &[(&ParsedCall, &ToolExecutionResult)]) -> Vec<String> {
 ///     "tool_use_id": "tu_1", "content": [{"type": "text", "text": "Error: unknown tool \"nope\""}],
 ///     "is_error": true}]})]);
 /// ```
+///
+/// A native tool search ([`ToolSearch::Native`]) needs the export it was made for: answer it
+/// with [`ProviderTools::format_results`].
 pub fn format_results(
     dialect: Dialect,
     results: &[(&ParsedCall, &ToolExecutionResult)],
+) -> Vec<Value> {
+    format_with(dialect, results, None)
+}
+
+impl ProviderTools {
+    /// [`format_results`] in this export's dialect, a native tool search answered in the
+    /// provider's shape ([`ToolSearch::Native`]): OpenAI Responses gets a
+    /// `tool_search_output` item carrying the found tools' entries (grouped by namespace),
+    /// Anthropic a `tool_result` of `tool_reference` blocks naming them. Every other call is
+    /// answered as `format_results` answers it.
+    ///
+    /// ```
+    /// use dsh_tools::provider::{Dialect, Provider, ToolSearch};
+    /// use dsh_tools::registry::LoadedTools;
+    /// use dsh_tools::{OutputDecl, Registry, ToolDefinition};
+    /// use serde_json::json;
+    /// use tokio_util::sync::CancellationToken;
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let registry = Registry::new();
+    /// registry.register(ToolDefinition::new("archive_mail", "Archive an email thread",
+    ///     json!({"type": "object"}), OutputDecl::text(), |_, _| async { Ok(json!("")) })
+    ///     .defer_loading(true))?;
+    /// let dialect = Dialect::new(Provider::Anthropic);
+    /// let tools = registry.provider_tools_searched(None, dialect, &LoadedTools::new(), ToolSearch::Native)?;
+    /// let reply = json!({"content": [{"type": "tool_use", "id": "tu_1", "name": "tool_search",
+    ///     "input": {"query": "archive email"}}]});
+    /// let calls = tools.parse_calls(&reply)?;
+    /// let result = calls[0].execute(&registry, CancellationToken::new()).await;
+    /// let messages = tools.format_results(&[(&calls[0], &result)]);
+    /// assert_eq!(messages[0]["content"][0]["content"],
+    ///     json!([{"type": "tool_reference", "tool_name": "archive_mail"}]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn format_results(&self, results: &[(&ParsedCall, &ToolExecutionResult)]) -> Vec<Value> {
+        format_with(self.dialect(), results, Some(self))
+    }
+}
+
+/// The answer to a native tool search `call`, where `tools` searches natively: OpenAI
+/// Responses a `tool_search_output` item, Anthropic a `tool_result` block.
+fn native_search(
+    tools: Option<&ProviderTools>,
+    call: &ParsedCall,
+    result: &ToolExecutionResult,
+) -> Option<Value> {
+    let tools = tools.filter(|t| t.tool_search() == Some(ToolSearch::Native))?;
+    match tools.dialect().provider() {
+        Provider::OpenAiResponses if call.is_native_search() => {
+            // A failed search loads nothing (the item has no error field).
+            let found: Vec<(Value, Option<&crate::definition::Namespace>)> =
+                search::found_names(result.value().filter(|_| !result.is_error()))
+                    .into_iter()
+                    .filter_map(|name| tools.loadable(name))
+                    .map(|(entry, namespace)| (crate::json::clone_deep(entry), namespace.as_ref()))
+                    .collect();
+            Some(json!({
+                "type": "tool_search_output",
+                "call_id": call.reply_id(),
+                "execution": "client",
+                "status": "completed",
+                "tools": search::grouped(found),
+            }))
+        }
+        Provider::Anthropic
+            if call.name() == crate::registry::TOOL_SEARCH && !result.is_error() =>
+        {
+            let references: Vec<Value> = search::found_names(result.value())
+                .into_iter()
+                .filter_map(|name| tools.provider_name_of(name))
+                .map(|name| json!({"type": "tool_reference", "tool_name": name}))
+                .collect();
+            let content = if references.is_empty() {
+                json!([{"type": "text", "text": "No tools match. Try other words."}])
+            } else {
+                Value::Array(references)
+            };
+            Some(
+                json!({"type": "tool_result", "tool_use_id": call.reply_id(),
+                        "content": content, "is_error": false}),
+            )
+        }
+        _ => None,
+    }
+}
+
+fn format_with(
+    dialect: Dialect,
+    results: &[(&ParsedCall, &ToolExecutionResult)],
+    tools: Option<&ProviderTools>,
 ) -> Vec<Value> {
     let extra = contexts(results);
     match dialect.provider() {
@@ -100,7 +196,9 @@ pub fn format_results(
         Provider::OpenAiResponses => results
             .iter()
             .map(|(call, r)| {
-                json!({"type": "function_call_output", "call_id": call.reply_id(), "output": text(r)})
+                native_search(tools, call, r).unwrap_or_else(|| {
+                    json!({"type": "function_call_output", "call_id": call.reply_id(), "output": text(r)})
+                })
             })
             .chain(extra.into_iter().map(|t| {
                 json!({"role": "user", "content": [{"type": "input_text", "text": t}]})
@@ -110,9 +208,11 @@ pub fn format_results(
             let mut content: Vec<Value> = results
                 .iter()
                 .map(|(call, r)| {
-                    let blocks: Vec<Value> = r.content().iter().map(anthropic_block).collect();
-                    json!({"type": "tool_result", "tool_use_id": call.reply_id(),
-                           "content": blocks, "is_error": r.is_error()})
+                    native_search(tools, call, r).unwrap_or_else(|| {
+                        let blocks: Vec<Value> = r.content().iter().map(anthropic_block).collect();
+                        json!({"type": "tool_result", "tool_use_id": call.reply_id(),
+                               "content": blocks, "is_error": r.is_error()})
+                    })
                 })
                 .collect();
             content.extend(extra.into_iter().map(|t| json!({"type": "text", "text": t})));

@@ -322,6 +322,20 @@ impl Registry {
         }
         tools
     }
+    /// Every tool of `agent`'s view with whether it is deferred, as a provider's native
+    /// deferral sends them (the provider, not the list, keeps what a search loaded):
+    /// `tool_search` where the view defers any; under `code`, `run_code` alone.
+    pub(crate) fn deferral_view(
+        &self,
+        agent: Option<&AgentId>,
+    ) -> Vec<(Arc<RegisteredTool>, bool)> {
+        let state = self.read();
+        let mut tools = state.presented_marked(agent, &|_| true);
+        if state.effective_mode(agent) == PresentationMode::Code {
+            tools.retain(|(t, _)| t.name() == crate::code::RUN_CODE);
+        }
+        tools
+    }
 }
 
 impl Scope {

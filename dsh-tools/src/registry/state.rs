@@ -344,29 +344,48 @@ impl State {
         agent: Option<&AgentId>,
         loaded: &dyn Fn(&str) -> bool,
     ) -> Vec<Arc<RegisteredTool>> {
+        self.presented_marked(agent, loaded)
+            .into_iter()
+            .map(|(tool, _)| tool)
+            .collect()
+    }
+
+    /// [`presented`](Self::presented), each tool with whether the view defers it (`tool_search`
+    /// and `run_code` are never deferred).
+    pub(crate) fn presented_marked(
+        &self,
+        agent: Option<&AgentId>,
+        loaded: &dyn Fn(&str) -> bool,
+    ) -> Vec<(Arc<RegisteredTool>, bool)> {
         let mode = self.effective_mode(agent);
-        let mut view = self.native_view(agent);
-        if self.deferral {
+        let view = self.native_view(agent);
+        let mut marked: Vec<(Arc<RegisteredTool>, bool)> = if self.deferral {
             let chain = self.chain(agent);
             let mut any = false;
-            view.retain(|tool| {
-                let deferred = self.deferred(tool, &chain);
-                any |= deferred;
-                !deferred || loaded(&tool.definition.name)
-            });
+            let mut marked: Vec<_> = view
+                .into_iter()
+                .filter_map(|tool| {
+                    let deferred = self.deferred(&tool, &chain);
+                    any |= deferred;
+                    (!deferred || loaded(&tool.definition.name)).then_some((tool, deferred))
+                })
+                .collect();
             if any
                 && mode != PresentationMode::Code
                 && let Some(search) = &self.tool_search
             {
-                view.push(Arc::clone(search));
+                marked.push((Arc::clone(search), false));
             }
-        }
+            marked
+        } else {
+            view.into_iter().map(|tool| (tool, false)).collect()
+        };
         if mode != PresentationMode::Native
             && let Some(run_code) = &self.run_code
         {
-            view.push(Arc::clone(run_code));
+            marked.push((Arc::clone(run_code), false));
         }
-        view
+        marked
     }
 
     /// The registered tools visible to `agent`, in view order.
