@@ -14,7 +14,14 @@ every dialect) and checks each against the pinned SDKs:
   unchanged (up to the benign differences normalised below); every anthropic entry validates as
   `anthropic.types.ToolParam`;
 - every gemini (`parametersJsonSchema`) and gemini-openapi (`parameters`) entry validates as
-  `google.genai.types.FunctionDeclaration`, and dumps back to itself (nothing dropped or coerced).
+  `google.genai.types.FunctionDeclaration`, and dumps back to itself (nothing dropped or coerced);
+- deferred tools (`target/provider-deferral.json`, written by the same test binary): every
+  Anthropic entry of the native and hosted forms validates as `ToolParam` or
+  `ToolSearchToolBm25_20251119Param`, a search answer as `ToolResultBlockParam` of
+  `tool_reference` blocks, the replies the parser is tested with as `ContentBlock`s; every
+  OpenAI Responses entry as `FunctionToolParam`, `NamespaceToolParam` or
+  `ToolSearchToolParam`, a search answer as the `tool_search_output` input item, the replies as
+  `ResponseOutputItem`s (dumped back unchanged: no key the SDK does not know).
 
 The SDKs' request types are TypedDicts, which pydantic validates without looking at unknown
 keys: those are checked here too (a key the TypedDict does not declare is a failure).
@@ -22,7 +29,7 @@ keys: those are checked here too (a key the TypedDict does not declare is a fail
 Prints one line per check (`<check>: N passed, 0 failed`), the details of every failure, and a
 verdict line; exits 1 when any check failed. Run by `.ci/provider-oracle.sh`:
 
-    python .ci/provider_oracle.py [target/provider-exports.json]
+    python .ci/provider_oracle.py [target/provider-exports.json [target/provider-deferral.json]]
 """
 
 from __future__ import annotations
@@ -46,6 +53,20 @@ from openai.lib._pydantic import _ensure_strict_json_schema  # noqa: E402
 from openai.types.chat import ChatCompletionToolParam  # noqa: E402
 from openai.types.responses import FunctionToolParam  # noqa: E402
 from typing_extensions import NotRequired, Required, is_typeddict  # noqa: E402
+from anthropic.types import (  # noqa: E402
+    ContentBlock as AnthropicContentBlock,
+    ToolReferenceBlockParam,
+    ToolResultBlockParam,
+    ToolSearchToolBm25_20251119Param,
+)
+from openai.types.responses import (  # noqa: E402
+    NamespaceToolParam,
+    ResponseOutputItem,
+    ToolSearchToolParam,
+)
+from openai.types.responses.response_tool_search_output_item_param_param import (  # noqa: E402
+    ResponseToolSearchOutputItemParamParam,
+)
 
 # ---- comparing JSON ----
 
@@ -252,6 +273,77 @@ def gemini_check(entry, key):
     return problems
 
 
+# ---- deferred tools: the native forms ----
+
+
+def validate_model(value, tp):
+    """Validates `value` as the SDK response type `tp` (a pydantic model or a union of them),
+    then dumps it back: a key the SDK does not know, dropped silently by its models, is a
+    failure, as is one it coerced."""
+    adapter = ADAPTERS.get(tp)
+    if adapter is None:
+        adapter = ADAPTERS[tp] = pydantic.TypeAdapter(tp)
+    try:
+        model = adapter.validate_python(value)
+    except pydantic.ValidationError as e:
+        return [str(e).replace("\n", " | ")]
+    back = adapter.dump_python(model, mode="json", exclude_unset=True, by_alias=True)
+    return differences(value, back, "$")
+
+
+def responses_tool(tool):
+    """A tool of an OpenAI Responses list or `tool_search_output`, as the SDK type its `type`
+    names."""
+    kind = tool.get("type")
+    tp = {"function": FunctionToolParam, "namespace": NamespaceToolParam,
+          "tool_search": ToolSearchToolParam}.get(kind)
+    if tp is None:
+        return [f"a tool of type {kind!r}, not one the native forms send"]
+    problems = validate_typeddict(tool, tp)
+    if kind == "namespace":
+        for inner in tool.get("tools", []):
+            problems += validate_typeddict(inner, FunctionToolParam)
+    return problems
+
+
+def deferral_check(item):
+    """The SDK check of one deferral item: its name and the problems."""
+    dialect, kind, value = item["dialect"], item["kind"], item["value"]
+    if dialect == "anthropic":
+        if kind == "tool":
+            if value.get("type", "").startswith("tool_search_tool_bm25"):
+                return ("anthropic search tool validates as ToolSearchToolBm25_20251119Param",
+                        validate_typeddict(value, ToolSearchToolBm25_20251119Param))
+            return ("anthropic deferred-form entry validates as ToolParam",
+                    validate_typeddict(value, ToolParam))
+        if kind == "search_result":
+            problems = validate_typeddict(value, ToolResultBlockParam)
+            for block in value.get("content", []):
+                problems += validate_typeddict(block, ToolReferenceBlockParam)
+            return ("anthropic search answer validates as ToolResultBlockParam", problems)
+        if kind == "reply":
+            problems = []
+            for block in value["content"]:
+                problems += validate_model(block, AnthropicContentBlock)
+            return ("anthropic reply blocks we parse validate as ContentBlock", problems)
+    if dialect == "openai-responses":
+        if kind == "tool":
+            return ("openai-responses deferred-form entry validates as its tool type",
+                    responses_tool(value))
+        if kind == "search_result":
+            problems = validate_typeddict(value, ResponseToolSearchOutputItemParamParam)
+            for tool in value.get("tools", []):
+                problems += responses_tool(tool)
+            return ("openai-responses search answer validates as tool_search_output", problems)
+        if kind == "reply":
+            problems = []
+            for output in value["output"]:
+                problems += validate_model(output, ResponseOutputItem)
+            return ("openai-responses reply items we parse validate as ResponseOutputItem",
+                    problems)
+    return (f"deferral item {dialect}/{kind}", [f"unknown item {dialect}/{kind}"])
+
+
 # ---- known mismatches: our output is wrong there, and the fix is not in yet ----
 
 # (check, dialect name, tool) -> (a part of the problem it must show, why). Each is reported on
@@ -327,6 +419,21 @@ def main():
             key = "parametersJsonSchema" if dialect == "gemini" else "parameters"
             check(f"{dialect} entry validates as genai FunctionDeclaration", e,
                   lambda: gemini_check(entry, key))
+
+    deferral_path = sys.argv[2] if len(sys.argv) > 2 else "target/provider-deferral.json"
+    with open(deferral_path, encoding="utf-8") as f:
+        deferral = json.load(f)
+    kinds = Counter()
+    for item in deferral:
+        e = {"dialect": item["dialect"], "strict": item["strict"],
+             "tool": f"{item['form']} {item['kind']}"}
+        name, _ = deferral_check(item)
+        kinds[item["kind"]] += 1
+        check(name, e, lambda item=item: deferral_check(item)[1])
+    for kind in ("tool", "search_result", "reply"):
+        if kinds[kind] == 0:
+            failed[f"deferral items of kind {kind}"].append(
+                ({"dialect": "-", "strict": False, "tool": kind}, ["none in " + deferral_path]))
 
     names = sorted(set(passed) | set(failed) | set(known))
     for name in names:

@@ -546,3 +546,145 @@ fn same_through_a_registry(dialect: Dialect, source: &Source, entry: &Value) {
         "{dialect}"
     );
 }
+
+// ---- deferred tools: the providers' native forms ----
+
+/// A catalog with a plain tool, deferred tools in a namespace (one with a name mapped for the
+/// providers) and one deferred tool without a namespace.
+fn deferral_catalog() -> Registry {
+    use dsh_tools::definition::Namespace;
+    let registry = Registry::new();
+    let tool = |name: &str, description: &str| {
+        let answer = name.to_owned();
+        dsh_tools::ToolDefinition::new(
+            name,
+            description,
+            json!({"type": "object", "properties": {
+                "repo": {"type": "string", "description": "owner/name"},
+                "limit": {"type": "integer", "minimum": 1}},
+                "required": ["repo"]}),
+            dsh_tools::OutputDecl::text(),
+            move |_, _| {
+                let answer = answer.clone();
+                async move { Ok(json!(answer)) }
+            },
+        )
+    };
+    registry
+        .register(tool("ping", "Check that the service answers"))
+        .unwrap()
+        .keep();
+    let github = Namespace::new("github", "Issues and pull requests on GitHub");
+    for (name, description) in [
+        ("github.create_issue", "Open a new issue in a repository"),
+        ("merge_pull_request", "Merge a pull request"),
+    ] {
+        let t = tool(name, description)
+            .namespace(github.clone())
+            .defer_loading(true);
+        registry.register(t).unwrap().keep();
+    }
+    registry
+        .register(tool("list_commits", "List the commits of a branch").defer_loading(true))
+        .unwrap()
+        .keep();
+    registry
+}
+
+/// One item for the oracle: what it is (`kind`), in which dialect and form.
+fn deferral_item(dialect: Dialect, form: &str, kind: &str, value: &Value) -> Value {
+    json!({"dialect": dialect.provider().id(), "strict": dialect.is_strict(), "form": form,
+           "kind": kind, "value": value})
+}
+
+/// Every native deferral shape we send or read, for `.ci/provider_oracle.py`: the tool lists
+/// (Anthropic `defer_loading` and its BM25 search tool; OpenAI Responses `defer_loading`,
+/// `namespace`, `tool_search`), a search answered (`tool_result` of `tool_reference` blocks;
+/// `tool_search_output`), and the replies the parser is tested with. Written to
+/// `target/provider-deferral.json`.
+#[tokio::test]
+async fn deferral_shapes_for_the_oracle() {
+    use dsh_tools::provider::ToolSearch;
+    use dsh_tools::registry::LoadedTools;
+    let registry = deferral_catalog();
+    let mut items = Vec::new();
+    for provider in [Provider::Anthropic, Provider::OpenAiResponses] {
+        for dialect in [Dialect::new(provider), Dialect::strict(provider)] {
+            for (form, name) in [
+                (ToolSearch::Native, "native"),
+                (ToolSearch::Hosted, "hosted"),
+            ] {
+                let tools = registry
+                    .provider_tools_searched(None, dialect, &LoadedTools::new(), form)
+                    .unwrap();
+                for entry in tools.entries() {
+                    items.push(deferral_item(dialect, name, "tool", entry));
+                }
+                if form != ToolSearch::Native {
+                    continue;
+                }
+                let reply = if provider == Provider::Anthropic {
+                    json!({"content": [{"type": "tool_use", "id": "toolu_01", "name": "tool_search",
+                        "input": {"query": "open an issue or merge a pull request", "limit": 5}}]})
+                } else {
+                    json!({"output": [{"type": "tool_search_call", "id": "tsc_01", "call_id": "call_01",
+                        "execution": "client", "status": "completed",
+                        "arguments": {"query": "open an issue or list commits", "limit": 5}}]})
+                };
+                let calls = tools.parse_calls(&reply).unwrap();
+                assert_eq!(calls.len(), 1);
+                let result = calls[0]
+                    .execute(&registry, dsh_tools::CancellationToken::new())
+                    .await;
+                assert!(!result.is_error(), "{result:?}");
+                let messages = tools.format_results(&[(&calls[0], &result)]);
+                let answer = if provider == Provider::Anthropic {
+                    // The content block of the user message.
+                    let block = &messages[0]["content"][0];
+                    assert!(block["content"].as_array().unwrap().len() >= 2, "{block:#}");
+                    block.clone()
+                } else {
+                    assert!(messages[0]["tools"].as_array().unwrap().len() >= 2);
+                    messages[0].clone()
+                };
+                items.push(deferral_item(dialect, name, "search_result", &answer));
+                items.push(deferral_item(dialect, name, "reply", &reply));
+            }
+        }
+    }
+    // The replies of the providers' own searches, which the parser skips.
+    let hosted_anthropic = json!({"content": [
+        {"type": "server_tool_use", "id": "srvtoolu_01", "name": "tool_search_tool_bm25",
+         "input": {"query": "issue"}, "caller": {"type": "direct"}},
+        {"type": "tool_search_tool_result", "tool_use_id": "srvtoolu_01", "content": {
+            "type": "tool_search_tool_search_result",
+            "tool_references": [{"type": "tool_reference", "tool_name": "github_create_issue"}]}},
+        {"type": "tool_use", "id": "toolu_02", "name": "github_create_issue",
+         "input": {"repo": "a/b"}, "caller": {"type": "direct"}}
+    ]});
+    let hosted_responses = json!({"output": [
+        {"type": "tool_search_call", "id": "tsc_02", "execution": "server", "status": "completed",
+         "arguments": {"query": "issue"}},
+        {"type": "tool_search_output", "id": "tso_02", "execution": "server", "status": "completed",
+         "tools": []},
+        {"type": "function_call", "id": "fc_02", "call_id": "call_02", "namespace": "github",
+         "name": "github_create_issue", "arguments": "{\"repo\":\"a/b\"}", "status": "completed"}
+    ]});
+    for (provider, reply) in [
+        (Provider::Anthropic, hosted_anthropic),
+        (Provider::OpenAiResponses, hosted_responses),
+    ] {
+        let dialect = Dialect::new(provider);
+        let tools = registry
+            .provider_tools_searched(None, dialect, &LoadedTools::new(), ToolSearch::Hosted)
+            .unwrap();
+        let calls = tools.parse_calls(&reply).unwrap();
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].name(), "github.create_issue");
+        items.push(deferral_item(dialect, "hosted", "reply", &reply));
+    }
+    let path = target_dir().join("provider-deferral.json");
+    let text = serde_json::to_string_pretty(&Value::Array(items)).unwrap() + "\n";
+    std::fs::write(&path, text).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+    eprintln!("wrote {}", path.display());
+}
