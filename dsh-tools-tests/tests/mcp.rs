@@ -7,6 +7,9 @@ mod support;
 #[path = "mcp/approvals.rs"]
 mod approvals;
 
+#[path = "mcp/discovery.rs"]
+mod discovery;
+
 use dsh_tools::mcp::McpServer;
 use dsh_tools::mcp::rmcp::model::{
     ErrorCode, NumberOrString, ProgressToken, RequestMetaObject, SubscriptionFilter,

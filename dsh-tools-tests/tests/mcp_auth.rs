@@ -124,12 +124,20 @@ fn registry() -> Registry {
 async fn serve(
     auth: impl FnOnce(&str) -> Authorization,
 ) -> (SocketAddr, String, tokio_util::sync::CancellationToken) {
+    serve_registry(registry(), auth).await
+}
+
+/// [`serve`] for another registry.
+async fn serve_registry(
+    registry: Registry,
+    auth: impl FnOnce(&str) -> Authorization,
+) -> (SocketAddr, String, tokio_util::sync::CancellationToken) {
     // The resource URI names the port, so bind first on a port we pick.
     let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = probe.local_addr().unwrap();
     drop(probe);
     let url = format!("http://{addr}/mcp");
-    let server = McpServer::new(registry())
+    let server = McpServer::new(registry)
         .bind_http(addr, HttpConfig::default().authorization(auth(&url)))
         .await
         .unwrap();
@@ -663,6 +671,42 @@ async fn the_caller_reaches_the_pipeline_and_scopes_decide_per_tool() {
     }
     // Without a token the client cannot even connect.
     assert!(Connector::default().connect_http(&url).await.is_err());
+    stop.cancel();
+}
+
+/// `tools/list` shows each caller only the tools its token lets it call (scope rules), and a
+/// 2026-07-28 list that depends on the caller is marked private.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_caller_is_listed_only_what_it_may_call() {
+    let registry = registry();
+    registry
+        .scope_rules(ScopeRules::new().tool("write_note", ["notes:write"]))
+        .keep();
+    let signing = rsa();
+    let set = jwks(&[&signing]);
+    let (_, url, stop) = serve_registry(registry, |url| fixed(url, set)).await;
+    for (subject, scope, expected) in [
+        ("alice", "notes:read", vec!["whoami"]),
+        (
+            "bob",
+            "notes:read notes:write",
+            vec!["whoami", "write_note"],
+        ),
+    ] {
+        let token = sign(&signing, &claims(&url, subject, scope));
+        let import = Connector::default()
+            .connect_http_bearer(&url, &token)
+            .await
+            .unwrap();
+        let list = import.peer().list_tools(None).await.unwrap();
+        let names: Vec<&str> = list.tools.iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(names, expected, "{subject}");
+        assert_eq!(
+            list.cache_scope,
+            Some(dsh_tools::mcp::rmcp::model::CacheScope::Private),
+            "{subject}"
+        );
+    }
     stop.cancel();
 }
 

@@ -322,6 +322,15 @@ impl Registry {
         }
         tools
     }
+    /// The scope rules that hide tools from callers (see [`scope_rules`](Self::scope_rules)).
+    pub(crate) fn visibility_rules(&self) -> Vec<Arc<crate::call::ScopeRules>> {
+        self.read()
+            .visibility
+            .iter()
+            .map(|(_, rules)| Arc::clone(rules))
+            .collect()
+    }
+
     /// Every tool of `agent`'s view with whether it is deferred, as a provider's native
     /// deferral sends them (the provider, not the list, keeps what a search loaded):
     /// `tool_search` where the view defers any; under `code`, `run_code` alone.

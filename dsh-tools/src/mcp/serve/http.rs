@@ -673,7 +673,7 @@ impl McpServer {
             body_timeout: limits.body_timeout,
             store: config.inner.session_store.clone(),
             inner: StreamableHttpService::new(
-                move || Ok(server.clone()),
+                move || Ok(server.for_session()),
                 Arc::clone(&sessions),
                 config.inner.with_cancellation_token(shutdown.child_token()),
             ),

@@ -92,7 +92,7 @@ where
     });
     let input = tokio::spawn(read_input(reader, to_rmcp, answers, Arc::clone(&flight)));
     let output = tokio::spawn(write_output(from_rmcp, answers_rx, writer, flight));
-    let outcome = match server.serve((rmcp_in, rmcp_out)).await {
+    let outcome = match server.for_session().serve((rmcp_in, rmcp_out)).await {
         Ok(running) => running
             .waiting()
             .await

@@ -1,10 +1,12 @@
-//! Serving a registry over MCP: the rmcp handler (`server`), stdio lines (`lines`), streamable
+//! Serving a registry over MCP: the rmcp handler (`server`), what a client is listed
+//! (`discovery`: scope rules, progressive discovery, cache hints), stdio lines (`lines`), streamable
 //! HTTP (`http`: the tower service; `listener`: the TCP listener), its authorization (`auth`: the resource-server policy; `jwt`: the JWT
 //! verifier it asks), approvals put to the client's user (`elicit`) and a session store in
 //! Redis (`redis`).
 
 #[cfg(feature = "mcp-auth")]
 pub(super) mod auth;
+pub(super) mod discovery;
 pub(super) mod elicit;
 #[cfg(feature = "mcp-http")]
 pub(super) mod http;

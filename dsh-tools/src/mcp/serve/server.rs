@@ -1,5 +1,6 @@
 //! `McpServer`: an rmcp `ServerHandler` over a [`Registry`].
 
+use super::discovery::{self, Listed, Session};
 use super::elicit::{self, ServerApprovals};
 use crate::call::{AgentId, Progress, ProgressSink, ToolExecutionInput, ToolExecutionResult};
 use crate::mcp::map;
@@ -43,6 +44,13 @@ pub struct McpServer {
     info_meta: Arc<Value>,
     shared: Arc<Shared>,
     approvals: ServerApprovals,
+    /// Progressive discovery: deferred tools are listed once a session's search loads them.
+    discovery: bool,
+    /// The `ttlMs` of a 2026-07-28 listing.
+    list_ttl_ms: u64,
+    /// What this session's searches loaded (each session gets its own: see
+    /// [`for_session`](Self::for_session)).
+    session: Arc<Session>,
 }
 
 /// What every clone shares: the change signal, the legacy sessions to notify, the tool cache.
@@ -53,8 +61,8 @@ struct Shared {
     legacy_peers: Mutex<Vec<Peer<RoleServer>>>,
     /// Whether the legacy forwarder task was started.
     forwarder: std::sync::Once,
-    /// The MCP tools of the current registry generation.
-    tools: Mutex<Option<(u64, Arc<Vec<Tool>>)>>,
+    /// The MCP tools of the current registry generation, each with whether it is deferred.
+    tools: Mutex<Option<(u64, Arc<Vec<Listed>>)>>,
     /// Keeps the registry's change listener; dropped with the last clone.
     _listener: ScopedRegistration,
 }
@@ -123,7 +131,63 @@ impl McpServer {
             info: Arc::new(info),
             shared,
             approvals: ServerApprovals::new(),
+            discovery: false,
+            list_ttl_ms: 0,
+            session: discovery::new_session(),
         }
+    }
+
+    /// Progressive discovery (off by default): where the view defers tools, `tools/list`
+    /// holds the tools that are not deferred and `tool_search`, and a tool a session's search
+    /// finds is listed for that session from then on, announced to it alone by
+    /// `notifications/tools/list_changed` (2025-11-25 and earlier: stateful sessions). A
+    /// 2026-07-28 request has no session and its list may not vary by connection: the list
+    /// stays as it is and `tool_search`'s result carries the found tools' input schemas, so
+    /// the model calls them by name. A deferred tool is callable whether or not it is listed
+    /// (as the providers' own deferral allows).
+    ///
+    /// What a session loaded lives in this process: a fleet session restored on another
+    /// instance lists the tools that are not deferred again (the found ones stay callable).
+    ///
+    /// ```
+    /// use dsh_tools::{Registry, mcp::McpServer};
+    /// let server = McpServer::new(Registry::new()).progressive_discovery(true);
+    /// # let _ = server;
+    /// ```
+    pub fn progressive_discovery(mut self, on: bool) -> Self {
+        self.discovery = on;
+        self
+    }
+
+    /// How long a 2026-07-28 client may cache the tool list (`ttlMs`; default 0: ask again
+    /// each time, or follow `notifications/tools/list_changed`). Its `cacheScope` is `public`
+    /// unless the list depends on who asks (scope rules, or an authenticated caller):
+    /// `private`.
+    pub fn list_ttl(mut self, ttl: std::time::Duration) -> Self {
+        self.list_ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        self
+    }
+
+    /// This server for a new session: the same registry, view and settings, with nothing
+    /// loaded by searches yet. The transports call it once per session; a server handed to
+    /// rmcp directly is one session.
+    pub fn for_session(&self) -> Self {
+        Self {
+            session: discovery::new_session(),
+            ..self.clone()
+        }
+    }
+
+    pub(crate) fn discovery_enabled(&self) -> bool {
+        self.discovery
+    }
+
+    pub(crate) fn list_ttl_ms(&self) -> u64 {
+        self.list_ttl_ms
+    }
+
+    pub(crate) fn session(&self) -> &Session {
+        &self.session
     }
 
     /// How `ask` decisions reach the client's user ([`ServerApprovals`]; on by default, with
@@ -166,8 +230,9 @@ impl McpServer {
         }
     }
 
-    /// The MCP tools of the current view (cached per registry generation).
-    pub(crate) fn mcp_tools(&self) -> Arc<Vec<Tool>> {
+    /// The MCP tools of the current view, each with whether it is deferred, `tool_search`
+    /// among them where the view defers any (cached per registry generation).
+    pub(crate) fn mcp_tools_marked(&self) -> Arc<Vec<Listed>> {
         let generation = self.registry.generation();
         let mut cache = self.shared.tools.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((g, tools)) = &*cache
@@ -175,11 +240,11 @@ impl McpServer {
         {
             return Arc::clone(tools);
         }
-        let tools: Vec<Tool> = self
+        let tools: Vec<Listed> = self
             .registry
-            .wire_tools(self.agent.as_ref())
+            .deferral_view(self.agent.as_ref())
             .iter()
-            .filter_map(|t| match map::tool(t) {
+            .filter_map(|(t, deferred)| match map::tool(t) {
                 Ok(mut tool) => {
                     if t.name() == crate::code::RUN_CODE {
                         self.with_sdk(&mut tool);
@@ -190,7 +255,7 @@ impl McpServer {
                             t.name()
                         );
                     }
-                    Some(tool)
+                    Some((tool, *deferred))
                 }
                 Err(why) => {
                     tracing::warn!("MCP: tool {:?} is not listed: {why}", t.name());
@@ -247,14 +312,7 @@ impl McpServer {
         let arguments = request
             .arguments
             .map_or_else(|| Value::Object(serde_json::Map::new()), Value::Object);
-        #[cfg(feature = "mcp-auth")]
-        let caller = cx
-            .extensions
-            .get::<hyper::http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<Arc<crate::call::Caller>>())
-            .cloned();
-        #[cfg(not(feature = "mcp-auth"))]
-        let caller: Option<Arc<crate::call::Caller>> = None;
+        let caller = caller_of(&cx);
         let modern = cx
             .protocol_version()
             .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
@@ -338,6 +396,12 @@ impl McpServer {
         }
         let structured_any = modern;
         let mut result = map::call_result(&result, structured_any);
+        if name == crate::registry::TOOL_SEARCH
+            && self.after_search(&mut result, modern)
+            && let Err(e) = cx.peer.notify_tool_list_changed().await
+        {
+            tracing::debug!("MCP: tools/list_changed not sent to the session: {e}");
+        }
         if structured_any {
             self.stamp(&mut result.meta);
         }
@@ -494,6 +558,22 @@ fn to_meta(info: &Implementation) -> Value {
 /// The `_meta` key naming the server on 2026-07-28 results.
 pub const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
 
+/// The authenticated caller of a request (HTTP with authorization), if any.
+fn caller_of(cx: &RequestContext<RoleServer>) -> Option<Arc<crate::call::Caller>> {
+    #[cfg(feature = "mcp-auth")]
+    {
+        cx.extensions
+            .get::<hyper::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Arc<crate::call::Caller>>())
+            .cloned()
+    }
+    #[cfg(not(feature = "mcp-auth"))]
+    {
+        let _ = cx;
+        None
+    }
+}
+
 fn unknown_tool(name: &str) -> ErrorData {
     ErrorData::invalid_params(format!("Unknown tool: {name}"), None)
 }
@@ -523,18 +603,22 @@ impl ServerHandler for McpServer {
                 None,
             ));
         }
-        let mut list = ListToolsResult::with_all_items((*self.mcp_tools()).clone());
-        if cx
+        let modern = cx
             .protocol_version()
-            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
-        {
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        let mut list = self.listing(caller_of(&cx).as_deref(), modern);
+        if modern {
             self.stamp(&mut list.meta);
         }
         Ok(list)
     }
 
+    /// Any tool of the view, listed or not (a deferred tool is callable).
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.mcp_tools().iter().find(|t| t.name == name).cloned()
+        self.mcp_tools_marked()
+            .iter()
+            .find(|(t, _)| t.name == name)
+            .map(|(t, _)| t.clone())
     }
 
     async fn call_tool(
