@@ -286,7 +286,7 @@ fn report(tools: &[Tool], queries: &[Query]) {
     let everything = registry_of(tools);
     let deferred = registry_of(tools);
     deferred.defer_loading(DeferRule::all());
-    use dsh_tools::provider::{Dialect, Provider};
+    use dsh_tools::provider::{Dialect, Provider, ToolSearch};
     for provider in [
         Provider::OpenAiChat,
         Provider::OpenAiResponses,
@@ -318,6 +318,21 @@ fn report(tools: &[Tool], queries: &[Query]) {
             100.0 * none as f64 / all as f64,
             100.0 * five as f64 / all as f64
         );
+        // The providers' own deferral, where they have it (the list does not grow with what
+        // a search loaded: the provider keeps that).
+        if matches!(provider, Provider::Anthropic | Provider::OpenAiResponses) {
+            for form in [ToolSearch::Native, ToolSearch::Hosted] {
+                let tools = deferred
+                    .provider_tools_searched(None, dialect, &LoadedTools::new(), form)
+                    .unwrap();
+                let native = bytes(tools);
+                println!(
+                    "bytes {:<18} {form:?}: {native:>7} ({:.2}%)",
+                    dialect.name(),
+                    100.0 * native as f64 / all as f64
+                );
+            }
+        }
     }
 }
 

@@ -2,8 +2,7 @@
 //! progressive discovery only the non-deferred ones, `tool_search` and what the session's
 //! searches loaded; and the cache hints of a 2026-07-28 listing.
 
-use super::server::McpServer;
-use crate::call::Caller;
+use crate::call::{Caller, ScopeRules};
 use crate::registry::{LoadedTools, TOOL_SEARCH};
 use rmcp::model::{CacheScope, CallToolResult, ContentBlock, ListToolsResult, Tool};
 use serde_json::Value;
@@ -36,19 +35,35 @@ impl Session {
     }
 }
 
-impl McpServer {
-    /// The `tools/list` answer for `caller` (`modern`: a 2026-07-28 request, which has no
-    /// session and gets cache hints).
-    pub(crate) fn listing(&self, caller: Option<&Caller>, modern: bool) -> ListToolsResult {
-        let all = self.mcp_tools_marked();
-        let rules = self.registry().visibility_rules();
-        let discovery = self.discovery_enabled();
-        let tools: Vec<Tool> = all
+/// How a server lists its tools: its settings and this session's state.
+pub(crate) struct Lister<'a> {
+    /// Every tool of the view, marked deferred or not (`tool_search` among them where the
+    /// view defers any).
+    pub all: &'a [Listed],
+    /// Progressive discovery is on.
+    pub discovery: bool,
+    /// The session's loaded tools.
+    pub session: &'a Session,
+    /// The `ttlMs` of a 2026-07-28 listing.
+    pub ttl_ms: u64,
+}
+
+impl Lister<'_> {
+    /// The `tools/list` answer for `caller` under `rules` (`modern`: a 2026-07-28 request,
+    /// which has no session and gets cache hints).
+    pub(crate) fn listing(
+        &self,
+        rules: &[Arc<ScopeRules>],
+        caller: Option<&Caller>,
+        modern: bool,
+    ) -> ListToolsResult {
+        let tools: Vec<Tool> = self
+            .all
             .iter()
             .filter(|(tool, deferred)| {
                 let name = tool.name.as_ref();
-                let shown = if discovery {
-                    !deferred || (!modern && self.session().contains(name))
+                let shown = if self.discovery {
+                    !deferred || (!modern && self.session.contains(name))
                 } else {
                     name != TOOL_SEARCH
                 };
@@ -66,7 +81,7 @@ impl McpServer {
             } else {
                 CacheScope::Public
             });
-            list.ttl_ms = Some(self.list_ttl_ms());
+            list.ttl_ms = Some(self.ttl_ms);
         }
         list
     }
@@ -76,7 +91,7 @@ impl McpServer {
     /// request, whose list cannot change, gets the found tools' input schemas in the result,
     /// so its model can call them by name.
     pub(crate) fn after_search(&self, result: &mut CallToolResult, modern: bool) -> bool {
-        if !self.discovery_enabled() || result.is_error == Some(true) {
+        if !self.discovery || result.is_error == Some(true) {
             return false;
         }
         let Some(found) = result
@@ -91,15 +106,14 @@ impl McpServer {
             let names = found
                 .iter()
                 .filter_map(|t| t.get("name").and_then(Value::as_str));
-            return self.session().load(names);
+            return self.session.load(names);
         }
-        let all = self.mcp_tools_marked();
         let mut text = String::new();
         for entry in found.iter_mut() {
             let Some(name) = entry.get("name").and_then(Value::as_str) else {
                 continue;
             };
-            let Some((tool, _)) = all.iter().find(|(t, _)| t.name == name) else {
+            let Some((tool, _)) = self.all.iter().find(|(t, _)| t.name == name) else {
                 continue;
             };
             let schema = Value::Object((*tool.input_schema).clone());

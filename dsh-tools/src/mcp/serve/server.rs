@@ -1,6 +1,6 @@
 //! `McpServer`: an rmcp `ServerHandler` over a [`Registry`].
 
-use super::discovery::{self, Listed, Session};
+use super::discovery::{self, Listed, Lister, Session};
 use super::elicit::{self, ServerApprovals};
 use crate::call::{AgentId, Progress, ProgressSink, ToolExecutionInput, ToolExecutionResult};
 use crate::mcp::map;
@@ -178,16 +178,14 @@ impl McpServer {
         }
     }
 
-    pub(crate) fn discovery_enabled(&self) -> bool {
-        self.discovery
-    }
-
-    pub(crate) fn list_ttl_ms(&self) -> u64 {
-        self.list_ttl_ms
-    }
-
-    pub(crate) fn session(&self) -> &Session {
-        &self.session
+    /// How this server lists `all` for this session.
+    fn lister<'a>(&'a self, all: &'a [Listed]) -> Lister<'a> {
+        Lister {
+            all,
+            discovery: self.discovery,
+            session: &self.session,
+            ttl_ms: self.list_ttl_ms,
+        }
     }
 
     /// How `ask` decisions reach the client's user ([`ServerApprovals`]; on by default, with
@@ -397,7 +395,9 @@ impl McpServer {
         let structured_any = modern;
         let mut result = map::call_result(&result, structured_any);
         if name == crate::registry::TOOL_SEARCH
-            && self.after_search(&mut result, modern)
+            && self
+                .lister(&self.mcp_tools_marked())
+                .after_search(&mut result, modern)
             && let Err(e) = cx.peer.notify_tool_list_changed().await
         {
             tracing::debug!("MCP: tools/list_changed not sent to the session: {e}");
@@ -606,7 +606,11 @@ impl ServerHandler for McpServer {
         let modern = cx
             .protocol_version()
             .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
-        let mut list = self.listing(caller_of(&cx).as_deref(), modern);
+        let all = self.mcp_tools_marked();
+        let rules = self.registry.visibility_rules();
+        let mut list = self
+            .lister(&all)
+            .listing(&rules, caller_of(&cx).as_deref(), modern);
         if modern {
             self.stamp(&mut list.meta);
         }
