@@ -38,7 +38,7 @@ IMPORT_BIN=$TARGET_DIR/debug/examples/mcp_import
 TOOLS_SCENARIOS=(tools-list tools-call-simple-text tools-call-image tools-call-audio
     tools-call-embedded-resource tools-call-mixed-content tools-call-error tools-call-with-progress)
 
-TOTAL=12
+TOTAL=13
 STEP=0
 PASSED=0
 DETAIL=
@@ -126,6 +126,12 @@ python_client_stdio() {
     mkdir -p "$OUT/stdio-root" || return
     timeout 120 "$PY" .ci/mcp_check.py "$SERVER_BIN" --root "$OUT/stdio-root" || return
     DETAIL=$(modes_of "$OUT/python-stdio.log")
+}
+
+python_client_discovery() {
+    rm -rf "$OUT/discovery-root" && mkdir -p "$OUT/discovery-root" || return
+    timeout 120 "$PY" .ci/mcp_discovery_check.py "$SERVER_BIN" --defer --no-ask --root "$OUT/discovery-root" || return
+    DETAIL="legacy: list_changed to the searching session, the found tools listed; 2026-07-28: cacheScope/ttlMs, input schemas in the result"
 }
 
 python_client_approvals() {
@@ -242,6 +248,7 @@ step "build examples (mcp_server, mcp_import)" build build_examples
 step "install Python mcp==$MCP_PY_VERSION in $VENV" python-deps install_python
 step "install $NODE_PKG + $CONFORMANCE_PKG + $TS_SDK_PKG + $TS_CLIENT_PKG in $NODE_PREFIX" npm install_node
 step "Python mcp client vs mcp_server over stdio" python-stdio python_client_stdio
+step "Python mcp client vs mcp_server --defer (progressive discovery, both eras)" python-discovery python_client_discovery
 step "Python mcp client answers mcp_server's approvals (elicitation, both eras)" python-approvals python_client_approvals
 step "TypeScript $TS_CLIENT_PKG answers mcp_server's approvals (both eras)" ts-approvals ts_client_approvals
 step "mcp_import vs Python MCPServer (.ci/py_server.py)" import import_python_server

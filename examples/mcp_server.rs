@@ -1,7 +1,7 @@
 //! The quickstart's file tools, served over MCP: real files under a workspace directory.
 //!
 //! ```text
-//! cargo run -p examples --features mcp --example mcp_server -- [--root DIR] [--stdio | --http ADDR] [--conformance-fixtures] [--no-ask]
+//! cargo run -p examples --features mcp --example mcp_server -- [--root DIR] [--stdio | --http ADDR] [--conformance-fixtures] [--no-ask] [--defer]
 //! ```
 //!
 //! `--stdio` (the default) serves one client on standard input and output, which is how MCP
@@ -18,6 +18,11 @@
 //! Inspector, Claude Desktop, the SDKs' clients given an elicitation callback) shows its user a
 //! form (approve, a reason, the arguments to edit); other clients get a refusal naming the
 //! missing approval. `--no-ask` turns the question off.
+//!
+//! `--defer` shows progressive discovery: `write_file` and `list_files` are deferred, so the
+//! list holds the other tools and `tool_search`; a search that finds them lists them for the
+//! session (announced by `tools/list_changed`), or, for a 2026-07-28 client, returns their
+//! input schemas.
 
 #[path = "mcp_server/fixtures.rs"]
 mod fixtures;
@@ -25,6 +30,7 @@ mod fixtures;
 use dsh_tools::mcp::{Authorization, HttpConfig, JwtVerifier, McpServer};
 use dsh_tools::pipeline::ScopeRules;
 use dsh_tools::present::ToolResultView;
+use dsh_tools::registry::DeferRule;
 use dsh_tools::workspace::{EntryKind, Workspace};
 use dsh_tools::{
     PreToolDecision, Registry, State, Tool, ToolDefinition, ToolError, ToolExecution, tool,
@@ -162,6 +168,7 @@ struct Options {
     http: Option<String>,
     fixtures: bool,
     ask: bool,
+    defer: bool,
     auth_issuer: Option<String>,
     auth_jwks: Option<PathBuf>,
 }
@@ -172,6 +179,7 @@ fn parse() -> Result<Options, String> {
         http: None,
         fixtures: false,
         ask: true,
+        defer: false,
         auth_issuer: None,
         auth_jwks: None,
     };
@@ -183,6 +191,7 @@ fn parse() -> Result<Options, String> {
             "--stdio" => options.http = None,
             "--conformance-fixtures" => options.fixtures = true,
             "--no-ask" => options.ask = false,
+            "--defer" => options.defer = true,
             "--auth-issuer" => {
                 options.auth_issuer = Some(args.next().ok_or("--auth-issuer needs a URL")?);
             }
@@ -191,7 +200,7 @@ fn parse() -> Result<Options, String> {
             }
             "--help" | "-h" => {
                 return Err(
-                    "usage: mcp_server [--root DIR] [--stdio | --http ADDR [--auth-issuer ISSUER --auth-jwks FILE]] [--conformance-fixtures] [--no-ask]"
+                    "usage: mcp_server [--root DIR] [--stdio | --http ADDR [--auth-issuer ISSUER --auth-jwks FILE]] [--conformance-fixtures] [--no-ask] [--defer]"
                         .to_owned(),
                 );
             }
@@ -283,7 +292,15 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
                 .guard(),
         );
     }
-    let server = McpServer::new(registry);
+    let mut server = McpServer::new(registry.clone());
+    if options.defer {
+        // A large catalog in miniature: the file-writing tools are found by `tool_search`
+        // (progressive discovery) instead of being listed up front.
+        registry.defer_loading(DeferRule::tools(["write_file", "list_files"]));
+        server = server
+            .progressive_discovery(true)
+            .list_ttl(std::time::Duration::from_secs(30));
+    }
     match options.http {
         None => server.serve_stdio().await?,
         Some(addr) => {
