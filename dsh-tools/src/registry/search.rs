@@ -323,6 +323,7 @@ impl Registry {
         tools
     }
     /// The scope rules that hide tools from callers (see [`scope_rules`](Self::scope_rules)).
+    #[cfg(feature = "mcp")]
     pub(crate) fn visibility_rules(&self) -> Vec<Arc<crate::call::ScopeRules>> {
         self.read()
             .visibility
