@@ -310,6 +310,56 @@ async fn imports_follow_the_remote_list_in_both_eras() {
     }
 }
 
+/// A remote tool whose definition changes is replaced where it stands (`replace_tool`): the
+/// search index forgets the old text and finds the new, holding one entry per live tool.
+#[tokio::test]
+async fn a_changed_remote_tool_is_searched_by_its_new_text() {
+    use dsh_tools::registry::ToolQuery;
+    let probe = Arc::new(Probe::default());
+    let remote = registry(&probe);
+    let described = |description: &str| {
+        ToolDefinition::new(
+            "later",
+            description,
+            json!({"type": "object"}),
+            OutputDecl::text(),
+            |_, _| async { Ok(json!("later")) },
+        )
+    };
+    let first = remote.register(described("Archive old invoices")).unwrap();
+    let server = import(&remote, Era::Legacy).await;
+    let local = Registry::new();
+    let _imported = server
+        .import_into(&local, ImportOptions::default())
+        .await
+        .unwrap();
+    let found = |query: &str| -> Vec<String> {
+        local
+            .search(&ToolQuery::new(query).limit(3))
+            .into_iter()
+            .map(|m| m.tool.name().to_owned())
+            .collect()
+    };
+    assert_eq!(found("invoices"), ["later"]);
+    let live = local.tools(None).len();
+    assert_eq!(local.indexed_tools(), Some(live));
+
+    first.dispose();
+    remote
+        .register(described("Rotate TLS certificates"))
+        .unwrap()
+        .keep();
+    eventually("the changed remote tool is re-imported", || {
+        local
+            .get("later", None)
+            .is_some_and(|t| t.description() == "Rotate TLS certificates")
+    })
+    .await;
+    assert_eq!(found("certificates"), ["later"]);
+    assert!(found("invoices").is_empty(), "{:?}", found("invoices"));
+    assert_eq!(local.indexed_tools(), Some(local.tools(None).len()));
+}
+
 #[tokio::test]
 async fn a_remote_server_that_dies_mid_call_fails_the_call_and_the_registry_stays_usable() {
     let probe = Arc::new(Probe::default());
