@@ -442,8 +442,8 @@ impl ToolDefinition {
     /// Whether a provider export whose dialect cannot express this tool's parameters leaves the
     /// tool out (reported in [`ProviderTools::skipped`](crate::provider::ProviderTools::skipped))
     /// instead of failing for every tool. Off by default: a tool you wrote should be fixed, not
-    /// hidden. [`McpImport`](crate::mcp::McpImport) turns it on for the tools it imports, whose
-    /// schemas their server decides.
+    /// hidden. `McpImport` (feature `mcp`) turns it on for the tools it imports, whose schemas
+    /// their server decides.
     pub fn skip_unexportable(mut self, skip: bool) -> Self {
         self.skip_unexportable = skip;
         self

@@ -79,6 +79,7 @@
 //! (tool calls and approvals in Agent Client Protocol editors).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "acp")]
 pub mod acp;
@@ -134,8 +135,9 @@ pub use dsh_tools_derive::tool;
 pub use dsh_tools_derive::FastCheck;
 pub use schema::fast::FastCheck;
 
-/// The README's examples, compiled and run as doctests.
-#[doc = include_str!("../../README.md")]
+/// The crate README's example, compiled and run as a doctest (the repository README's are
+/// in `dsh-tools-tests`, which is not published).
+#[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
