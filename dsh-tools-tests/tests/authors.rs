@@ -1136,10 +1136,11 @@ mod validation_messages {
                 json!({"op": {"kind": "add", "a": 1}}),
                 r#"for "op.kind": "add", missing required property "op.b""#,
             ),
-            // `(or null)` only where the value is not the option's type at all.
+            // Null allowed: `(or null)` after the value's own violations, the label after its
+            // insides'.
             (
                 json!({"op": neg, "tags": [1]}),
-                r#""tags[0]" must be a string"#,
+                r#""tags[0]" must be a string ("tags" may also be null)"#,
             ),
             (
                 json!({"op": neg, "tags": "x"}),
@@ -1157,7 +1158,7 @@ mod validation_messages {
             // One list format everywhere: the spec's compact JSON.
             (
                 json!({"op": neg, "color": "blue"}),
-                r#""color" must be one of ["red","green"]"#,
+                r#""color" must be one of ["red","green"] (or null)"#,
             ),
         ];
         for (args, why) in cases {

@@ -39,7 +39,7 @@ async fn struct_form_validates_decodes_and_runs() {
     assert_eq!(
         bad.text(),
         "Error: invalid arguments: missing required property \"path\"; \"offset\" must match \
-         exactly one oneOf branch (matched 0): \"offset\" must be >= 0; \"limit\" \
+         exactly one oneOf branch (matched 0): \"offset\" must be >= 0 (or null); \"limit\" \
          must match exactly one oneOf branch (matched 0): \"limit\" must be an integer (or null)"
     );
 }

@@ -50,7 +50,7 @@
 //!     validator.validate(&json!({"offset": -1})).unwrap_err(),
 //!     [
 //!         r#"missing required property "path""#,
-//!         r#""offset" must match exactly one oneOf branch (matched 0): "offset" must be >= 0"#,
+//!         r#""offset" must match exactly one oneOf branch (matched 0): "offset" must be >= 0 (or null)"#,
 //!     ]
 //! );
 //! # Ok::<(), dsh_tools::schema::bridge::BridgeError>(())

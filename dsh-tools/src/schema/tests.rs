@@ -357,7 +357,9 @@ fn one_of_that_matches_nothing_is_explained() {
     .unwrap();
     assert_eq!(
         opt.validate(&json!(-1)),
-        [r#""value" must match exactly one oneOf branch (matched 0): "value" must be >= 0"#]
+        [
+            r#""value" must match exactly one oneOf branch (matched 0): "value" must be >= 0 (or null)"#
+        ]
     );
     assert_eq!(
         opt.validate(&json!("1")),
@@ -388,7 +390,7 @@ fn one_of_that_matches_nothing_is_explained() {
         (0..8).map(|i| (format!("p{i}"), json!("x"))).collect();
     let message = &many.validate(&Value::Object(bad))[0];
     assert!(
-        message.ends_with(r#""value.p4" must be an integer, ..."#),
+        message.ends_with(r#""value.p4" must be an integer, ... ("value" may also be null)"#),
         "{message}"
     );
     // The closest branch is numbered as declared, null branches included, and null allowed.

@@ -458,27 +458,6 @@ impl<'a> Collector<'a> {
             return String::new();
         };
         let label = self.paths.render(self.label, path);
-        let list = |branch: NodeId| -> (usize, String) {
-            let mut c = Collector::new(self.schema, &label, false);
-            c.explain = false;
-            c.cap = EXPLAINED + 1;
-            c.run(branch, value);
-            let count = c.sink.count();
-            let mut shown: Vec<String> = c.sink.finish().into_iter().take(EXPLAINED).collect();
-            if count > EXPLAINED {
-                shown.push("...".to_owned());
-            }
-            (count, shown.join(", "))
-        };
-        if let Some(of) = nullable {
-            // `(or null)` only where the value is not a `T` at all: under a value of `T`'s kind
-            // (`[1]` for `Option<Vec<String>>`) the violations are about its insides.
-            let text = list(*of).1;
-            if same_kind(&self.schema.nodes[*of as usize], value) {
-                return text;
-            }
-            return format!("{text} (or null)");
-        }
         let quoted_path = |p: &str| {
             if p.is_empty() {
                 "\"arguments\"".to_owned()
@@ -486,6 +465,38 @@ impl<'a> Collector<'a> {
                 format!("\"{p}\"")
             }
         };
+        let quoted_label = quoted_path(&label);
+        // A branch's violations: how many, as shown, and whether each is about the value itself
+        // (not its insides).
+        let violations = |branch: NodeId| -> (usize, String, bool) {
+            let mut c = Collector::new(self.schema, &label, false);
+            c.explain = false;
+            c.cap = EXPLAINED + 1;
+            c.run(branch, value);
+            let count = c.sink.count();
+            let mut shown: Vec<String> = c.sink.finish().into_iter().take(EXPLAINED).collect();
+            let own = shown
+                .iter()
+                .all(|v| v.starts_with(&quoted_label) && v[quoted_label.len()..].starts_with(' '));
+            if count > EXPLAINED {
+                shown.push("...".to_owned());
+            }
+            (count, shown.join(", "), own)
+        };
+        let list = |branch: NodeId| -> (usize, String) {
+            let (count, text, _) = violations(branch);
+            (count, text)
+        };
+        if let Some(of) = nullable {
+            // Null was allowed, and the model is told so: `(or null)` after violations of the
+            // value itself (`"offset" must be >= 1 (or null)`); after violations of its insides
+            // (`[1]` for `Option<Vec<String>>`) the label says which value may be null.
+            let (_, text, own) = violations(*of);
+            if same_kind(&self.schema.nodes[*of as usize], value) && !own {
+                return format!("{text} ({quoted_label} may also be null)");
+            }
+            return format!("{text} (or null)");
+        }
         let json_list = |names: &[&str]| {
             let values: Vec<Value> = names.iter().map(|n| Value::from(*n)).collect();
             crate::json::to_compact_string(&Value::Array(values))
