@@ -1,6 +1,6 @@
 //! Provider dialects: golden exports of the example tools in every dialect, the transforms and
 //! their errors, reversible strict mode (a property test over the bench schemas and random
-//! values), and parse / format round trips with malformed calls.
+//! values), parse / format round trips with malformed calls, and streamed replies assembled.
 
 mod tool_macro {
     #[allow(dead_code, unreachable_pub)]
@@ -22,6 +22,9 @@ use tool_macro::tools::*;
 
 #[path = "provider_support/strict.rs"]
 mod strict;
+
+#[path = "provider_support/stream.rs"]
+mod stream;
 use strict::to_strict;
 
 /// Every dialect: each provider's default and, where it has one, its strict mode.

@@ -153,7 +153,7 @@ impl ParsedCall {
 
 /// One call as found in a reply: its id, the provider's tool name, the arguments read, and the
 /// arguments as sent.
-type RawCall<'a> = (
+pub(super) type RawCall<'a> = (
     Option<String>,
     String,
     Result<Value, ToolError>,
@@ -170,7 +170,7 @@ fn invalid(message: String) -> ToolError {
 }
 
 /// Reads an arguments string: JSON, an object, lossless.
-fn arguments_from_str(text: &str) -> Result<Value, ToolError> {
+pub(super) fn arguments_from_str(text: &str) -> Result<Value, ToolError> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return Ok(Value::Object(Map::new()));
@@ -184,7 +184,7 @@ fn arguments_from_str(text: &str) -> Result<Value, ToolError> {
     object(value)
 }
 
-fn object(value: Value) -> Result<Value, ToolError> {
+pub(super) fn object(value: Value) -> Result<Value, ToolError> {
     match value {
         Value::Object(_) => Ok(value),
         other => {
@@ -335,11 +335,17 @@ impl ProviderTools {
                 }
             }
         }
+        Ok(self.made(raw))
+    }
+
+    /// The calls of `raw` (as found in a reply, in model order): names mapped back, arguments
+    /// restored, repeated ids refused.
+    pub(super) fn made(&self, raw: Vec<RawCall<'_>>) -> Vec<ParsedCall> {
         // A reply that repeats a call id: the first call keeps it; a repeat is not run (which
         // of two actions the model meant is unknowable) and fails under an id of its own, while
         // its result still answers the provider's id.
         let mut seen_ids = std::collections::HashSet::new();
-        Ok(raw
+        raw
             .into_iter()
             .enumerate()
             .map(|(i, (id, provider_name, args, sent, search))| {
@@ -390,6 +396,6 @@ impl ProviderTools {
                     search,
                 }
             })
-            .collect())
+            .collect()
     }
 }

@@ -9,7 +9,8 @@
 //! turns the model's reply into calls ([`ProviderTools::parse_calls`]: names mapped back,
 //! strict-mode nulls restored to "absent", malformed argument strings made `INVALID_ARGS`
 //! failures) and results into the provider's messages ([`format_results`]).
-//! No HTTP client is involved.
+//! Streamed replies are assembled call by call as they arrive ([`ProviderTools::call_stream`],
+//! [`stream`]). No HTTP client is involved.
 //!
 //! ```
 //! use dsh_tools::provider::{Dialect, Provider};
@@ -71,6 +72,7 @@ mod export;
 mod restore;
 mod results;
 mod search;
+pub mod stream;
 mod transform;
 
 pub use calls::{ParseError, ParsedCall};
@@ -81,4 +83,5 @@ pub use export::{
 };
 pub use results::format_results;
 pub use search::ToolSearch;
+pub use stream::{CallStream, StreamError, StreamUpdate, StreamedCall};
 pub use transform::{Change, ChangeKind, Problem};
