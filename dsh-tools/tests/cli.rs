@@ -693,3 +693,61 @@ fn code_run_runs_a_program_and_reports_its_outcome() {
         r.stderr
     );
 }
+
+#[test]
+fn provider_stream_assembles_a_recorded_stream() {
+    // An OpenAI Chat stream as SSE lines: two parallel calls, their fragments interleaved.
+    let events = r#"data: {"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"read_file","arguments":""}}]}}]}
+
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"list_dir","arguments":"{\"pa"}}]}}]}
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"path\": \"src/ma"}}]}}]}
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"th\": \".\"}"}}]}}]}
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"in.rs\"}"}}]}}]}
+data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
+data: [DONE]
+"#;
+    let r = run(&["provider", "stream", "--dialect", "openai-chat", "-"], events);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        json_out(&r),
+        json!([
+            {"name": "read_file", "provider_name": "read_file", "call_id": "call_a",
+             "provider_call_id": "call_a", "arguments": {"path": "src/main.rs"}},
+            {"name": "list_dir", "provider_name": "list_dir", "call_id": "call_b",
+             "provider_call_id": "call_b", "arguments": {"path": "."}}
+        ])
+    );
+    let r = run(
+        &["provider", "stream", "--dialect", "openai-chat", "--partials", "-"],
+        events,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let partials: Vec<Value> = r
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        partials[1],
+        json!({"provider_call_id": "call_a", "name": "read_file", "partial": {"path": "src/ma"}})
+    );
+    assert_eq!(partials.len(), 4);
+
+    // A stream cut inside a call: an error naming it, exit 1, no call printed.
+    let cut: String = events.lines().take(5).collect::<Vec<_>>().join("\n");
+    let r = run(&["provider", "stream", "--dialect", "openai-chat", "-"], &cut);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.stdout, "");
+    assert!(
+        r.stderr.contains("ended inside the call(s) \"read_file\" (call_a), \"list_dir\" (call_b)"),
+        "{}",
+        r.stderr
+    );
+    // A line that is not JSON: unreadable input, exit 2.
+    let r = run(
+        &["provider", "stream", "--dialect", "anthropic", "-"],
+        "data: {not json",
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("line 1 is not a JSON event"), "{}", r.stderr);
+}
