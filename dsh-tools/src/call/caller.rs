@@ -204,11 +204,6 @@ impl ScopeRules {
             list.join(", ")
         ))
     }
-
-    /// The rules as a guard, for [`Registry::guard`](crate::Registry::guard) or a scope's.
-    pub fn guard(self) -> impl super::Guard {
-        move |execution: &super::ToolExecution| self.check(execution.name(), execution.caller())
-    }
 }
 
 /// A caller as stored with a pending approval: subject, scopes, issuer, client and claims.

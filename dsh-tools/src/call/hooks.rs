@@ -5,6 +5,7 @@
 //! hook that returns without calling `next` short-circuits the rest. Any closure of the right
 //! shape is a hook; panics inside a hook are contained and become the call's failure.
 
+use super::caller::ScopeRules;
 use super::decision::{PostToolDecision, PreToolDecision};
 use super::execution::{Signal, ToolExecution};
 use super::future::{BoxFuture, HookResult};
@@ -287,6 +288,14 @@ pub trait Guard: Fn(&ToolExecution) -> Option<String> + Send + Sync + 'static {
 }
 
 impl<F> Guard for F where F: Fn(&ToolExecution) -> Option<String> + Send + Sync + 'static {}
+
+// Here, not in `caller.rs`: the rules sit below the execution they are checked against.
+impl ScopeRules {
+    /// The rules as a guard, for [`Registry::guard`](crate::Registry::guard) or a scope's.
+    pub fn guard(self) -> impl Guard {
+        move |execution: &ToolExecution| self.check(execution.name(), execution.caller())
+    }
+}
 
 /// Observes every final result (`tools/result`); cannot change it. Errors and panics are
 /// logged as warnings and contained.

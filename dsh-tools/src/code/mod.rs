@@ -21,6 +21,7 @@ pub const MAX_QUEUED_SUB_CALLS: usize = 10_000;
 
 mod ledger;
 mod limits;
+mod number;
 #[cfg(feature = "quickjs")]
 pub mod quickjs;
 mod record;
@@ -29,8 +30,9 @@ mod runtime;
 mod sdk;
 pub(crate) use sdk::js_space;
 
-pub use ledger::{LOG_ENTRY_HOST_BYTES, OutputLedger, js_number, string_cost, value_cost};
+pub use ledger::{LOG_ENTRY_HOST_BYTES, OutputLedger, string_cost, value_cost};
 pub use limits::CodeHostLimits;
+pub use number::js_number;
 pub use record::{CodeDispatchKind, CodeDispatchRecord};
 pub use render::{
     CODE_RUN_FAILED, NO_OUTPUT, RUN_CODE_DESCRIPTION, canonical_value, failure_message, pretty,

@@ -2,7 +2,7 @@
 //! §2.4–§2.7): the exact description and parameters, the output declaration, the rendered text
 //! of a success, the `CODE_RUN_FAILED` message of a failure, and the call card.
 
-use super::ledger::js_number;
+use super::number::js_number;
 use super::runtime::CodeResult;
 use serde_json::{Map, Value, json};
 

@@ -361,7 +361,7 @@ impl CodeRuntimeConfig {
             if !(value.is_finite() && value > 0.0) {
                 return Err(SeamError(format!(
                     "{backend}: config.{name} must be a positive number, got {}",
-                    super::ledger::js_number(value)
+                    super::number::js_number(value)
                 )));
             }
         }
@@ -369,7 +369,7 @@ impl CodeRuntimeConfig {
         if bytes.fract() != 0.0 || !(4.0..=9_007_199_254_740_991.0).contains(&bytes) {
             return Err(SeamError(format!(
                 "{backend}: config.maxOutputBytes must be a safe integer of at least 4, got {}",
-                super::ledger::js_number(bytes)
+                super::number::js_number(bytes)
             )));
         }
         Ok(())

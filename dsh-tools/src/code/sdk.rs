@@ -2,7 +2,7 @@
 //! TypeScript, in the layout and with the exact instructions upstream uses, plus our extension
 //! keywords as JSDoc tags (§7). Pure and iterative: a 5,000-deep union renders on a small stack.
 
-use super::ledger::js_number;
+use super::number::js_number;
 use serde_json::{Map, Value};
 
 /// The languages this crate has `run_code` strings and an SDK renderer for (Code Mode spec

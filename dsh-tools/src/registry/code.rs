@@ -3,6 +3,7 @@
 
 use super::core::{Registration, Registry, Target};
 use super::errors::RegistrationError;
+use super::state::CodeDispatchObserver;
 use super::tools::PresentationMode;
 use crate::call::AgentId;
 use crate::code::{
@@ -10,9 +11,6 @@ use crate::code::{
     render_sdk,
 };
 use std::sync::Arc;
-
-/// An observer of `run_code` sub-call records.
-pub(crate) type CodeDispatchObserver = Arc<dyn Fn(&AgentId, &CodeDispatchRecord) + Send + Sync>;
 
 /// One section Code Mode adds to an agent's system prompt (Code Mode spec §5.1): `tools:code-only`
 /// (order 99, before per-tool guidance at 100–199) under `code`, and `tools:sdk` (order 150, the
@@ -28,9 +26,6 @@ pub struct PromptSection {
 }
 
 use crate::code::SDK_LANGUAGES;
-
-/// How many sub-calls of one `run_code` program may dispatch at once unless set (spec §4.4.5).
-pub const DEFAULT_MAX_PARALLEL_SUB_CALLS: usize = 10;
 
 impl Registry {
     /// Gives the registry the runtime `run_code` programs run on. Every scope whose effective
@@ -91,8 +86,8 @@ impl Registry {
     }
 
     /// Sets how many sub-calls of one `run_code` program may dispatch at once (Code Mode spec
-    /// §4.4.5; default [`DEFAULT_MAX_PARALLEL_SUB_CALLS`], `1` runs them one at a time). Calls
-    /// the registry classifies as exclusive always run alone.
+    /// §4.4.5; default [`DEFAULT_MAX_PARALLEL_SUB_CALLS`](super::DEFAULT_MAX_PARALLEL_SUB_CALLS),
+    /// `1` runs them one at a time). Calls the registry classifies as exclusive always run alone.
     ///
     /// ```
     /// use dsh_tools::Registry;

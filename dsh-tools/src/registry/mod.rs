@@ -23,7 +23,7 @@ mod tool_search;
 mod tools;
 
 pub use catalog::DeferRule;
-pub use code::{DEFAULT_MAX_PARALLEL_SUB_CALLS, PromptSection};
+pub use code::PromptSection;
 pub(crate) use core::{Inner, Target};
 pub use core::{Registration, Registry, ScopedRegistration};
 pub use errors::{RegistrationError, RestrictError};
@@ -31,5 +31,6 @@ pub use event::{ChangeEvent, ChangeListener};
 pub use scope::Scope;
 pub use search::{LoadedTools, MAX_PROGRAM_SEARCH, ToolMatch, ToolQuery};
 pub(crate) use state::Admitted;
+pub use state::DEFAULT_MAX_PARALLEL_SUB_CALLS;
 pub use tool_search::{DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, TOOL_SEARCH};
 pub use tools::{PresentationMode, RUN_CODE, RegisteredTool, Restriction, ToolSchema};

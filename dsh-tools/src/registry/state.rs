@@ -4,9 +4,16 @@ use super::{PresentationMode, RegisteredTool};
 use crate::call::{
     AgentId, ApprovalService, DynPostHook, DynPreHook, ExecuteWrapper, Guard, ResultObserver,
 };
+use crate::code::CodeDispatchRecord;
 use indexmap::IndexMap;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+
+/// How many sub-calls of one `run_code` program may dispatch at once unless set (spec §4.4.5).
+pub const DEFAULT_MAX_PARALLEL_SUB_CALLS: usize = 10;
+
+/// An observer of `run_code` sub-call records.
+pub(crate) type CodeDispatchObserver = Arc<dyn Fn(&AgentId, &CodeDispatchRecord) + Send + Sync>;
 
 pub(crate) struct Entry {
     pub(crate) id: u64,
@@ -204,7 +211,7 @@ pub(crate) struct State {
     /// Where deferred approvals wait.
     pub(crate) approval_store: Arc<dyn crate::call::ApprovalStore>,
     /// Observers of the records of `run_code` sub-calls (spec §4.8).
-    pub(crate) code_dispatch_observers: Vec<(u64, super::code::CodeDispatchObserver)>,
+    pub(crate) code_dispatch_observers: Vec<(u64, CodeDispatchObserver)>,
     /// The search index, once something searched.
     pub(crate) catalog: Option<super::catalog::Catalog>,
     /// Whether a tool or a rule ever deferred loading (then `tool_search` resolves).
@@ -230,7 +237,7 @@ impl Default for State {
             change_listeners: Vec::new(),
             code_runtime: None,
             run_code: run_code_tool(),
-            max_parallel_sub_calls: super::code::DEFAULT_MAX_PARALLEL_SUB_CALLS,
+            max_parallel_sub_calls: DEFAULT_MAX_PARALLEL_SUB_CALLS,
             code_host_limits: crate::code::CodeHostLimits::default(),
             approval_store: Arc::new(crate::call::MemoryApprovalStore::default()),
             code_dispatch_observers: Vec::new(),

@@ -1,7 +1,6 @@
 //! One run on its own thread: a fresh QuickJS runtime and context, the bootstrap, the program,
 //! and an event loop that runs engine jobs and settles binding calls answered by the host.
 
-use super::EngineLimits;
 use super::convert::{TapeError, from_tape, to_js};
 use crate::code::{CodeResult, FailureKind, HostFn, Namespace, OutputLedger};
 use rquickjs::{Array, Context, Ctx, Function, Persistent, Runtime};
@@ -14,6 +13,16 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 const BOOTSTRAP: &str = include_str!("bootstrap.js");
+
+/// One run's budgets, from the validated configuration.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct EngineLimits {
+    pub(super) compute: Duration,
+    pub(super) wall: Duration,
+    pub(super) max_output_bytes: usize,
+    pub(super) memory_bytes: usize,
+    pub(super) stack_bytes: usize,
+}
 
 /// What a run's thread needs.
 pub(super) struct Job {

@@ -38,6 +38,7 @@ mod typescript;
 use super::{CodeRequest, CodeResult, CodeRuntime, CodeRuntimeConfig, FailureKind, OutputLedger};
 use super::{SeamError, validate_bindings};
 use crate::call::BoxFuture;
+use engine::EngineLimits;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -51,16 +52,6 @@ pub const BACKEND: &str = "dsh-code-runtime-quickjs";
 const STACK_BYTES: usize = 4 << 20;
 /// The run thread's own stack (the engine's limit plus room for the host's frames).
 const THREAD_STACK_BYTES: usize = 16 << 20;
-
-/// One run's budgets, from the validated configuration.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct EngineLimits {
-    compute: Duration,
-    wall: Duration,
-    max_output_bytes: usize,
-    memory_bytes: usize,
-    stack_bytes: usize,
-}
 
 struct Active {
     disposed: CancellationToken,

@@ -1,16 +1,14 @@
 //! Converting the loaded nodes, children first, into the subset.
 
 use super::disjoint;
-use super::load::{self, Extra, Node, NodeId};
+use super::load::{self, Extra, MAX_DEPTH, Node, NodeId, TUPLE};
+use super::problems::Problems;
 use super::shape::{self, Annotations, Budget, COPY_BUDGET, Out, Shape, Typed};
-use super::{MAX_DEPTH, Problems};
 use crate::json::{cmp_numbers, is_integer, is_lossless, is_lossless_number};
 use crate::schema::pattern;
 use crate::schema::subset::{SUBSET_TEXT, Type, count_bound};
 use serde_json::{Map, Number, Value};
 use std::cmp::Ordering;
-
-pub(super) const TUPLE: &str = "tuples (prefixItems, or items as an array) are not supported: a tuple, tuple struct or tuple enum variant has no subset schema; use a struct with named fields";
 
 const UNSATISFIABLE_REQUIRED: &str = "no value can match this schema: it requires a property that additionalProperties (or unevaluatedProperties) false forbids";
 

@@ -3,8 +3,20 @@
 //! A node is allocated before its children, so children always have larger ids: converting the
 //! nodes from the last to the first sees every child before its parent, with no recursion.
 
-use super::{MAX_DEPTH, MAX_NODES};
 use serde_json::{Map, Value};
+
+/// Most schemas nested inside one another that the bridge accepts (an error beyond); also the
+/// deepest `default` / `examples` value it copies, in JSON levels.
+///
+/// Real argument types nest a few levels; each `Option` or enum adds one or two. The bound keeps
+/// every helper's recursion and the output's nesting small (serde_json's `Value` drops, clones and
+/// compares recursively).
+pub const MAX_DEPTH: usize = 64;
+
+/// Most schema nodes the bridge builds once every `$ref` is inlined (an error beyond).
+pub const MAX_NODES: usize = 20_000;
+
+pub(super) const TUPLE: &str = "tuples (prefixItems, or items as an array) are not supported: a tuple, tuple struct or tuple enum variant has no subset schema; use a struct with named fields";
 
 pub(super) type NodeId = usize;
 
@@ -276,7 +288,7 @@ impl<'a> Cx<'_, 'a> {
                         let p = self.arena.paths.push(path, "items");
                         node.items = self.child(v, p, self.chain);
                     }
-                    Value::Array(_) => self.report(super::convert::TUPLE.into()),
+                    Value::Array(_) => self.report(TUPLE.into()),
                     _ => self.report("items must be a schema".into()),
                 },
                 "oneOf" => node.one_of = self.list(v, path, k),
