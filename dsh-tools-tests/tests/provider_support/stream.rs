@@ -328,3 +328,63 @@ fn hostile_streams_fail_their_call_not_the_process() {
         10 * 1024 * 1024
     );
 }
+
+/// Cards while streaming: the tool's presenter on each partial value (a command card that
+/// grows), the generic card before the presenter can read anything, never a panic (a presenter
+/// that panics on partial input falls back), and the last card is the finished call's.
+#[test]
+fn cards_grow_with_the_arguments_and_end_as_the_finished_calls_card() {
+    use dsh_tools::present::ToolCallView;
+    use std::sync::Arc;
+    let registry = Registry::new();
+    let shell = ToolDefinition::new(
+        "shell",
+        "Run a command.",
+        json!({"type": "object"}),
+        OutputDecl::text(),
+        |_, _| async { Ok(json!("")) },
+    )
+    .present_call(Arc::new(|args: &Value| {
+        // Panics on input without a command: a presenter written for finished calls.
+        let command = args["command"].as_str().unwrap();
+        Some(ToolCallView::Terminal {
+            title: command.to_owned(),
+            description: None,
+            cwd: None,
+        })
+    }));
+    registry.register(shell).unwrap().keep();
+    let tools = registry
+        .provider_tools(None, Dialect::new(Provider::Anthropic))
+        .unwrap();
+    let mut stream = tools.call_stream();
+    stream
+        .feed(&json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "tool_use", "id": "t1", "name": "shell", "input": {}}}))
+        .unwrap();
+    let mut titles = vec![stream.card(0, &registry).unwrap().title().to_owned()];
+    for piece in ["{\"comm", "and\": \"cargo te", "st --work", "space\"}"] {
+        stream
+            .feed(&json!({"type": "content_block_delta", "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": piece}}))
+            .unwrap();
+        titles.push(stream.card(0, &registry).unwrap().title().to_owned());
+    }
+    assert_eq!(
+        titles,
+        [
+            "shell",
+            "shell",
+            "cargo te",
+            "cargo test --work",
+            "cargo test --workspace"
+        ]
+    );
+    stream.feed(&json!({"type": "message_stop"})).unwrap();
+    let last = stream.card(0, &registry).unwrap();
+    let calls = stream.finish().unwrap();
+    assert_eq!(
+        last,
+        registry.present_call("shell", calls[0].arguments().unwrap(), None)
+    );
+}

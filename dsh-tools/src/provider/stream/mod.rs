@@ -167,8 +167,29 @@ impl StreamedCall {
 pub struct CallStream<'a> {
     tools: &'a ProviderTools,
     calls: Vec<StreamedCall>,
-    /// The provider's key of each call (index or item id) → its place in `calls`.
-    keys: HashMap<String, usize>,
+    /// The provider's key of each call → its place in `calls`: by index (OpenAI Chat,
+    /// Anthropic) or by item id (OpenAI Responses, Gemini's part number).
+    indices: HashMap<u64, usize>,
+    ids: HashMap<String, usize>,
+}
+
+/// How a stream event names its call.
+#[derive(Clone, Copy)]
+enum Key<'k> {
+    Index(u64),
+    Id(&'k str),
+}
+
+impl std::fmt::Display for Key<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Key::Index(i) => write!(f, "index {i}"),
+            Key::Id(id) => {
+                let shown: String = id.chars().take(64).collect();
+                write!(f, "{shown:?}")
+            }
+        }
+    }
 }
 
 impl ProviderTools {
@@ -177,7 +198,8 @@ impl ProviderTools {
         CallStream {
             tools: self,
             calls: Vec::new(),
-            keys: HashMap::new(),
+            indices: HashMap::new(),
+            ids: HashMap::new(),
         }
     }
 }
@@ -196,6 +218,37 @@ impl<'a> CallStream<'a> {
         &self.calls
     }
 
+    /// Our name of the tool call `i` (of [`calls`](Self::calls)) names: the provider's name
+    /// mapped back as [`ProviderTools::parse_calls`] maps it.
+    pub fn tool_name(&self, i: usize) -> Option<&str> {
+        let call = self.calls.get(i)?;
+        let theirs = call.provider_name.as_str();
+        Some(match self.tools.by_provider_name(theirs) {
+            Some(tool) => tool.name(),
+            None => self.tools.given_to(theirs).unwrap_or(theirs),
+        })
+    }
+
+    /// The call card of call `i` as its arguments stand (spec §9: presenters are pure, so a UI
+    /// may call them while a call streams): its tool's presenter given the partial value (`{}`
+    /// before any), the generic card where the presenter has none, declines a partial value or
+    /// panics. Call it as often as the UI wants a frame (every update, or at most every N ms):
+    /// nothing is computed between calls. Once the call is finished its card is the card of
+    /// the finished call.
+    pub fn card(
+        &self,
+        i: usize,
+        registry: &crate::Registry,
+    ) -> Option<crate::present::ToolCallView> {
+        let name = self.tool_name(i)?;
+        let arguments = self.calls[i]
+            .partial()
+            .unwrap_or_else(|| Value::Object(Default::default()));
+        let card = registry.present_call(name, &arguments, self.tools.agent());
+        crate::json::free(arguments);
+        Some(card)
+    }
+
     /// Applies one stream event; events that concern no tool call (text, thinking, usage) are
     /// read as nothing.
     pub fn feed(&mut self, event: &Value) -> Result<Vec<StreamUpdate>, StreamError> {
@@ -209,15 +262,22 @@ impl<'a> CallStream<'a> {
         Ok(updates)
     }
 
+    fn lookup(&self, key: Key<'_>) -> Option<usize> {
+        match key {
+            Key::Index(i) => self.indices.get(&i).copied(),
+            Key::Id(id) => self.ids.get(id).copied(),
+        }
+    }
+
     fn start(
         &mut self,
-        key: String,
+        key: Key<'_>,
         order: u64,
         id: Option<String>,
         name: String,
         updates: &mut Vec<StreamUpdate>,
     ) -> Result<usize, StreamError> {
-        if let Some(&i) = self.keys.get(&key) {
+        if let Some(i) = self.lookup(key) {
             return Ok(i);
         }
         if self.calls.len() >= MAX_STREAMED_CALLS {
@@ -227,19 +287,19 @@ impl<'a> CallStream<'a> {
         }
         let i = self.calls.len();
         self.calls.push(StreamedCall::new(order, id, name));
-        self.keys.insert(key, i);
+        match key {
+            Key::Index(n) => self.indices.insert(n, i),
+            Key::Id(id) => self.ids.insert(id.to_owned(), i),
+        };
         updates.push(StreamUpdate::Started(i));
         Ok(i)
     }
 
-    fn known(&self, key: &str) -> Result<usize, StreamError> {
-        self.keys
-            .get(key)
-            .copied()
-            .ok_or_else(|| StreamError::UnknownCall {
-                provider: self.provider().id(),
-                key: key.chars().take(64).collect(),
-            })
+    fn known(&self, key: Key<'_>) -> Result<usize, StreamError> {
+        self.lookup(key).ok_or_else(|| StreamError::UnknownCall {
+            provider: self.provider().id(),
+            key: key.to_string(),
+        })
     }
 
     fn grow(&mut self, i: usize, fragment: &str, updates: &mut Vec<StreamUpdate>) {
@@ -273,15 +333,15 @@ impl<'a> CallStream<'a> {
             .and_then(Value::as_array);
         for delta in deltas.into_iter().flatten() {
             let index = delta.get("index").and_then(Value::as_u64).unwrap_or(0);
-            let key = index.to_string();
+            let key = Key::Index(index);
             let function = delta.get("function").unwrap_or(&Value::Null);
-            let i = match (self.keys.get(&key), str_of(delta, "id")) {
-                (Some(&i), _) => i,
+            let i = match (self.lookup(key), str_of(delta, "id")) {
+                (Some(i), _) => i,
                 (None, Some(id)) => {
                     let name = str_of(function, "name").unwrap_or_default().to_owned();
                     self.start(key, index, Some(id.to_owned()), name, updates)?
                 }
-                (None, None) => self.known(&key)?,
+                (None, None) => self.known(key)?,
             };
             if let Some(fragment) = str_of(function, "arguments") {
                 self.grow(i, fragment, updates);
@@ -314,7 +374,7 @@ impl<'a> CallStream<'a> {
                 };
                 let id = str_of(item, "call_id").map(str::to_owned);
                 let name = str_of(item, "name").unwrap_or_default().to_owned();
-                let i = self.start(key.to_owned(), order, id, name, updates)?;
+                let i = self.start(Key::Id(key), order, id, name, updates)?;
                 if str_of(event, "type") == Some("response.output_item.done") {
                     self.settle(i, str_of(item, "arguments"), updates);
                 } else if let Some(text) = str_of(item, "arguments") {
@@ -322,11 +382,11 @@ impl<'a> CallStream<'a> {
                 }
             }
             "response.function_call_arguments.delta" => {
-                let i = self.known(str_of(event, "item_id").unwrap_or_default())?;
+                let i = self.known(Key::Id(str_of(event, "item_id").unwrap_or_default()))?;
                 self.grow(i, str_of(event, "delta").unwrap_or_default(), updates);
             }
             "response.function_call_arguments.done" => {
-                let i = self.known(str_of(event, "item_id").unwrap_or_default())?;
+                let i = self.known(Key::Id(str_of(event, "item_id").unwrap_or_default()))?;
                 self.settle(i, str_of(event, "arguments"), updates);
             }
             "response.completed" | "response.incomplete" | "response.failed" => {
@@ -369,7 +429,7 @@ impl<'a> CallStream<'a> {
         updates: &mut Vec<StreamUpdate>,
     ) -> Result<(), StreamError> {
         let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
-        let key = index.to_string();
+        let key = Key::Index(index);
         match str_of(event, "type").unwrap_or_default() {
             "content_block_start" => {
                 let block = event.get("content_block").unwrap_or(&Value::Null);
@@ -385,7 +445,7 @@ impl<'a> CallStream<'a> {
                 if str_of(delta, "type") != Some("input_json_delta") {
                     return Ok(());
                 }
-                let i = self.known(&key)?;
+                let i = self.known(key)?;
                 self.grow(
                     i,
                     str_of(delta, "partial_json").unwrap_or_default(),
@@ -393,7 +453,7 @@ impl<'a> CallStream<'a> {
                 );
             }
             "content_block_stop" => {
-                if let Some(&i) = self.keys.get(&key) {
+                if let Some(i) = self.lookup(key) {
                     self.end(i, updates);
                 }
             }
@@ -420,7 +480,7 @@ impl<'a> CallStream<'a> {
                 continue;
             };
             let order = self.calls.len() as u64;
-            let key = format!("part-{order}");
+            let key = Key::Index(order);
             let id = str_of(call, "id").map(str::to_owned);
             let name = str_of(call, "name").unwrap_or_default().to_owned();
             let i = self.start(key, order, id, name, updates)?;

@@ -95,11 +95,49 @@ impl PartialJson {
     }
 
     /// Reads `fragment`.
+    #[inline]
     pub fn push(&mut self, fragment: &str) {
-        for c in fragment.chars() {
-            if self.failed.is_some() {
-                return;
+        // The common case, a fragment inside a string with nothing to decode: copied whole.
+        if let Lex::Str {
+            text,
+            escape: Escape::None,
+            ..
+        } = &mut self.lex
+            && !fragment
+                .bytes()
+                .any(|b| b == b'"' || b == b'\\' || b < 0x20)
+        {
+            text.push_str(fragment);
+            return;
+        }
+        self.push_slow(fragment);
+    }
+
+    fn push_slow(&mut self, fragment: &str) {
+        let mut rest = fragment;
+        while !rest.is_empty() && self.failed.is_none() {
+            // Inside a string, the plain run up to the next quote, backslash or control
+            // character is copied at once.
+            if let Lex::Str {
+                text,
+                escape: Escape::None,
+                ..
+            } = &mut self.lex
+            {
+                let run = rest
+                    .bytes()
+                    .position(|b| b == b'"' || b == b'\\' || b < 0x20)
+                    .unwrap_or(rest.len());
+                if run > 0 {
+                    text.push_str(&rest[..run]);
+                    rest = &rest[run..];
+                    continue;
+                }
             }
+            let Some(c) = rest.chars().next() else {
+                return;
+            };
+            rest = &rest[c.len_utf8()..];
             self.char(c);
         }
     }
