@@ -2,7 +2,8 @@
 # The publishable crates stand alone (issue 40): each package holds both licences and its
 # README, no third-party requirement is exact (`=`) or bare `0`, and `cargo publish --dry-run`
 # packages and builds them from their packages alone (so nothing is included from outside a
-# package). Called by .ci/run; runnable on its own:
+# package), and the README's auth example builds as a crate whose only dependencies are
+# dsh-tools and tokio. Called by .ci/run; runnable on its own:
 #
 #     bash .ci/package-check.sh
 #
@@ -46,10 +47,42 @@ if ((${#problems[@]} == 0)); then
         problems+=("cargo publish --workspace --dry-run failed (target/package-check.log)")
     fi
 fi
+# A newcomer's crate: the README block after `<!-- newcomer-crate -->`, built with only
+# dsh-tools (mcp-auth) and tokio as dependencies (no serde, schemars or jsonwebtoken of its
+# own), against this checkout and its lockfile.
+if ((${#problems[@]} == 0)); then
+    crate=target/newcomer-crate
+    rm -rf "$crate" && mkdir -p "$crate/src"
+    awk '/<!-- newcomer-crate -->/ { armed = 1; next }
+         armed && /^```rust/ { inside = 1; next }
+         inside && /^```/ { exit }
+         inside { print }' README.md >"$crate/src/main.rs"
+    cat >"$crate/Cargo.toml" <<TOML
+[package]
+name = "newcomer"
+version = "0.1.0"
+edition = "2024"
+publish = false
+
+[dependencies]
+dsh-tools = { path = "$PWD/dsh-tools", features = ["mcp-auth"] }
+tokio = { version = "1", features = ["rt-multi-thread", "macros"] }
+
+[workspace]
+TOML
+    cp Cargo.lock "$crate/Cargo.lock"
+    if ! [[ -s $crate/src/main.rs ]]; then
+        problems+=("README.md has no block after <!-- newcomer-crate -->")
+    elif ! CARGO_TARGET_DIR=$PWD/target/newcomer cargo build --manifest-path "$crate/Cargo.toml" \
+        >target/newcomer-crate.log 2>&1; then
+        tail -n 30 target/newcomer-crate.log
+        problems+=("the README's newcomer crate does not build with dsh-tools and tokio alone (target/newcomer-crate.log)")
+    fi
+fi
 secs=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }')
 if ((${#problems[@]} > 0)); then
     printf '  %s\n' "${problems[@]}"
     echo "package-check: FAILED (${#problems[@]} problems, ${secs}s)"
     exit 1
 fi
-echo "package-check: ${CRATES[*]} package with both licences and a README, caret requirements, publish --dry-run builds them alone (${secs}s)"
+echo "package-check: ${CRATES[*]} package with both licences and a README, caret requirements, publish --dry-run builds them alone, the README's newcomer crate builds on dsh-tools and tokio alone (${secs}s)"

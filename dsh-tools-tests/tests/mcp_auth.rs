@@ -706,7 +706,74 @@ async fn each_caller_is_listed_only_what_it_may_call() {
             Some(dsh_tools::mcp::rmcp::model::CacheScope::Private),
             "{subject}"
         );
+        // A call the rules deny is a result coded SCOPE_DENIED in `_meta`, like every failure
+        // with a code.
+        let written = import.peer().call_tool(call("write_note")).await.unwrap();
+        if subject == "alice" {
+            assert_eq!(written.is_error, Some(true));
+            let meta = written.meta.as_ref().map(|m| &m.0);
+            assert_eq!(
+                meta.and_then(|m| m.get(dsh_tools::mcp::ERROR_META)),
+                Some(&json!({"name": "ScopeError", "code": "SCOPE_DENIED"})),
+                "{written:?}"
+            );
+            assert_eq!(
+                text(&written),
+                "Error: tool \"write_note\" needs the scope \"notes:write\" that the caller's token was not granted"
+            );
+        } else {
+            assert_eq!(written.is_error, Some(false), "{written:?}");
+        }
     }
+    stop.cancel();
+}
+
+/// A server bound to port 0 with `Authorization::at_bound_address` takes its resource URI
+/// from the port it got: its metadata names it, and tokens issued for it are accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_on_port_zero_names_the_address_it_bound() {
+    use dsh_tools::mcp::JwkSet;
+    let signing = rsa();
+    let keys: JwkSet =
+        serde_json::from_value(serde_json::to_value(jwks(&[&signing])).unwrap()).unwrap();
+    let auth = Authorization::at_bound_address(JwtVerifier::new(ISSUER, keys))
+        .authorization_server(ISSUER);
+    assert_eq!(auth.resource(), "");
+    let server = McpServer::new(registry())
+        .bind_http("127.0.0.1:0", HttpConfig::default().authorization(auth))
+        .await
+        .unwrap();
+    let url = server.url();
+    assert!(!url.ends_with(":0/mcp"), "{url}");
+    let addr = server.local_addr();
+    let stop = server.shutdown_token();
+    tokio::spawn(server.run());
+    let metadata = exchange(
+        addr,
+        &format!(
+            "GET /.well-known/oauth-protected-resource/mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        ),
+    );
+    let doc: Value = serde_json::from_str(&metadata.2).unwrap();
+    assert_eq!(doc["resource"], json!(url));
+    let token = sign(&signing, &claims(&url, "alice", "notes:read"));
+    let import = Connector::default()
+        .connect_http_bearer(&url, &token)
+        .await
+        .unwrap();
+    let who = import.peer().call_tool(call("whoami")).await.unwrap();
+    assert_eq!(who.is_error, Some(false), "{who:?}");
+    // A token for another port is refused.
+    let other = sign(
+        &signing,
+        &claims("http://127.0.0.1:1/mcp", "alice", "notes:read"),
+    );
+    assert!(
+        Connector::default()
+            .connect_http_bearer(&url, &other)
+            .await
+            .is_err()
+    );
     stop.cancel();
 }
 

@@ -55,6 +55,10 @@ pub mod codes {
     /// A `run_code` call in deferred mode whose program waits for an approval: the call
     /// settles as a `PendingProgram`, never as a result, where deferral is asked for.
     pub const APPROVAL_PENDING: &str = "APPROVAL_PENDING";
+    /// The caller may not call the tool: [`Registry::scope_rules`](crate::Registry::scope_rules)
+    /// want scopes its token was not granted, or a caller where there is none. Not in the
+    /// reference system's list: it has no callers.
+    pub const SCOPE_DENIED: &str = "SCOPE_DENIED";
 }
 
 impl ToolError {

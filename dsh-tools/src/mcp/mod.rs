@@ -85,6 +85,10 @@ mod wire;
 
 pub use import::connect::{Connector, ImportedTools, McpImport};
 pub use import::options::{ImportError, ImportLimits, ImportOptions, SchemaPolicy};
+/// The key set a [`JwtVerifier`] checks tokens with (from `jsonwebtoken`, re-exported so no
+/// dependency of your own has to match ours): `serde_json::from_str::<JwkSet>(jwks_json)`.
+#[cfg(feature = "mcp-auth")]
+pub use jsonwebtoken::jwk::{Jwk, JwkSet};
 pub use map::{
     CONCLUDES_TURN_META, CONTEXTS_META, ERROR_META, MAX_ARGUMENT_DEPTH, MAX_MESSAGE_BYTES,
     MAX_RESULT_DEPTH, PRESENTATION_META,

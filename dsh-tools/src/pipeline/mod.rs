@@ -42,6 +42,7 @@ pub(crate) struct Call {
     generation: u64,
     executable: Option<Arc<RegisteredTool>>,
     guards: Arc<[Arc<dyn Guard>]>,
+    scope_checks: Arc<[Arc<crate::call::ScopeRules>]>,
     /// The call's own approval channel (asked in place of the scope's service).
     approval: Option<CallApproval>,
     /// The `run_code` call whose deferred program made this call (its approval, if kept, is
@@ -149,6 +150,7 @@ impl Registry {
         let chain = state.chain(input.agent.as_ref());
         let admitted = state.admitted(&chain);
         let guards = state.guards(&chain);
+        let scope_checks = state.scope_checks();
         let collapsed = visible.is_some()
             && input.parent.is_none()
             && input.name != RUN_CODE
@@ -185,6 +187,7 @@ impl Registry {
             admitted,
             generation,
             guards,
+            scope_checks,
             approval: None,
             program: None,
         };
@@ -282,9 +285,9 @@ impl Registry {
     pub(super) fn admit(&self, call: Call, decision: PreToolDecision) -> Stage {
         // A refusal keeps the contexts written so far: the model learns its arguments were
         // edited even when the edit is refused.
-        let refuse = |call: Call, reason: String| {
+        let refuse = |call: Call, error: ToolError| {
             let contexts = call.exec.run.take_deferred();
-            let refused = failure(ToolError::new(reason));
+            let refused = failure(error);
             let refused = if contexts.is_empty() {
                 refused
             } else {
@@ -293,7 +296,7 @@ impl Registry {
             Stage::Post(call, refused)
         };
         match decision {
-            PreToolDecision::Deny { reason } => return refuse(call, reason),
+            PreToolDecision::Deny { reason } => return refuse(call, ToolError::new(reason)),
             // `approve` resolves every ask; kept as a denial so no path can skip policy.
             PreToolDecision::Ask { .. } => {
                 let name = &call.exec.name;
@@ -304,16 +307,24 @@ impl Registry {
             }
             PreToolDecision::Allow => {}
         }
-        let guards = if self.generation() == call.generation {
-            Arc::clone(&call.guards)
+        let (guards, scope_checks) = if self.generation() == call.generation {
+            (Arc::clone(&call.guards), Arc::clone(&call.scope_checks))
         } else {
             let state = self.read();
-            state.guards(&state.chain(call.exec.agent.as_ref()))
+            let guards = state.guards(&state.chain(call.exec.agent.as_ref()));
+            (guards, state.scope_checks())
         };
+        // The scope rules first, as a coded denial (what the caller's token lacks).
+        for rules in scope_checks.iter() {
+            if let Some(reason) = rules.check(call.exec.name(), call.exec.caller()) {
+                let code = crate::error::codes::SCOPE_DENIED;
+                return refuse(call, ToolError::coded("ScopeError", code, reason));
+            }
+        }
         for guard in guards.iter() {
             match std::panic::catch_unwind(AssertUnwindSafe(|| guard.check(&call.exec))) {
                 Ok(None) => {}
-                Ok(Some(reason)) => return refuse(call, reason),
+                Ok(Some(reason)) => return refuse(call, ToolError::new(reason)),
                 Err(payload) => {
                     return Stage::Final(call, failure(ToolError::from_panic_payload(payload)));
                 }

@@ -231,9 +231,8 @@ pub(super) fn remove(state: &mut State, target: Target) -> Option<ChangeEvent> {
             None
         }
         Target::ScopeRules { id } => {
-            state.global.guards.retain(|g| g.0 != id);
-            state.guards_changed();
             state.visibility.retain(|v| v.0 != id);
+            state.visibility_changed();
             None
         }
         Target::Nothing => None,

@@ -252,18 +252,16 @@ impl Registry {
         )))
     }
 
-    /// Installs `rules` as a guard (a call without the scopes its tool needs is denied, as
-    /// with [`ScopeRules::guard`]) and as a filter on what callers are shown: a
-    /// [search](Self::search) with a caller, and `tool_search`, leave out what they forbid it.
+    /// Installs `rules`: a call without the scopes its tool needs is denied before the guards
+    /// run, as a failure coded [`SCOPE_DENIED`](crate::error::codes::SCOPE_DENIED) (MCP clients
+    /// read it in `_meta`; [`ScopeRules::guard`] as a plain guard denies without a code), and
+    /// what callers are shown is filtered: a [search](Self::search) with a caller,
+    /// `tool_search`, and an MCP server's `tools/list` leave out what they forbid it.
     pub fn scope_rules(&self, rules: ScopeRules) -> Registration {
         let id = self.id();
         let mut state = self.write();
-        state
-            .global
-            .guards
-            .push((id, Arc::new(rules.clone().guard())));
-        state.guards_changed();
         state.visibility.push((id, Arc::new(rules)));
+        state.visibility_changed();
         drop(state);
         self.registration(Target::ScopeRules { id })
     }

@@ -199,6 +199,8 @@ pub(crate) struct State {
     unscoped: Arc<Admitted>,
     /// The global layer's guards, shared by every call (rebuilt when they change).
     global_guards: Arc<[Arc<dyn Guard>]>,
+    /// The rules of `visibility`, as every call checks them (rebuilt when they change).
+    scope_checks: Arc<[Arc<crate::call::ScopeRules>]>,
     pub(crate) change_listeners: Vec<(u64, super::ChangeListener)>,
     /// The runtime `run_code` programs run on.
     pub(crate) code_runtime: Option<Arc<dyn crate::code::CodeRuntime>>,
@@ -234,6 +236,7 @@ impl Default for State {
             hooks: Hooks::default(),
             unscoped: Arc::default(),
             global_guards: Arc::from(Vec::new()),
+            scope_checks: Arc::from(Vec::new()),
             change_listeners: Vec::new(),
             code_runtime: None,
             run_code: run_code_tool(),
@@ -470,6 +473,16 @@ impl State {
     }
 
     /// Call after changing the global layer's guards.
+    /// The scope rules every call is checked against, in registration order.
+    pub(crate) fn scope_checks(&self) -> Arc<[Arc<crate::call::ScopeRules>]> {
+        Arc::clone(&self.scope_checks)
+    }
+
+    /// Rebuilds [`scope_checks`](Self::scope_checks) after `visibility` changed.
+    pub(crate) fn visibility_changed(&mut self) {
+        self.scope_checks = self.visibility.iter().map(|(_, r)| Arc::clone(r)).collect();
+    }
+
     pub(crate) fn guards_changed(&mut self) {
         self.global_guards = self
             .global

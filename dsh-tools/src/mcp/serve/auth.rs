@@ -141,6 +141,9 @@ pub struct Authorization {
     required: Vec<String>,
     resource_name: Option<String>,
     verifier: Arc<dyn TokenVerifier>,
+    /// The resource is the address the server binds (see
+    /// [`at_bound_address`](Authorization::at_bound_address)), not known yet.
+    awaiting_address: bool,
 }
 
 impl fmt::Debug for Authorization {
@@ -153,6 +156,37 @@ impl fmt::Debug for Authorization {
     }
 }
 
+/// A resource URI's `scheme://authority` and its path without a trailing `/`, or why it is not
+/// one.
+fn parse_resource(resource: &str) -> Result<(String, String), InvalidResource> {
+    let bad = |why| InvalidResource {
+        uri: resource.to_owned(),
+        why,
+    };
+    let rest = resource
+        .strip_prefix("https://")
+        .or_else(|| resource.strip_prefix("http://"))
+        .ok_or_else(|| bad("it must start with https:// (or http://)"))?;
+    if resource.contains('#') || resource.contains('?') {
+        return Err(bad("it must have no query and no fragment"));
+    }
+    if resource.chars().any(|c| c.is_whitespace() || c == '"') {
+        return Err(bad("it must have no spaces or quotes"));
+    }
+    let (authority, path) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    if authority.is_empty() {
+        return Err(bad("it has no host"));
+    }
+    let scheme_len = resource.len() - rest.len();
+    Ok((
+        format!("{}{authority}", &resource[..scheme_len]),
+        path.trim_end_matches('/').to_owned(),
+    ))
+}
+
 impl Authorization {
     /// `resource` is this server's canonical URI as clients reach it (`https://host/mcp`; no
     /// fragment, no query), the audience a token must be issued for.
@@ -161,38 +195,60 @@ impl Authorization {
         verifier: impl TokenVerifier,
     ) -> Result<Self, InvalidResource> {
         let resource = resource.into();
-        let bad = |why| InvalidResource {
-            uri: resource.clone(),
-            why,
-        };
-        let rest = resource
-            .strip_prefix("https://")
-            .or_else(|| resource.strip_prefix("http://"))
-            .ok_or_else(|| bad("it must start with https:// (or http://)"))?;
-        if resource.contains('#') || resource.contains('?') {
-            return Err(bad("it must have no query and no fragment"));
-        }
-        if resource.chars().any(|c| c.is_whitespace() || c == '"') {
-            return Err(bad("it must have no spaces or quotes"));
-        }
-        let (authority, path) = match rest.find('/') {
-            Some(i) => rest.split_at(i),
-            None => (rest, ""),
-        };
-        if authority.is_empty() {
-            return Err(bad("it has no host"));
-        }
-        let scheme_len = resource.len() - rest.len();
+        let (origin, path) = parse_resource(&resource)?;
         Ok(Self {
-            origin: format!("{}{authority}", &resource[..scheme_len]),
-            path: path.trim_end_matches('/').to_owned(),
+            origin,
+            path,
             resource,
             authorization_servers: Vec::new(),
             scopes_supported: Vec::new(),
             required: Vec::new(),
             resource_name: None,
             verifier: Arc::new(verifier),
+            awaiting_address: false,
         })
+    }
+
+    /// Authorization for a server whose resource URI is the address it binds:
+    /// `http://{bound address}/mcp`, set by [`McpServer::bind_http`](crate::mcp::McpServer::bind_http),
+    /// so a server bound to port 0 (in a test, say) names the port it got. Tokens must be
+    /// issued for that URI ([`HttpServer::url`](crate::mcp::HttpServer::url)); before binding,
+    /// [`resource`](Self::resource) is empty.
+    ///
+    /// ```no_run
+    /// use dsh_tools::mcp::{Authorization, HttpConfig, JwkSet, JwtVerifier, McpServer};
+    /// # async fn run(server: McpServer, keys: JwkSet) -> std::io::Result<()> {
+    /// let auth = Authorization::at_bound_address(JwtVerifier::new("https://auth.example", keys));
+    /// let http = server.bind_http("127.0.0.1:0", HttpConfig::default().authorization(auth)).await?;
+    /// println!("tokens for {}", http.url()); // http://127.0.0.1:<port>/mcp
+    /// # Ok(()) }
+    /// ```
+    pub fn at_bound_address(verifier: impl TokenVerifier) -> Self {
+        Self {
+            origin: String::new(),
+            path: String::new(),
+            resource: String::new(),
+            authorization_servers: Vec::new(),
+            scopes_supported: Vec::new(),
+            required: Vec::new(),
+            resource_name: None,
+            verifier: Arc::new(verifier),
+            awaiting_address: true,
+        }
+    }
+
+    /// Sets the resource of an [`at_bound_address`](Self::at_bound_address) authorization to
+    /// the server's URL once it is bound (anything else is left as it is).
+    pub(crate) fn bind_address(&mut self, url: &str) -> Result<(), InvalidResource> {
+        if !self.awaiting_address {
+            return Ok(());
+        }
+        let (origin, path) = parse_resource(url)?;
+        self.origin = origin;
+        self.path = path;
+        self.resource = url.to_owned();
+        self.awaiting_address = false;
+        Ok(())
     }
 
     /// An authorization server (its issuer URL) clients may get tokens from (listed in the

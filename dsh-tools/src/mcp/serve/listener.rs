@@ -27,10 +27,17 @@ impl McpServer {
     pub async fn bind_http(
         &self,
         addr: impl ToSocketAddrs,
-        config: HttpConfig,
+        #[allow(unused_mut)] mut config: HttpConfig,
     ) -> std::io::Result<HttpServer> {
         let listener = TcpListener::bind(addr).await?;
         let local = listener.local_addr()?;
+        #[cfg(feature = "mcp-auth")]
+        if let Some(auth) = config.auth.as_mut() {
+            auth.bind_address(&format!("http://{local}{MCP_PATH}"))
+                .map_err(|e| {
+                    std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string())
+                })?;
+        }
         #[cfg(feature = "mcp-auth")]
         let authorized = config.auth.is_some();
         #[cfg(not(feature = "mcp-auth"))]
