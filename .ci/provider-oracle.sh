@@ -8,7 +8,9 @@
 # (gitignored): the pinned `openai`, `anthropic` and `google-genai` SDKs in target/provider-venv.
 # The steps: install the SDKs; run the Rust test that exports every example tool, bridge-corpus
 # type and bench schema to every dialect and writes the successes to
-# <target>/provider-exports.json; check that file with .ci/provider_oracle.py. Logs go to
+# <target>/provider-exports.json; check that file with .ci/provider_oracle.py; feed seeded
+# random streams to the SDKs' own stream accumulators and to `dsh-tools provider stream`
+# (.ci/provider_stream_oracle.py) and compare. Logs go to
 # target/provider-oracle/. Each step prints one verdict line; the last line is
 # `provider-oracle: N passed, 0 failed` only when every step passed (the script stops at the
 # first failure, exits 1 and says which step failed).
@@ -28,7 +30,7 @@ source .ci/target-dir.sh
 EXPORTS=$TARGET_DIR/provider-exports.json
 DEFERRAL=$TARGET_DIR/provider-deferral.json
 
-TOTAL=3
+TOTAL=4
 STEP=0
 PASSED=0
 DETAIL=
@@ -90,10 +92,19 @@ run_oracle() {
     DETAIL=$(tail -n 1 "$OUT/oracle.log" | sed 's/^provider-oracle checks: //')
 }
 
+stream_oracle() {
+    # The CLI as the README's test command built it (every feature: nothing rebuilds).
+    timeout 1800 cargo build -p dsh-tools --all-features --bin dsh-tools >"$OUT/stream-build.log" 2>&1 || return
+    timeout 600 "$PY" .ci/provider_stream_oracle.py "$TARGET_DIR/debug/dsh-tools" || return
+    DETAIL=$(tail -n 1 "$OUT/stream.log" | sed 's/^provider-stream-oracle: //')
+}
+
 step "install openai==$OPENAI_VERSION anthropic==$ANTHROPIC_VERSION google-genai==$GENAI_VERSION in $VENV" python-deps install_sdks
 step "cargo test --workspace --all-features --test provider_exports" export export_schemas
 step "SDK oracles (.ci/provider_oracle.py)" oracle run_oracle
 # The per-check counts and known mismatches, indented under the verdict.
 sed -e '$d' -e 's/^/    /' "$OUT/oracle.log"
+step "SDK stream accumulators vs dsh-tools provider stream (.ci/provider_stream_oracle.py)" stream stream_oracle
+sed -e '$d' -e 's/^/    /' "$OUT/stream.log"
 
 echo "provider-oracle: $PASSED passed, 0 failed"
