@@ -12,6 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
 
+mkdir -p target
 CRATES=(dsh-tools dsh-tools-derive)
 # Our own crates, pinned to each other exactly as serde pins serde_derive.
 OURS='^(dsh-tools|dsh-tools-derive)$'
@@ -49,7 +50,8 @@ if ((${#problems[@]} == 0)); then
 fi
 # A newcomer's crate: the README block after `<!-- newcomer-crate -->`, built with only
 # dsh-tools (mcp-auth) and tokio as dependencies (no serde, schemars or jsonwebtoken of its
-# own), against this checkout and its lockfile.
+# own), against this checkout, seeded with its lockfile (cargo keeps the locked versions of
+# what the new crate still uses; --locked cannot hold, the root package differs).
 if ((${#problems[@]} == 0)); then
     crate=target/newcomer-crate
     rm -rf "$crate" && mkdir -p "$crate/src"
@@ -65,7 +67,7 @@ edition = "2024"
 publish = false
 
 [dependencies]
-dsh-tools = { path = "$PWD/dsh-tools", features = ["mcp-auth"] }
+dsh-tools = { path = '$PWD/dsh-tools', features = ["mcp-auth"] }
 tokio = { version = "1", features = ["rt-multi-thread", "macros"] }
 
 [workspace]

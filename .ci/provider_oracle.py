@@ -428,12 +428,14 @@ def main():
         e = {"dialect": item["dialect"], "strict": item["strict"],
              "tool": f"{item['form']} {item['kind']}"}
         name, _ = deferral_check(item)
-        kinds[item["kind"]] += 1
+        kinds[(item["dialect"], item["kind"])] += 1
         check(name, e, lambda item=item: deferral_check(item)[1])
-    for kind in ("tool", "search_result", "reply"):
-        if kinds[kind] == 0:
-            failed[f"deferral items of kind {kind}"].append(
-                ({"dialect": "-", "strict": False, "tool": kind}, ["none in " + deferral_path]))
+    for dialect in ("anthropic", "openai-responses"):
+        for kind in ("tool", "search_result", "reply"):
+            if kinds[(dialect, kind)] == 0:
+                failed[f"deferral items of kind {kind}"].append(
+                    ({"dialect": dialect, "strict": False, "tool": kind},
+                     ["none in " + deferral_path]))
 
     names = sorted(set(passed) | set(failed) | set(known))
     for name in names:

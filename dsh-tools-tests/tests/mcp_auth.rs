@@ -739,6 +739,18 @@ async fn a_server_on_port_zero_names_the_address_it_bound() {
     let auth = Authorization::at_bound_address(JwtVerifier::new(ISSUER, keys))
         .authorization_server(ISSUER);
     assert_eq!(auth.resource(), "");
+    // Every address at once names no host a token could be issued for.
+    let everywhere = McpServer::new(registry())
+        .bind_http(
+            "0.0.0.0:0",
+            HttpConfig::default().authorization(auth.clone()),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        everywhere.to_string().contains("listens on every address"),
+        "{everywhere}"
+    );
     let server = McpServer::new(registry())
         .bind_http("127.0.0.1:0", HttpConfig::default().authorization(auth))
         .await

@@ -388,3 +388,64 @@ fn cards_grow_with_the_arguments_and_end_as_the_finished_calls_card() {
         registry.present_call("shell", calls[0].arguments().unwrap(), None)
     );
 }
+
+/// What the review found missing: a streamed client `tool_search_call` (OpenAI Responses, the
+/// native form) is assembled as `parse_calls` reads it; an Anthropic server tool's own input
+/// deltas are not ours and not an error; OpenAI-compatible servers that omit `index` (every
+/// call at 0) still give one call per id.
+#[test]
+fn searches_server_tools_and_index_less_calls_stream_as_parse_calls_reads_them() {
+    let tools = tools(Provider::OpenAiResponses);
+    let item = json!({"type": "tool_search_call", "id": "ts_1", "call_id": "call_s",
+        "execution": "client", "status": "completed", "arguments": {"query": "open an issue"}});
+    let mut stream = tools.call_stream();
+    let mut added = item.clone();
+    added["arguments"] = json!({});
+    added["status"] = json!("in_progress");
+    stream
+        .feed(&json!({"type": "response.output_item.added", "output_index": 0, "item": added}))
+        .unwrap();
+    stream
+        .feed(&json!({"type": "response.output_item.done", "output_index": 0, "item": item}))
+        .unwrap();
+    let streamed = stream.finish().unwrap();
+    let parsed = tools.parse_calls(&json!({"output": [item]})).unwrap();
+    assert_eq!(streamed, parsed);
+    assert!(streamed[0].is_native_search());
+    assert_eq!(streamed[0].name(), "tool_search");
+
+    let tools = self::tools(Provider::Anthropic);
+    let mut stream = tools.call_stream();
+    for event in [
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "server_tool_use",
+            "id": "srv_1", "name": "tool_search_tool_bm25", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": "{\"query\": \"x\"}"}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_stop"}),
+    ] {
+        stream.feed(&event).unwrap();
+    }
+    assert!(stream.finish().unwrap().is_empty());
+
+    let tools = self::tools(Provider::OpenAiChat);
+    let mut stream = tools.call_stream();
+    for (id, args) in [("call_a", "{\"x\":1}"), ("call_b", "{\"y\":2}")] {
+        stream
+            .feed(
+                &json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"id": id,
+                "type": "function", "function": {"name": "read_file", "arguments": ""}}]}}]}),
+            )
+            .unwrap();
+        stream
+            .feed(&json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+                {"function": {"arguments": args}}]}}]}))
+            .unwrap();
+    }
+    stream
+        .feed(&json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}))
+        .unwrap();
+    let calls = stream.finish().unwrap();
+    let arguments: Vec<&Value> = calls.iter().map(|c| c.arguments().unwrap()).collect();
+    assert_eq!(arguments, [&json!({"x": 1}), &json!({"y": 2})]);
+}

@@ -277,3 +277,55 @@ proptest! {
         agrees(&registry)?;
     }
 }
+
+/// A caller the scope rules refuse is refused before any pre-execute hook runs, so nobody is
+/// asked to approve a call that would be refused, and the failure is coded `SCOPE_DENIED`.
+#[tokio::test]
+async fn a_scope_denial_comes_before_hooks_and_approvals() {
+    use dsh_tools::{ApprovalOutcome, ApprovalRequest, PreToolDecision, ToolExecution};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let registry = Registry::new();
+    registry
+        .register(tool("send_mail", "Send mail"))
+        .unwrap()
+        .keep();
+    registry
+        .scope_rules(ScopeRules::new().tool("send_mail", ["mail:send"]))
+        .keep();
+    let hooks = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&hooks);
+    registry
+        .on_pre_execute(move |_: Arc<ToolExecution>, _next| {
+            seen.fetch_add(1, Ordering::SeqCst);
+            async { Ok(PreToolDecision::ask(Some("sending mail"))) }
+        })
+        .keep();
+    let asked = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&asked);
+    registry.set_approval_service(move |_: ApprovalRequest| {
+        count.fetch_add(1, Ordering::SeqCst);
+        async { Ok(ApprovalOutcome::AllowedOnce) }
+    });
+    let call = |caller: Caller| {
+        ToolExecutionInput::new("c", "send_mail", json!({}), CancellationToken::new())
+            .agent("assistant")
+            .caller(caller)
+    };
+    let refused = registry
+        .execute(call(Caller::new("r").scopes(["mail:read"])))
+        .await;
+    assert_eq!(refused.code(), Some("SCOPE_DENIED"));
+    assert_eq!(
+        (hooks.load(Ordering::SeqCst), asked.load(Ordering::SeqCst)),
+        (0, 0)
+    );
+    let sent = registry
+        .execute(call(Caller::new("s").scopes(["mail:send"])))
+        .await;
+    assert!(!sent.is_error(), "{sent:?}");
+    assert_eq!(
+        (hooks.load(Ordering::SeqCst), asked.load(Ordering::SeqCst)),
+        (1, 1)
+    );
+}

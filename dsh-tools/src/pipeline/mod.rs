@@ -50,6 +50,19 @@ pub(crate) struct Call {
     program: Option<String>,
 }
 
+/// A refused call, on to post-execute. A refusal keeps the contexts written so far: the model
+/// learns its arguments were edited even when the edit is refused.
+fn refused(call: Call, error: ToolError) -> Stage {
+    let contexts = call.exec.run.take_deferred();
+    let refused = failure(error);
+    let refused = if contexts.is_empty() {
+        refused
+    } else {
+        refused.set_contexts(contexts)
+    };
+    Stage::Post(call, refused)
+}
+
 /// Where a call goes after a stage.
 pub(crate) enum Stage {
     /// On to dispatch.
@@ -256,6 +269,11 @@ impl Registry {
         if call.exec.signal.is_cancelled() {
             return Stage::Final(call, failure(ToolError::aborted_before_dispatch()));
         }
+        // A caller the scope rules refuse is refused at the door: no hook decides, and no
+        // person is asked to approve a call that would be refused.
+        if let Some(denied) = self.scope_denied(&call) {
+            return refused(call, denied);
+        }
         let decision = match self.pre_execute(&call).await {
             Ok(d) => d,
             Err(e) => return Stage::Final(call, failure(e)),
@@ -283,20 +301,8 @@ impl Registry {
     /// After pre-execute and approval: a denial settles the call, an allowance goes through the
     /// guards (which only deny) to dispatch.
     pub(super) fn admit(&self, call: Call, decision: PreToolDecision) -> Stage {
-        // A refusal keeps the contexts written so far: the model learns its arguments were
-        // edited even when the edit is refused.
-        let refuse = |call: Call, error: ToolError| {
-            let contexts = call.exec.run.take_deferred();
-            let refused = failure(error);
-            let refused = if contexts.is_empty() {
-                refused
-            } else {
-                refused.set_contexts(contexts)
-            };
-            Stage::Post(call, refused)
-        };
         match decision {
-            PreToolDecision::Deny { reason } => return refuse(call, ToolError::new(reason)),
+            PreToolDecision::Deny { reason } => return refused(call, ToolError::new(reason)),
             // `approve` resolves every ask; kept as a denial so no path can skip policy.
             PreToolDecision::Ask { .. } => {
                 let name = &call.exec.name;
@@ -307,24 +313,21 @@ impl Registry {
             }
             PreToolDecision::Allow => {}
         }
-        let (guards, scope_checks) = if self.generation() == call.generation {
-            (Arc::clone(&call.guards), Arc::clone(&call.scope_checks))
+        // The scope rules again (they are checked before pre-execute too): a call resumed from
+        // a deferred approval or a program's journal comes here without that first check.
+        if let Some(denied) = self.scope_denied(&call) {
+            return refused(call, denied);
+        }
+        let guards = if self.generation() == call.generation {
+            Arc::clone(&call.guards)
         } else {
             let state = self.read();
-            let guards = state.guards(&state.chain(call.exec.agent.as_ref()));
-            (guards, state.scope_checks())
+            state.guards(&state.chain(call.exec.agent.as_ref()))
         };
-        // The scope rules first, as a coded denial (what the caller's token lacks).
-        for rules in scope_checks.iter() {
-            if let Some(reason) = rules.check(call.exec.name(), call.exec.caller()) {
-                let code = crate::error::codes::SCOPE_DENIED;
-                return refuse(call, ToolError::coded("ScopeError", code, reason));
-            }
-        }
         for guard in guards.iter() {
             match std::panic::catch_unwind(AssertUnwindSafe(|| guard.check(&call.exec))) {
                 Ok(None) => {}
-                Ok(Some(reason)) => return refuse(call, ToolError::new(reason)),
+                Ok(Some(reason)) => return refused(call, ToolError::new(reason)),
                 Err(payload) => {
                     return Stage::Final(call, failure(ToolError::from_panic_payload(payload)));
                 }
@@ -334,6 +337,23 @@ impl Registry {
             return Stage::Post(call, failure(ToolError::aborted_before_dispatch()));
         }
         Stage::Dispatch(call)
+    }
+
+    /// Why the registry's scope rules deny `call`'s caller its tool, as a coded failure
+    /// ([`SCOPE_DENIED`](crate::error::codes::SCOPE_DENIED)): what the caller's token lacks.
+    fn scope_denied(&self, call: &Call) -> Option<ToolError> {
+        let checks = if self.generation() == call.generation {
+            Arc::clone(&call.scope_checks)
+        } else {
+            self.read().scope_checks()
+        };
+        checks.iter().find_map(|rules| {
+            rules
+                .check(call.exec.name(), call.exec.caller())
+                .map(|reason| {
+                    ToolError::coded("ScopeError", crate::error::codes::SCOPE_DENIED, reason)
+                })
+        })
     }
 
     /// Stage 2 (spec §6.5): wrappers around the core dispatch, then normalization.

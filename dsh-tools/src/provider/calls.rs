@@ -82,8 +82,10 @@ impl ParsedCall {
     }
 
     /// Whether the model asked for this call as the provider's own client-executed tool search
-    /// (an OpenAI Responses `tool_search_call`; the call runs our `tool_search`, and
-    /// [`ProviderTools::format_results`] answers it with a `tool_search_output`).
+    /// item: an OpenAI Responses `tool_search_call` (the call runs our `tool_search`, and
+    /// [`ProviderTools::format_results`] answers it with a `tool_search_output`). An Anthropic
+    /// native search is an ordinary `tool_use` of `tool_search`: `false` here, and answered
+    /// with `tool_reference` blocks by its name.
     pub fn is_native_search(&self) -> bool {
         self.search
     }

@@ -90,7 +90,9 @@ fn contexts(results: &[(&ParsedCall, &ToolExecutionResult)]) -> Vec<String> {
 /// ```
 ///
 /// A native tool search ([`ToolSearch::Native`]) needs the export it was made for: answer it
-/// with [`ProviderTools::format_results`].
+/// with [`ProviderTools::format_results`] (given here, an OpenAI Responses `tool_search_call`
+/// is answered with a `tool_search_output` that loads nothing, and an Anthropic search as any
+/// tool's result).
 pub fn format_results(
     dialect: Dialect,
     results: &[(&ParsedCall, &ToolExecutionResult)],
@@ -197,6 +199,12 @@ fn format_with(
             .iter()
             .map(|(call, r)| {
                 native_search(tools, call, r).unwrap_or_else(|| {
+                    if call.is_native_search() {
+                        // Without the export there are no entries to load: the answer the API
+                        // takes for a search, loading nothing.
+                        return json!({"type": "tool_search_output", "call_id": call.reply_id(),
+                            "execution": "client", "status": "completed", "tools": []});
+                    }
                     json!({"type": "function_call_output", "call_id": call.reply_id(), "output": text(r)})
                 })
             })

@@ -472,7 +472,6 @@ impl State {
         out.into()
     }
 
-    /// Call after changing the global layer's guards.
     /// The scope rules every call is checked against, in registration order.
     pub(crate) fn scope_checks(&self) -> Arc<[Arc<crate::call::ScopeRules>]> {
         Arc::clone(&self.scope_checks)
@@ -483,6 +482,7 @@ impl State {
         self.scope_checks = self.visibility.iter().map(|(_, r)| Arc::clone(r)).collect();
     }
 
+    /// Call after changing the global layer's guards.
     pub(crate) fn guards_changed(&mut self) {
         self.global_guards = self
             .global

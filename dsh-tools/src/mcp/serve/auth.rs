@@ -213,7 +213,10 @@ impl Authorization {
     /// `http://{bound address}/mcp`, set by [`McpServer::bind_http`](crate::mcp::McpServer::bind_http),
     /// so a server bound to port 0 (in a test, say) names the port it got. Tokens must be
     /// issued for that URI ([`HttpServer::url`](crate::mcp::HttpServer::url)); before binding,
-    /// [`resource`](Self::resource) is empty.
+    /// [`resource`](Self::resource) is empty. Only `bind_http` completes it: a server made with
+    /// [`McpServer::http_service`](crate::mcp::McpServer::http_service) and this authorization
+    /// refuses every request (use [`new`](Self::new) with the URI clients reach). Binding an
+    /// unspecified address (`0.0.0.0`) fails: no client can name it.
     ///
     /// ```no_run
     /// use dsh_tools::mcp::{Authorization, HttpConfig, JwkSet, JwtVerifier, McpServer};
@@ -238,15 +241,29 @@ impl Authorization {
     }
 
     /// Sets the resource of an [`at_bound_address`](Self::at_bound_address) authorization to
-    /// the server's URL once it is bound (anything else is left as it is).
-    pub(crate) fn bind_address(&mut self, url: &str) -> Result<(), InvalidResource> {
+    /// the server's URL once it is bound at `addr` (anything else is left as it is). An
+    /// unspecified address (`0.0.0.0`, `::`) names no host a client could get a token for.
+    pub(crate) fn bind_address(
+        &mut self,
+        addr: std::net::SocketAddr,
+        path: &str,
+    ) -> Result<(), InvalidResource> {
         if !self.awaiting_address {
             return Ok(());
         }
-        let (origin, path) = parse_resource(url)?;
+        let url = format!("http://{addr}{path}");
+        if addr.ip().is_unspecified() {
+            return Err(InvalidResource {
+                uri: url,
+                why: "the server listens on every address (0.0.0.0 or ::), which names no host a \
+                      client can get a token for: bind a specific address, or use \
+                      Authorization::new with the URI clients reach",
+            });
+        }
+        let (origin, path) = parse_resource(&url)?;
         self.origin = origin;
         self.path = path;
-        self.resource = url.to_owned();
+        self.resource = url;
         self.awaiting_address = false;
         Ok(())
     }
@@ -342,6 +359,13 @@ impl Authorization {
 
     /// Checks a request's headers: the caller, or why not (which the HTTP layer renders).
     pub(crate) async fn authorize(&self, headers: &hyper::HeaderMap) -> Result<Caller, Refusal> {
+        if self.awaiting_address {
+            return Err(self.challenge(Some(&TokenRejection::Invalid(
+                "this server has no resource URI (Authorization::at_bound_address is completed \
+                 by McpServer::bind_http)"
+                    .to_owned(),
+            ))));
+        }
         let mut values = headers.get_all(hyper::header::AUTHORIZATION).iter();
         let (Some(value), None) = (values.next(), values.next()) else {
             return Err(self.challenge(None));

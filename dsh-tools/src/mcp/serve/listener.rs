@@ -33,10 +33,9 @@ impl McpServer {
         let local = listener.local_addr()?;
         #[cfg(feature = "mcp-auth")]
         if let Some(auth) = config.auth.as_mut() {
-            auth.bind_address(&format!("http://{local}{MCP_PATH}"))
-                .map_err(|e| {
-                    std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string())
-                })?;
+            auth.bind_address(local, MCP_PATH).map_err(|e| {
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string())
+            })?;
         }
         #[cfg(feature = "mcp-auth")]
         let authorized = config.auth.is_some();

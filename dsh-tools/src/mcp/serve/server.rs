@@ -26,7 +26,10 @@ use tokio::sync::watch;
 /// Registry changes are announced as `notifications/tools/list_changed`, in both protocol eras.
 ///
 /// The server is a cheap `Clone` handle: clones share one change listener, which is removed
-/// when the last clone is dropped.
+/// when the last clone is dropped, and one session's state (what its searches loaded under
+/// [progressive discovery](Self::progressive_discovery)): the transports give each connection
+/// its own ([`for_session`](Self::for_session)); do the same when serving through rmcp
+/// yourself.
 ///
 /// ```no_run
 /// use dsh_tools::{Registry, mcp::McpServer};
@@ -148,6 +151,11 @@ impl McpServer {
     ///
     /// What a session loaded lives in this process: a fleet session restored on another
     /// instance lists the tools that are not deferred again (the found ones stay callable).
+    ///
+    /// Every listing leaves out what the caller's [scope rules](crate::Registry::scope_rules)
+    /// forbid it, with or without this option. Under `code` presentation the one tool listed
+    /// is `run_code`, whose description carries the SDK text of the view's tools, the same for
+    /// every caller: the rules still refuse a program's calls the caller may not make.
     ///
     /// ```
     /// use dsh_tools::{Registry, mcp::McpServer};

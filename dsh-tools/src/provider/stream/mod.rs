@@ -63,7 +63,8 @@ pub enum StreamUpdate {
     Finished(usize),
 }
 
-/// An event the assembler cannot apply: the stream stays usable, the event is not applied.
+/// An event the assembler cannot apply: the stream stays usable; the event is applied up to
+/// the part that failed (an OpenAI Chat chunk may carry several calls' deltas).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum StreamError {
@@ -99,11 +100,13 @@ pub struct StreamedCall {
     provider_call_id: Option<String>,
     provider_name: String,
     text: String,
-    /// Gemini's whole arguments.
+    /// Whole arguments as the provider gave them (Gemini's; a Responses `tool_search_call`'s).
     whole: Option<Value>,
     reader: PartialJson,
     finished: bool,
     too_long: bool,
+    /// A client-executed OpenAI Responses `tool_search_call`.
+    search: bool,
 }
 
 impl StreamedCall {
@@ -117,6 +120,7 @@ impl StreamedCall {
             reader: PartialJson::new(),
             finished: false,
             too_long: false,
+            search: false,
         }
     }
 
@@ -168,9 +172,12 @@ pub struct CallStream<'a> {
     tools: &'a ProviderTools,
     calls: Vec<StreamedCall>,
     /// The provider's key of each call → its place in `calls`: by index (OpenAI Chat,
-    /// Anthropic) or by item id (OpenAI Responses, Gemini's part number).
+    /// Anthropic, Gemini's part number) or by item id (OpenAI Responses).
     indices: HashMap<u64, usize>,
     ids: HashMap<String, usize>,
+    /// Anthropic content blocks that are not tool calls (text, thinking, a server tool's own
+    /// `server_tool_use`): their deltas are not ours.
+    others: std::collections::HashSet<u64>,
 }
 
 /// How a stream event names its call.
@@ -200,6 +207,7 @@ impl ProviderTools {
             calls: Vec::new(),
             indices: HashMap::new(),
             ids: HashMap::new(),
+            others: std::collections::HashSet::new(),
         }
     }
 }
@@ -336,6 +344,13 @@ impl<'a> CallStream<'a> {
             let key = Key::Index(index);
             let function = delta.get("function").unwrap_or(&Value::Null);
             let i = match (self.lookup(key), str_of(delta, "id")) {
+                // A new id at a known index is a new call (servers that omit `index`, as
+                // some OpenAI-compatible ones do, send every call at 0).
+                (Some(i), Some(id)) if self.calls[i].provider_call_id.as_deref() != Some(id) => {
+                    self.indices.remove(&index);
+                    let name = str_of(function, "name").unwrap_or_default().to_owned();
+                    self.start(key, index, Some(id.to_owned()), name, updates)?
+                }
                 (Some(i), _) => i,
                 (None, Some(id)) => {
                     let name = str_of(function, "name").unwrap_or_default().to_owned();
@@ -366,16 +381,38 @@ impl<'a> CallStream<'a> {
         match str_of(event, "type").unwrap_or_default() {
             "response.output_item.added" | "response.output_item.done" => {
                 let item = event.get("item").unwrap_or(&Value::Null);
-                if str_of(item, "type") != Some("function_call") {
-                    return Ok(());
-                }
+                let search = match str_of(item, "type") {
+                    Some("function_call") => false,
+                    // A client-executed tool search runs our `tool_search`, as `parse_calls`
+                    // reads it; its arguments come whole, with the finished item.
+                    Some("tool_search_call") if str_of(item, "execution") == Some("client") => true,
+                    _ => return Ok(()),
+                };
                 let Some(key) = str_of(item, "id").or_else(|| str_of(item, "call_id")) else {
                     return Ok(());
                 };
                 let id = str_of(item, "call_id").map(str::to_owned);
-                let name = str_of(item, "name").unwrap_or_default().to_owned();
+                let name = if search {
+                    crate::registry::TOOL_SEARCH.to_owned()
+                } else {
+                    str_of(item, "name").unwrap_or_default().to_owned()
+                };
                 let i = self.start(Key::Id(key), order, id, name, updates)?;
-                if str_of(event, "type") == Some("response.output_item.done") {
+                if search {
+                    self.calls[i].search = true;
+                    if str_of(event, "type") == Some("response.output_item.done") {
+                        let arguments = item.get("arguments").map_or_else(
+                            || Value::Object(Default::default()),
+                            crate::json::clone_deep,
+                        );
+                        self.calls[i].text = crate::json::to_compact_string(&arguments);
+                        if let Some(old) = self.calls[i].whole.replace(arguments) {
+                            crate::json::free(old);
+                        }
+                        updates.push(StreamUpdate::Grew(i));
+                        self.end(i, updates);
+                    }
+                } else if str_of(event, "type") == Some("response.output_item.done") {
                     self.settle(i, str_of(item, "arguments"), updates);
                 } else if let Some(text) = str_of(item, "arguments") {
                     self.grow(i, text, updates);
@@ -434,6 +471,7 @@ impl<'a> CallStream<'a> {
             "content_block_start" => {
                 let block = event.get("content_block").unwrap_or(&Value::Null);
                 if str_of(block, "type") != Some("tool_use") {
+                    self.others.insert(index);
                     return Ok(());
                 }
                 let id = str_of(block, "id").map(str::to_owned);
@@ -442,7 +480,8 @@ impl<'a> CallStream<'a> {
             }
             "content_block_delta" => {
                 let delta = event.get("delta").unwrap_or(&Value::Null);
-                if str_of(delta, "type") != Some("input_json_delta") {
+                if str_of(delta, "type") != Some("input_json_delta") || self.others.contains(&index)
+                {
                     return Ok(());
                 }
                 let i = self.known(key)?;
@@ -549,7 +588,7 @@ impl<'a> CallStream<'a> {
                     std::mem::take(&mut call.provider_name),
                     arguments,
                     Some(sent),
-                    false,
+                    call.search,
                 )
             })
             .collect();

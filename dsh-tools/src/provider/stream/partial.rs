@@ -9,8 +9,9 @@
 
 use serde_json::{Map, Number, Value};
 
-/// The deepest nesting read (serde_json's own limit, which the final parse applies too).
-pub const MAX_DEPTH: usize = 128;
+/// The most nested containers read: what serde_json reads (its recursion limit of 128 admits
+/// 127 levels), which the final parse of the whole text applies too.
+pub const MAX_DEPTH: usize = 127;
 
 /// A container under construction.
 #[derive(Debug)]
@@ -19,6 +20,8 @@ enum Frame {
         map: Map<String, Value>,
         /// The key read, waiting for its value.
         key: Option<String>,
+        /// The key's `:` was read.
+        colon: bool,
         /// A `,` was read (a key must follow).
         after_comma: bool,
     },
@@ -62,7 +65,9 @@ enum Escape {
 }
 
 /// Reads JSON fed in fragments. Errors (not JSON, too deep) stop the reading: the value so far
-/// stays what it was, and the final text is judged by the caller's full parse.
+/// stays what it was. [`error`](Self::error) reports what the reader refused; the final text is
+/// judged by the caller's full parse (serde_json), which this reader agrees with on JSON
+/// grammar, escapes and depth.
 #[derive(Debug)]
 pub struct PartialJson {
     stack: Vec<Frame>,
@@ -97,6 +102,9 @@ impl PartialJson {
     /// Reads `fragment`.
     #[inline]
     pub fn push(&mut self, fragment: &str) {
+        if self.failed.is_some() {
+            return;
+        }
         // The common case, a fragment inside a string with nothing to decode: copied whole.
         if let Lex::Str {
             text,
@@ -206,7 +214,8 @@ impl PartialJson {
 
     /// A character between tokens.
     fn between(&mut self, c: char) {
-        if c.is_ascii_whitespace() {
+        // JSON's whitespace (not form feed, which `is_ascii_whitespace` also takes).
+        if matches!(c, ' ' | '\t' | '\n' | '\r') {
             return;
         }
         let expecting_key = matches!(self.stack.last(), Some(Frame::Object { key: None, .. }));
@@ -229,6 +238,7 @@ impl PartialJson {
                     Frame::Object {
                         map: Map::new(),
                         key: None,
+                        colon: false,
                         after_comma: false,
                     }
                 } else {
@@ -244,13 +254,22 @@ impl PartialJson {
                     map,
                     key: None,
                     after_comma,
+                    ..
                 }) if !map.is_empty() && !*after_comma => *after_comma = true,
                 Some(Frame::Array { items, after_comma }) if !items.is_empty() && !*after_comma => {
                     *after_comma = true
                 }
                 _ => self.fail("a comma where none belongs"),
             },
-            ':' => {} // A key's colon: the key is held until its value comes.
+            // A key's colon: the key is held until its value comes.
+            ':' => match self.stack.last_mut() {
+                Some(Frame::Object {
+                    key: Some(_),
+                    colon,
+                    ..
+                }) if !*colon => *colon = true,
+                _ => self.fail("a colon where none belongs"),
+            },
             '-' | '0'..='9' if !expecting_key => self.lex = Lex::Num(c.to_string()),
             't' | 'f' | 'n' if !expecting_key => self.lex = Lex::Word(c.to_string()),
             other => self.fail(format!("unexpected {other:?}")),
@@ -261,7 +280,7 @@ impl PartialJson {
     fn accepts_value(&self) -> bool {
         match self.stack.last() {
             None => self.done.is_none(),
-            Some(Frame::Object { key, .. }) => key.is_some(),
+            Some(Frame::Object { key, colon, .. }) => key.is_some() && *colon,
             Some(Frame::Array { items, after_comma }) => items.is_empty() || *after_comma,
         }
     }
@@ -271,6 +290,7 @@ impl PartialJson {
             map,
             key,
             after_comma,
+            ..
         }) = self.stack.last_mut()
             && key.is_none()
             && (map.is_empty() || *after_comma)
@@ -290,7 +310,10 @@ impl PartialJson {
         }
         match self.stack.last_mut() {
             None => self.done = Some(value),
-            Some(Frame::Object { map, key, .. }) => {
+            Some(Frame::Object {
+                map, key, colon, ..
+            }) => {
+                *colon = false;
                 if let Some(key) = key.take() {
                     map.insert(key, value);
                 }
@@ -356,7 +379,14 @@ impl PartialJson {
             let inner = out.take().or_else(|| carried.take());
             if let Some(inner) = inner {
                 match (&mut value, frame) {
-                    (Value::Object(m), Frame::Object { key: Some(key), .. }) => {
+                    (
+                        Value::Object(m),
+                        Frame::Object {
+                            key: Some(key),
+                            colon: true,
+                            ..
+                        },
+                    ) => {
                         m.insert(key.clone(), inner);
                     }
                     (Value::Array(items), Frame::Array { .. }) => items.push(inner),
@@ -543,7 +573,11 @@ mod tests {
     fn malformed_text_stops_the_reading_and_keeps_the_value_so_far() {
         for bad in [
             r#"{"a": 1,, "b": 2}"#,
-            r#"{"a" 1 2}"#,
+            r#"{"a" 1}"#,
+            r#"{"a" "b"}"#,
+            r#"{"a"::1}"#,
+            "[:1]",
+            "{\u{c}}",
             r#"[1 2]"#,
             r#"{"a": tru}"#,
             "{]",
@@ -561,7 +595,13 @@ mod tests {
     fn deep_nesting_stops_at_the_limit_and_drops_without_recursion() {
         let mut p = PartialJson::new();
         p.push(&"[".repeat(100_000));
-        assert!(p.error().unwrap().contains("deeper than 128"));
+        assert!(p.error().unwrap().contains("deeper than 127"));
+        // After an error nothing more is read, a string under way included.
+        let mut p = PartialJson::new();
+        p.push("{\"a\": \"x\u{1}");
+        assert!(p.error().is_some());
+        p.push("yz");
+        assert_eq!(p.partial(), Some(json!({"a": "x"})));
         let partial = p.partial().unwrap();
         crate::json::free(partial);
     }
