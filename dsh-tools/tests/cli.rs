@@ -706,7 +706,10 @@ data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"argu
 data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
 data: [DONE]
 "#;
-    let r = run(&["provider", "stream", "--dialect", "openai-chat", "-"], events);
+    let r = run(
+        &["provider", "stream", "--dialect", "openai-chat", "-"],
+        events,
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(
         json_out(&r),
@@ -718,7 +721,14 @@ data: [DONE]
         ])
     );
     let r = run(
-        &["provider", "stream", "--dialect", "openai-chat", "--partials", "-"],
+        &[
+            "provider",
+            "stream",
+            "--dialect",
+            "openai-chat",
+            "--partials",
+            "-",
+        ],
         events,
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -735,11 +745,15 @@ data: [DONE]
 
     // A stream cut inside a call: an error naming it, exit 1, no call printed.
     let cut: String = events.lines().take(5).collect::<Vec<_>>().join("\n");
-    let r = run(&["provider", "stream", "--dialect", "openai-chat", "-"], &cut);
+    let r = run(
+        &["provider", "stream", "--dialect", "openai-chat", "-"],
+        &cut,
+    );
     assert_eq!(r.code, 1);
     assert_eq!(r.stdout, "");
     assert!(
-        r.stderr.contains("ended inside the call(s) \"read_file\" (call_a), \"list_dir\" (call_b)"),
+        r.stderr
+            .contains("ended inside the call(s) \"read_file\" (call_a), \"list_dir\" (call_b)"),
         "{}",
         r.stderr
     );
@@ -749,5 +763,9 @@ data: [DONE]
         "data: {not json",
     );
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("line 1 is not a JSON event"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("line 1 is not a JSON event"),
+        "{}",
+        r.stderr
+    );
 }
