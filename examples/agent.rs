@@ -24,6 +24,14 @@
 //! DEEPSEEK_API_KEY=sk-... cargo run -p examples --features agent --example agent -- --resume turn.json
 //! ```
 //!
+//! `--replay-stream FILE` needs no key: it replays a recorded model stream (one SSE `data:`
+//! payload a line, OpenAI Chat chunks) against the workspace tools and prints each call's card
+//! as its arguments arrive, as a UI would draw it; `examples/agent/stream.jsonl` is one:
+//!
+//! ```text
+//! cargo run -p examples --features agent --example agent -- --replay-stream examples/agent/stream.jsonl
+//! ```
+//!
 //! `DEEPSEEK_MODEL` overrides the DeepSeek model (`deepseek-chat`). Without a key it says how to
 //! set one and exits 0. The loop itself is `agent/loop.rs`, which `tests/agent_loop.rs` runs
 //! against a scripted local server.
@@ -78,7 +86,47 @@ fn endpoint() -> Option<(String, String, String, Dialect)> {
     ))
 }
 
+/// `--replay-stream FILE`: the cards of a recorded stream as they grow.
+fn replay(file: &str) -> ExitCode {
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!("cannot read {file}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let workspace = match fresh_workspace("replay").and_then(|dir| {
+        seed_workspace(&dir)?;
+        Ok(dir)
+    }) {
+        Ok(dir) => dir,
+        Err(e) => {
+            eprintln!("cannot make the workspace: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let registry = agent_loop::workspace_tools(&workspace);
+    let dialect = Dialect::new(Provider::OpenAiChat);
+    match agent_loop::replay_stream(&registry, dialect, &text, &mut std::io::stdout()) {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{file}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.first().map(String::as_str) == Some("--replay-stream") {
+        return match argv.get(1) {
+            Some(file) => replay(file),
+            None => {
+                eprintln!("--replay-stream needs a file");
+                ExitCode::from(2)
+            }
+        };
+    }
     let Some((base_url, api_key, model, dialect)) = endpoint() else {
         println!(
             "No API key: nothing to run.\n\n\

@@ -1052,3 +1052,70 @@ async fn a_grant_the_host_made_outlives_the_session() {
         "only the session's own answer ends with it"
     );
 }
+
+/// A call shown while its arguments stream: one `tool_call` as soon as it starts (`pending`,
+/// the raw input so far), `tool_call_update`s as the card grows (the presenter's card once the
+/// path has arrived), and when the finished call runs, an update in place of a second
+/// `tool_call`; then the call's own progress as usual.
+#[tokio::test]
+async fn a_streaming_call_is_shown_once_and_updated_as_it_grows() {
+    use dsh_tools::provider::{Dialect, Provider};
+    let runs = Arc::new(AtomicUsize::new(0));
+    let registry = registry(runs.clone());
+    let bridge = AcpBridge::new(&registry);
+    let client = Scripted::answering(vec![Answer::Select("allow_once")]);
+    let session = bridge.open_session(client.clone(), "s1", view());
+    let tools = registry
+        .provider_tools(Some(session.agent()), Dialect::new(Provider::Anthropic))
+        .unwrap();
+    let mut stream = tools.call_stream();
+    stream
+        .feed(
+            &json!({"type": "content_block_start", "index": 0, "content_block":
+            {"type": "tool_use", "id": "toolu_1", "name": "write_file", "input": {}}}),
+        )
+        .unwrap();
+    let show = |stream: &dsh_tools::provider::CallStream<'_>| {
+        let partial = stream.calls()[0].partial().unwrap_or_else(|| json!({}));
+        session.stream_call("toolu_1", stream.tool_name(0).unwrap(), &partial);
+    };
+    show(&stream);
+    for piece in ["{\"pa", "th\": \"notes/to", "do.txt\"}"] {
+        stream
+            .feed(&json!({"type": "content_block_delta", "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": piece}}))
+            .unwrap();
+        show(&stream);
+    }
+    stream.feed(&json!({"type": "message_stop"})).unwrap();
+    let calls = stream.finish().unwrap();
+    let input = calls
+        .into_iter()
+        .next()
+        .unwrap()
+        .into_input(CancellationToken::new())
+        .unwrap();
+    let result = session.execute(input).await;
+    assert_eq!(result.text(), "wrote notes/todo.txt");
+    assert_eq!(
+        client.statuses(),
+        [
+            "tool_call:pending",
+            "tool_call_update:pending",
+            "tool_call_update:pending",
+            "tool_call_update:pending",
+            "tool_call_update:pending",
+            "tool_call_update:in_progress",
+            "tool_call_update:completed"
+        ]
+    );
+    let updates = client.updates.lock().unwrap().clone();
+    // Before the path arrives the presenter declines: the generic card, raw input so far.
+    assert_eq!(updates[0]["update"]["title"], "write_file");
+    assert_eq!(
+        updates[2]["update"]["rawInput"],
+        json!({"path": "notes/to"})
+    );
+    assert_eq!(updates[3]["update"]["title"], "Write notes/todo.txt");
+    assert_eq!(updates[4]["update"]["title"], "Write notes/todo.txt");
+}

@@ -985,3 +985,72 @@ async fn drive(
         pending: Vec::new(),
     })
 }
+
+// ---- a recorded stream, replayed ----------------------------------------------------------
+
+/// Replays a recorded model stream (`text`: one event a line, SSE `data:` prefixes and
+/// `[DONE]` allowed) against the workspace tools, as a UI would show it: each call's card as
+/// its arguments grow (a line whenever the card changes), then the finished calls as the loop
+/// prints them. Returns the calls' cards in the order printed.
+pub(crate) fn replay_stream(
+    registry: &Registry,
+    dialect: Dialect,
+    text: &str,
+    out: &mut impl Write,
+) -> Result<Vec<String>, String> {
+    let tools = registry
+        .provider_tools(None, dialect)
+        .map_err(|e| e.to_string())?;
+    let mut stream = tools.call_stream();
+    let mut shown: Vec<Option<String>> = Vec::new();
+    let mut printed = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        let line = line.strip_prefix("data:").map_or(line, str::trim_start);
+        if line.is_empty() || line == "[DONE]" {
+            continue;
+        }
+        let event: Value =
+            serde_json::from_str(line).map_err(|e| format!("line {}: {e}", n + 1))?;
+        let updates = stream
+            .feed(&event)
+            .map_err(|e| format!("line {}: {e}", n + 1))?;
+        for update in updates {
+            let (dsh_tools::provider::StreamUpdate::Started(i)
+            | dsh_tools::provider::StreamUpdate::Grew(i)) = update
+            else {
+                continue;
+            };
+            let Some(card) = stream.card(i, registry) else {
+                continue;
+            };
+            let text = card.to_string();
+            if shown.len() <= i {
+                shown.resize(i + 1, None);
+            }
+            if shown[i].as_deref() != Some(text.as_str()) {
+                let id = stream.calls()[i].provider_call_id().unwrap_or("?");
+                writeln!(out, "  ▹ {id} {}", indent(&text)).map_err(|e| e.to_string())?;
+                printed.push(text.clone());
+                shown[i] = Some(text);
+            }
+        }
+    }
+    let calls = stream.finish().map_err(|e| e.to_string())?;
+    for call in &calls {
+        let Some(args) = call.arguments() else {
+            writeln!(
+                out,
+                "  ▸ {} {} (arguments unreadable)",
+                call.call_id(),
+                call.name()
+            )
+            .map_err(|e| e.to_string())?;
+            continue;
+        };
+        let card = registry.present_call(call.name(), args, None).to_string();
+        writeln!(out, "  ▸ {} {}", call.call_id(), indent(&card)).map_err(|e| e.to_string())?;
+        printed.push(card);
+    }
+    Ok(printed)
+}

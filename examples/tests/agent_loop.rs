@@ -767,3 +767,31 @@ async fn the_file_store_claims_once_lists_oldest_first_in_pages_and_skips_a_bad_
     assert!(store.get("../etc").await.is_err());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The recorded stream the example replays: the write's card grows as its arguments arrive
+/// (the generic card until the path is whole, then the diff card with more of the content),
+/// and the last card drawn while streaming is the finished call's.
+#[test]
+fn a_recorded_stream_replays_as_growing_cards() {
+    let workspace = fresh_workspace("replay-test").unwrap();
+    seed_workspace(&workspace).unwrap();
+    let registry = agent_loop::workspace_tools(&workspace);
+    let text = include_str!("../agent/stream.jsonl");
+    let mut out = Vec::new();
+    let cards = agent_loop::replay_stream(
+        &registry,
+        Dialect::new(Provider::OpenAiChat),
+        text,
+        &mut out,
+    )
+    .unwrap();
+    let printed = String::from_utf8(out).unwrap();
+    assert!(cards.len() > 4, "{printed}");
+    assert!(cards[0].contains("write_file"), "{printed}");
+    let last_streamed = &cards[cards.len() - 2];
+    let finished = &cards[cards.len() - 1];
+    assert_eq!(last_streamed, finished, "{printed}");
+    assert!(finished.contains("notes/todo.md"), "{printed}");
+    assert!(printed.contains("▸ call_w1"), "{printed}");
+    std::fs::remove_dir_all(&workspace).ok();
+}

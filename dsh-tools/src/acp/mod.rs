@@ -51,7 +51,8 @@ pub use agent_client_protocol;
 /// ACP v1's messages and types (`agent_client_protocol::v1::schema`).
 pub use agent_client_protocol::v1::schema;
 pub use session::{
-    ALLOW_ALWAYS, ALLOW_ONCE, AcpBridge, AcpClient, AcpSession, REJECT_ALWAYS, REJECT_ONCE,
+    ALLOW_ALWAYS, ALLOW_ONCE, AcpBridge, AcpClient, AcpSession, MAX_STREAMED_CALLS, REJECT_ALWAYS,
+    REJECT_ONCE,
 };
 pub use updates::{
     SessionView, TOOL_META_KEY, fenced, tool_call, tool_call_in_progress, tool_call_result,

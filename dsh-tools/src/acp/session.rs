@@ -134,6 +134,7 @@ impl AcpBridge {
             client: Box::new(client),
             granted: Mutex::default(),
             sub_calls: Mutex::default(),
+            streamed: Mutex::default(),
         });
         let weak = Arc::downgrade(&inner);
         let sessions = Arc::downgrade(&self.sessions);
@@ -261,7 +262,14 @@ struct SessionInner {
     granted: Mutex<Vec<crate::GrantKey>>,
     /// `run_code` sub-calls announced and not yet settled: call id → arguments.
     sub_calls: Mutex<HashMap<String, Value>>,
+    /// Calls announced while their arguments streamed ([`AcpSession::stream_call`]) and not
+    /// run yet: their `execute` updates the card instead of announcing the call again.
+    streamed: Mutex<std::collections::HashSet<String>>,
 }
+
+/// The most calls one session shows streaming before they run; past it a streamed call is
+/// still shown, and its `execute` announces it again (the client replaces the card).
+pub const MAX_STREAMED_CALLS: usize = 1024;
 
 impl AcpSession {
     /// The agent whose scope the session's calls run through (named by the session id).
@@ -279,11 +287,46 @@ impl AcpSession {
         &self.inner.view
     }
 
+    /// Shows a call while the model is still writing its arguments (fed from a
+    /// [`CallStream`](crate::provider::CallStream): `tool_name` is ours, `partial` the
+    /// arguments so far): the first time for `call_id` a `tool_call` (`pending`, the call card
+    /// of the arguments so far, `rawInput` so far), then a `tool_call_update` carrying the card
+    /// as it grows. Call it as often as the editor should redraw (every update, or at most
+    /// every N ms). When the finished call runs through [`execute`](Self::execute) with the
+    /// same id, the client gets a last update in place of a second `tool_call`.
+    pub fn stream_call(&self, call_id: &str, tool_name: &str, partial: &Value) {
+        let session = &self.inner;
+        let card = session
+            .registry
+            .present_call(tool_name, partial, Some(&session.agent));
+        let shown = tool_call(call_id, tool_name, partial, &card, &session.view);
+        let first = {
+            let mut streamed = session
+                .streamed
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if streamed.contains(call_id) {
+                false
+            } else {
+                if streamed.len() < MAX_STREAMED_CALLS {
+                    streamed.insert(call_id.to_owned());
+                }
+                true
+            }
+        };
+        session.send(if first {
+            SessionUpdate::ToolCall(shown)
+        } else {
+            SessionUpdate::ToolCallUpdate(shown.into())
+        });
+    }
+
     /// Runs one model call in the session, telling the client as it goes: a `tool_call`
-    /// (`pending`, from the tool's call card), `in_progress` when dispatch starts (after any
-    /// approval, which asks the client), then a `tool_call_update` (`completed` or `failed`, from
-    /// its result card). The input's agent is replaced by the session's. A client that cannot be
-    /// reached is logged, never fatal: the result is returned all the same.
+    /// (`pending`, from the tool's call card; an update of it for a call shown while it
+    /// streamed), `in_progress` when dispatch starts (after any approval, which asks the
+    /// client), then a `tool_call_update` (`completed` or `failed`, from its result card). The
+    /// input's agent is replaced by the session's. A client that cannot be reached is logged,
+    /// never fatal: the result is returned all the same.
     pub async fn execute(&self, input: ToolExecutionInput) -> ToolExecutionResult {
         let session = &self.inner;
         let agent = Some(&session.agent);
@@ -297,7 +340,16 @@ impl AcpSession {
             &card,
             &session.view,
         );
-        session.send(SessionUpdate::ToolCall(announced));
+        let streamed = session
+            .streamed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&input.call_id);
+        session.send(if streamed {
+            SessionUpdate::ToolCallUpdate(announced.into())
+        } else {
+            SessionUpdate::ToolCall(announced)
+        });
         let (call_id, name) = (input.call_id.clone(), input.name.clone());
         let arguments = crate::json::clone_deep(&input.arguments);
         let result = session
