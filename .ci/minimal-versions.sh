@@ -15,7 +15,13 @@ start=$EPOCHREALTIME
 copy=target/minimal-versions
 rm -rf "$copy" && mkdir -p "$copy"
 # The sources as they are (not a checkout: uncommitted work is checked too), without target/.
-tar --exclude=./target --exclude=./.git -cf - . | tar -xf - -C "$copy"
+tar --exclude=./target --exclude=./.git -cf - . | tar -xf - -C "$copy" ||
+    { echo "minimal-versions: FAILED (copying the sources)"; exit 1; }
+# Only the published crates: the other members' higher requirements would otherwise lift a
+# too-low one of theirs when the workspace resolves together.
+sed -i 's/^members = .*/members = ["dsh-tools", "dsh-tools-derive"]/' "$copy/Cargo.toml"
+grep -q '^members = \["dsh-tools", "dsh-tools-derive"\]' "$copy/Cargo.toml" ||
+    { echo "minimal-versions: FAILED (the workspace members line was not found)"; exit 1; }
 log=$PWD/target/minimal-versions.log
 if ! (cd "$copy" && RUSTC_BOOTSTRAP=1 cargo update -Z direct-minimal-versions &&
     CARGO_TARGET_DIR=$PWD/../minimal-versions-target \

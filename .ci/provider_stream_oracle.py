@@ -28,6 +28,7 @@ Prints one line per dialect and a verdict line; exits 1 on any mismatch.
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -98,7 +99,10 @@ def run_cli(bin_path: str, dialect: str, events: list[dict], partials: bool) -> 
     args = [bin_path, "provider", "stream", "--dialect", dialect]
     if partials:
         args.append("--partials")
-    done = subprocess.run(args + [path], capture_output=True, text=True, timeout=60)
+    try:
+        done = subprocess.run(args + [path], capture_output=True, text=True, timeout=60)
+    finally:
+        os.unlink(path)
     if done.returncode != 0:
         raise AssertionError(f"{dialect}: CLI exit {done.returncode}: {done.stderr.strip()}")
     return done.stdout

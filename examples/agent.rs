@@ -107,7 +107,9 @@ fn replay(file: &str) -> ExitCode {
     };
     let registry = agent_loop::workspace_tools(&workspace);
     let dialect = Dialect::new(Provider::OpenAiChat);
-    match agent_loop::replay_stream(&registry, dialect, &text, &mut std::io::stdout()) {
+    let replayed = agent_loop::replay_stream(&registry, dialect, &text, &mut std::io::stdout());
+    let _ = std::fs::remove_dir_all(&workspace);
+    match replayed {
         Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{file}: {e}");

@@ -1118,4 +1118,17 @@ async fn a_streaming_call_is_shown_once_and_updated_as_it_grows() {
     );
     assert_eq!(updates[3]["update"]["title"], "Write notes/todo.txt");
     assert_eq!(updates[4]["update"]["title"], "Write notes/todo.txt");
+    // A late redraw of a call that ran changes nothing.
+    session.stream_call("toolu_1", "write_file", &json!({"path": "notes/todo.txt"}));
+    assert_eq!(client.statuses().len(), 7);
+    // A streamed call that will not run is marked failed, once.
+    session.stream_call("toolu_2", "write_file", &json!({"pa": 1}));
+    session.abandon_stream("toolu_2");
+    session.abandon_stream("toolu_2");
+    session.abandon_stream("never_shown");
+    assert_eq!(
+        &client.statuses()[7..],
+        ["tool_call:pending", "tool_call_update:failed"]
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
 }

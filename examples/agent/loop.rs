@@ -1006,6 +1006,10 @@ pub(crate) fn replay_stream(
     let mut printed = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let line = line.trim();
+        // SSE: only `data:` lines carry events (`event:` names and `:` keep-alives do not).
+        if line.starts_with("event:") || line.starts_with(':') {
+            continue;
+        }
         let line = line.strip_prefix("data:").map_or(line, str::trim_start);
         if line.is_empty() || line == "[DONE]" {
             continue;

@@ -413,6 +413,17 @@ fn searches_server_tools_and_index_less_calls_stream_as_parse_calls_reads_them()
     assert_eq!(streamed, parsed);
     assert!(streamed[0].is_native_search());
     assert_eq!(streamed[0].name(), "tool_search");
+    // Arguments sent as a string are read as JSON text, as parse_calls reads them.
+    let mut as_text = item.clone();
+    as_text["arguments"] = json!("{\"query\": \"merge\"}");
+    let mut stream = tools.call_stream();
+    stream
+        .feed(&json!({"type": "response.output_item.done", "output_index": 0, "item": as_text}))
+        .unwrap();
+    assert_eq!(
+        stream.finish().unwrap(),
+        tools.parse_calls(&json!({"output": [as_text]})).unwrap()
+    );
 
     let tools = self::tools(Provider::Anthropic);
     let mut stream = tools.call_stream();
@@ -427,6 +438,22 @@ fn searches_server_tools_and_index_less_calls_stream_as_parse_calls_reads_them()
         stream.feed(&event).unwrap();
     }
     assert!(stream.finish().unwrap().is_empty());
+    // An index that held another block and then a tool call reads the call's deltas.
+    let mut stream = tools.call_stream();
+    for event in [
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use",
+            "id": "t9", "name": "read_file", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": "{\"path\": \"a\"}"}}),
+        json!({"type": "message_stop"}),
+    ] {
+        stream.feed(&event).unwrap();
+    }
+    assert_eq!(
+        stream.finish().unwrap()[0].arguments(),
+        Some(&json!({"path": "a"}))
+    );
 
     let tools = self::tools(Provider::OpenAiChat);
     let mut stream = tools.call_stream();

@@ -10,7 +10,8 @@ use crate::code::{CodeDispatchKind, CodeDispatchRecord};
 use crate::registry::{Registry, ScopedRegistration};
 use agent_client_protocol::v1::schema::{
     PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
-    RequestPermissionResponse, SessionId, SessionNotification, SessionUpdate, ToolCallUpdate,
+    RequestPermissionResponse, SessionId, SessionNotification, SessionUpdate, ToolCallStatus,
+    ToolCallUpdate, ToolCallUpdateFields,
 };
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -262,13 +263,43 @@ struct SessionInner {
     granted: Mutex<Vec<crate::GrantKey>>,
     /// `run_code` sub-calls announced and not yet settled: call id → arguments.
     sub_calls: Mutex<HashMap<String, Value>>,
-    /// Calls announced while their arguments streamed ([`AcpSession::stream_call`]) and not
-    /// run yet: their `execute` updates the card instead of announcing the call again.
-    streamed: Mutex<std::collections::HashSet<String>>,
+    /// Calls shown while their arguments streamed ([`AcpSession::stream_call`]).
+    streamed: Mutex<Streamed>,
 }
 
-/// The most calls one session shows streaming before they run; past it a streamed call is
-/// still shown, and its `execute` announces it again (the client replaces the card).
+/// The call ids a session showed while they streamed, oldest first, each `true` once it ran
+/// (a later redraw of it is ignored). Bounded: the oldest are forgotten.
+#[derive(Default)]
+struct Streamed {
+    order: std::collections::VecDeque<String>,
+    ran: HashMap<String, bool>,
+}
+
+impl Streamed {
+    fn remember(&mut self, call_id: &str, ran: bool) {
+        if let Some(state) = self.ran.get_mut(call_id) {
+            *state |= ran;
+            return;
+        }
+        if call_id.len() > MAX_STREAMED_ID_BYTES {
+            return;
+        }
+        if self.order.len() >= MAX_STREAMED_CALLS
+            && let Some(oldest) = self.order.pop_front()
+        {
+            self.ran.remove(&oldest);
+        }
+        self.order.push_back(call_id.to_owned());
+        self.ran.insert(call_id.to_owned(), ran);
+    }
+}
+
+/// Call ids longer than this are shown while they stream but not remembered (each redraw is
+/// a new `tool_call`, and `execute` announces the call again).
+const MAX_STREAMED_ID_BYTES: usize = 256;
+
+/// The most streamed call ids one session remembers; past it the oldest are forgotten (a
+/// forgotten call that runs is announced again: the client replaces the card).
 pub const MAX_STREAMED_CALLS: usize = 1024;
 
 impl AcpSession {
@@ -293,32 +324,45 @@ impl AcpSession {
     /// of the arguments so far, `rawInput` so far), then a `tool_call_update` carrying the card
     /// as it grows. Call it as often as the editor should redraw (every update, or at most
     /// every N ms). When the finished call runs through [`execute`](Self::execute) with the
-    /// same id, the client gets a last update in place of a second `tool_call`.
+    /// same id, the client gets a last update in place of a second `tool_call`; a redraw after
+    /// that is ignored. A call that will not run: [`abandon_stream`](Self::abandon_stream).
     pub fn stream_call(&self, call_id: &str, tool_name: &str, partial: &Value) {
         let session = &self.inner;
         let card = session
             .registry
             .present_call(tool_name, partial, Some(&session.agent));
         let shown = tool_call(call_id, tool_name, partial, &card, &session.view);
-        let first = {
-            let mut streamed = session
-                .streamed
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            if streamed.contains(call_id) {
-                false
-            } else {
-                if streamed.len() < MAX_STREAMED_CALLS {
-                    streamed.insert(call_id.to_owned());
-                }
-                true
-            }
+        // Held while sending: two redraws of one call never reach the client out of order.
+        let mut streamed = session
+            .streamed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let update = match streamed.ran.get(call_id) {
+            Some(true) => return,
+            Some(false) => SessionUpdate::ToolCallUpdate(shown.into()),
+            None => SessionUpdate::ToolCall(shown),
         };
-        session.send(if first {
-            SessionUpdate::ToolCall(shown)
-        } else {
-            SessionUpdate::ToolCallUpdate(shown.into())
-        });
+        streamed.remember(call_id, false);
+        session.send(update);
+    }
+
+    /// Ends a call shown by [`stream_call`](Self::stream_call) that will not run (the stream
+    /// broke off, its arguments could not be read, the host refused it): the client marks it
+    /// `failed`.
+    pub fn abandon_stream(&self, call_id: &str) {
+        let session = &self.inner;
+        let mut streamed = session
+            .streamed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if streamed.ran.get(call_id) != Some(&false) {
+            return;
+        }
+        streamed.remember(call_id, true);
+        session.send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+            call_id.to_owned(),
+            ToolCallUpdateFields::new().status(ToolCallStatus::Failed),
+        )));
     }
 
     /// Runs one model call in the session, telling the client as it goes: a `tool_call`
@@ -340,16 +384,21 @@ impl AcpSession {
             &card,
             &session.view,
         );
-        let streamed = session
-            .streamed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&input.call_id);
-        session.send(if streamed {
-            SessionUpdate::ToolCallUpdate(announced.into())
-        } else {
-            SessionUpdate::ToolCall(announced)
-        });
+        {
+            let mut streamed = session
+                .streamed
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let shown = streamed.ran.get(&input.call_id) == Some(&false);
+            if shown {
+                streamed.remember(&input.call_id, true);
+            }
+            session.send(if shown {
+                SessionUpdate::ToolCallUpdate(announced.into())
+            } else {
+                SessionUpdate::ToolCall(announced)
+            });
+        }
         let (call_id, name) = (input.call_id.clone(), input.name.clone());
         let arguments = crate::json::clone_deep(&input.arguments);
         let result = session

@@ -269,10 +269,11 @@ impl Registry {
         if call.exec.signal.is_cancelled() {
             return Stage::Final(call, failure(ToolError::aborted_before_dispatch()));
         }
-        // A caller the scope rules refuse is refused at the door: no hook decides, and no
-        // person is asked to approve a call that would be refused.
+        // A caller the scope rules refuse is refused at the door: no hook decides (post-execute
+        // hooks neither, as pre-execute never ran), and no person is asked to approve a call
+        // that would be refused.
         if let Some(denied) = self.scope_denied(&call) {
-            return refused(call, denied);
+            return Stage::Final(call, failure(denied));
         }
         let decision = match self.pre_execute(&call).await {
             Ok(d) => d,

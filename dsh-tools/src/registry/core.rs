@@ -102,7 +102,7 @@ pub(crate) enum Target {
     CodeDispatchObserver {
         id: u64,
     },
-    /// Scope rules: a guard of the global layer and a visibility filter.
+    /// Scope rules: checked before every call's hooks and guards, and a visibility filter.
     ScopeRules {
         id: u64,
     },

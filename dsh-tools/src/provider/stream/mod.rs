@@ -343,7 +343,8 @@ impl<'a> CallStream<'a> {
             let index = delta.get("index").and_then(Value::as_u64).unwrap_or(0);
             let key = Key::Index(index);
             let function = delta.get("function").unwrap_or(&Value::Null);
-            let i = match (self.lookup(key), str_of(delta, "id")) {
+            let id = str_of(delta, "id").filter(|id| !id.is_empty());
+            let i = match (self.lookup(key), id) {
                 // A new id at a known index is a new call (servers that omit `index`, as
                 // some OpenAI-compatible ones do, send every call at 0).
                 (Some(i), Some(id)) if self.calls[i].provider_call_id.as_deref() != Some(id) => {
@@ -401,16 +402,22 @@ impl<'a> CallStream<'a> {
                 if search {
                     self.calls[i].search = true;
                     if str_of(event, "type") == Some("response.output_item.done") {
-                        let arguments = item.get("arguments").map_or_else(
-                            || Value::Object(Default::default()),
-                            crate::json::clone_deep,
-                        );
-                        self.calls[i].text = crate::json::to_compact_string(&arguments);
-                        if let Some(old) = self.calls[i].whole.replace(arguments) {
-                            crate::json::free(old);
+                        match item.get("arguments") {
+                            // A string is read as `parse_calls` reads one: as JSON text.
+                            Some(Value::String(text)) => self.settle(i, Some(text), updates),
+                            arguments => {
+                                let arguments = arguments.map_or_else(
+                                    || Value::Object(Default::default()),
+                                    crate::json::clone_deep,
+                                );
+                                self.calls[i].text = crate::json::to_compact_string(&arguments);
+                                if let Some(old) = self.calls[i].whole.replace(arguments) {
+                                    crate::json::free(old);
+                                }
+                                updates.push(StreamUpdate::Grew(i));
+                                self.end(i, updates);
+                            }
                         }
-                        updates.push(StreamUpdate::Grew(i));
-                        self.end(i, updates);
                     }
                 } else if str_of(event, "type") == Some("response.output_item.done") {
                     self.settle(i, str_of(item, "arguments"), updates);
@@ -471,9 +478,15 @@ impl<'a> CallStream<'a> {
             "content_block_start" => {
                 let block = event.get("content_block").unwrap_or(&Value::Null);
                 if str_of(block, "type") != Some("tool_use") {
-                    self.others.insert(index);
+                    // Bounded as the calls are: past it, a stray block's deltas are refused.
+                    if self.others.len() < MAX_STREAMED_CALLS {
+                        self.others.insert(index);
+                    }
                     return Ok(());
                 }
+                // An index is one block: a tool call here reads its deltas, whatever came
+                // before at this index.
+                self.others.remove(&index);
                 let id = str_of(block, "id").map(str::to_owned);
                 let name = str_of(block, "name").unwrap_or_default().to_owned();
                 self.start(key, index, id, name, updates)?;
