@@ -12,4 +12,5 @@ mod identity;
 mod policy;
 mod post;
 mod registration;
+mod repair;
 mod scopes;

@@ -15,6 +15,7 @@ mod future;
 mod grant;
 mod hooks;
 mod pending;
+mod repair;
 mod result;
 
 #[cfg_attr(not(feature = "mcp"), allow(unused_imports))]
@@ -41,5 +42,6 @@ pub use pending::{
     PendingApproval, PendingProgram, ReplayedCall, ResumeError,
 };
 pub(crate) use pending::{approval_id, now_ms};
+pub use repair::Repair;
 pub use result::ToolExecutionResult;
 pub(crate) use result::{Outcome, ResultData};

@@ -11,6 +11,7 @@ mod deferred;
 pub(crate) mod dispatch;
 mod during;
 mod program;
+mod repair;
 
 // The call layer's types, at their public paths.
 pub use crate::call::{
@@ -19,8 +20,8 @@ pub use crate::call::{
     ExecuteNext, ExecuteWrapper, ExecutionToken, Grant, GrantDecision, GrantKey, GrantPolicy,
     Guard, HookResult, MatchRule, MemoryApprovalStore, PendingApproval, PendingProgram,
     PostExecuteHook, PostNext, PostToolDecision, PreExecuteHook, PreNext, PreToolDecision,
-    Principal, Progress, ProgressSink, ReplayedCall, ResultObserver, ResumeError, ScopeRules,
-    Signal, ToolExecution, ToolExecutionInput, ToolExecutionResult, ToolRunContext,
+    Principal, Progress, ProgressSink, Repair, ReplayedCall, ResultObserver, ResumeError,
+    ScopeRules, Signal, ToolExecution, ToolExecutionInput, ToolExecutionResult, ToolRunContext,
 };
 
 use crate::call::{CallApproval, RunState};
@@ -43,6 +44,8 @@ pub(crate) struct Call {
     executable: Option<Arc<RegisteredTool>>,
     guards: Arc<[Arc<dyn Guard>]>,
     scope_checks: Arc<[Arc<crate::call::ScopeRules>]>,
+    /// The repairs switched on when the call was made.
+    repairs: Arc<[crate::call::Repair]>,
     /// The call's own approval channel (asked in place of the scope's service).
     approval: Option<CallApproval>,
     /// The `run_code` call whose deferred program made this call (its approval, if kept, is
@@ -164,6 +167,7 @@ impl Registry {
         let admitted = state.admitted(&chain);
         let guards = state.guards(&chain);
         let scope_checks = state.scope_checks();
+        let repairs = state.repairs();
         let collapsed = visible.is_some()
             && input.parent.is_none()
             && input.name != RUN_CODE
@@ -201,6 +205,7 @@ impl Registry {
             generation,
             guards,
             scope_checks,
+            repairs,
             approval: None,
             program: None,
         };
@@ -274,6 +279,10 @@ impl Registry {
         // that would be refused.
         if let Some(denied) = self.scope_denied(&call) {
             return Stage::Final(call, failure(denied));
+        }
+        if !call.repairs.is_empty() {
+            let repairs = Arc::clone(&call.repairs);
+            self.repair_arguments(&mut call, &repairs);
         }
         let decision = match self.pre_execute(&call).await {
             Ok(d) => d,

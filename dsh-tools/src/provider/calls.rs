@@ -28,6 +28,9 @@ pub struct ParsedCall {
     /// An OpenAI Responses client-executed `tool_search_call` (answered by a
     /// `tool_search_output`).
     search: bool,
+    /// The arguments were text that is not a JSON object (a repair may read it:
+    /// [`Repair::TextArguments`](crate::pipeline::Repair::TextArguments)).
+    repairable: bool,
 }
 
 impl Clone for ParsedCall {
@@ -44,6 +47,7 @@ impl Clone for ParsedCall {
             },
             raw_arguments: self.raw_arguments.clone(),
             search: self.search,
+            repairable: self.repairable,
         }
     }
 }
@@ -140,12 +144,33 @@ impl ParsedCall {
         }
     }
 
-    /// Runs the call (or returns its argument failure) through `registry`.
+    /// Runs the call (or returns its argument failure) through `registry`. Arguments sent as
+    /// text that is not a JSON object run as that text when the registry repairs text
+    /// arguments ([`Repair::TextArguments`](crate::pipeline::Repair::TextArguments)): its repair
+    /// stage reads them, or the call fails as the tool's validation says.
     pub async fn execute(
         &self,
         registry: &Registry,
         signal: CancellationToken,
     ) -> ToolExecutionResult {
+        if self.repairable
+            && let Some(raw) = &self.raw_arguments
+            && registry
+                .repairs()
+                .contains(&crate::call::Repair::TextArguments)
+        {
+            let input = ToolExecutionInput::new(
+                self.call_id.clone(),
+                self.name.clone(),
+                Value::String(raw.clone()),
+                signal,
+            );
+            let input = match &self.agent {
+                Some(agent) => input.agent(agent.clone()),
+                None => input,
+            };
+            return registry.execute(input).await;
+        }
         match self.clone().into_input(signal) {
             Ok(input) => registry.execute(input).await,
             Err(failure) => failure,
@@ -364,6 +389,8 @@ impl ProviderTools {
                 } else {
                     args
                 };
+                let repairable =
+                    !repeated && args.is_err() && matches!(sent, Some(Value::String(_)));
                 let raw_arguments = args.is_err().then(|| match sent {
                     Some(Value::String(s)) => s.clone(),
                     Some(other) => crate::json::to_compact_string(other),
@@ -396,6 +423,7 @@ impl ProviderTools {
                     arguments,
                     raw_arguments,
                     search,
+                    repairable,
                 }
             })
             .collect()

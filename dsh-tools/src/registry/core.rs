@@ -551,6 +551,33 @@ impl Registry {
         self.write().mode = mode;
     }
 
+    /// Switches on `repair` for arguments that do not validate ([`Repair`](crate::pipeline::Repair)):
+    /// the repairs switched on are tried in that order before pre-execute, and kept only when
+    /// the repaired arguments validate (the call then runs with them, and its result carries a
+    /// context telling the model what was repaired). Off by default: a model's arguments are
+    /// its own. With any repair on, every call's arguments are validated once more before its
+    /// hooks.
+    ///
+    /// ```
+    /// use dsh_tools::{Registry, pipeline::Repair};
+    /// let registry = Registry::new();
+    /// registry.repair(Repair::ScalarStrings);
+    /// assert_eq!(registry.repairs(), [Repair::ScalarStrings]);
+    /// ```
+    pub fn repair(&self, repair: crate::call::Repair) {
+        let mut state = self.write();
+        if !state.repairs.contains(&repair) {
+            let mut repairs = state.repairs.to_vec();
+            repairs.push(repair);
+            state.repairs = repairs.into();
+        }
+    }
+
+    /// The repairs switched on, in the order they are tried.
+    pub fn repairs(&self) -> Vec<crate::call::Repair> {
+        self.read().repairs.to_vec()
+    }
+
     /// Mounts the approval service that resolves `ask` decisions.
     pub fn set_approval_service(&self, service: impl ApprovalService) {
         let mut state = self.write();

@@ -201,6 +201,8 @@ pub(crate) struct State {
     global_guards: Arc<[Arc<dyn Guard>]>,
     /// The rules of `visibility`, as every call checks them (rebuilt when they change).
     scope_checks: Arc<[Arc<crate::call::ScopeRules>]>,
+    /// The argument repairs switched on, in order ([`Registry::repair`](super::Registry::repair)).
+    pub(crate) repairs: Arc<[crate::call::Repair]>,
     pub(crate) change_listeners: Vec<(u64, super::ChangeListener)>,
     /// The runtime `run_code` programs run on.
     pub(crate) code_runtime: Option<Arc<dyn crate::code::CodeRuntime>>,
@@ -237,6 +239,7 @@ impl Default for State {
             unscoped: Arc::default(),
             global_guards: Arc::from(Vec::new()),
             scope_checks: Arc::from(Vec::new()),
+            repairs: Arc::from(Vec::new()),
             change_listeners: Vec::new(),
             code_runtime: None,
             run_code: run_code_tool(),
@@ -470,6 +473,11 @@ impl State {
             }
         }
         out.into()
+    }
+
+    /// The argument repairs switched on, in order.
+    pub(crate) fn repairs(&self) -> Arc<[crate::call::Repair]> {
+        Arc::clone(&self.repairs)
     }
 
     /// The scope rules every call is checked against, in registration order.
