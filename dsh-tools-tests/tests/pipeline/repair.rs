@@ -121,3 +121,50 @@ async fn text_and_empty_arguments_are_read_as_the_object_they_spell() {
     let refused = registry.execute(call("read_file", json!(null))).await;
     assert_eq!(refused.code(), Some("INVALID_ARGS"));
 }
+
+/// The host's own repair: it sees the arguments and the violations; what it returns is
+/// validated again (never trusted), and a hook that panics repairs nothing while the turn
+/// goes on.
+#[tokio::test]
+async fn a_hook_repairs_what_the_built_ins_cannot_and_is_never_trusted() {
+    use dsh_tools::pipeline::InvalidCall;
+    let registry = Registry::new();
+    keep(&registry, read());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let saw = Arc::clone(&seen);
+    registry.on_invalid_call(move |call: &InvalidCall<'_>| {
+        saw.lock().unwrap().push(call.violations.to_vec());
+        match call.arguments.get("input") {
+            Some(inner) => Some(inner.clone()),
+            None if call.arguments.get("boom").is_some() => panic!("a bug in the host's hook"),
+            None => Some(json!({"path": 7})),
+        }
+    });
+    let ran = registry
+        .execute(call("read_file", json!({"input": {"path": "d.rs"}})))
+        .await;
+    assert_eq!(ran.text(), "d.rs None false");
+    assert!(repaired_note(&ran).unwrap().contains("(on_invalid_call)"));
+    assert!(
+        seen.lock().unwrap()[0]
+            .iter()
+            .any(|v| v.contains("missing required property \"path\"")),
+        "{:?}",
+        seen.lock().unwrap()
+    );
+    // An invalid repair is not used: the call fails as the model sent it.
+    let refused = registry
+        .execute(call("read_file", json!({"wrong": 1})))
+        .await;
+    assert_eq!(refused.code(), Some("INVALID_ARGS"));
+    assert!(repaired_note(&refused).is_none());
+    // A panicking hook repairs nothing, and the registry goes on.
+    let panicked = registry
+        .execute(call("read_file", json!({"boom": true})))
+        .await;
+    assert_eq!(panicked.code(), Some("INVALID_ARGS"));
+    let again = registry
+        .execute(call("read_file", json!({"input": {"path": "e.rs"}})))
+        .await;
+    assert_eq!(again.text(), "e.rs None false");
+}

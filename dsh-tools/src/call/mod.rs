@@ -42,6 +42,6 @@ pub use pending::{
     PendingApproval, PendingProgram, ReplayedCall, ResumeError,
 };
 pub(crate) use pending::{approval_id, now_ms};
-pub use repair::Repair;
+pub use repair::{InvalidCall, Repair, RepairHook};
 pub use result::ToolExecutionResult;
 pub(crate) use result::{Outcome, ResultData};

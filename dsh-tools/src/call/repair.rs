@@ -2,6 +2,25 @@
 //! switched on ([`Registry::repair`](crate::Registry::repair)) before pre-execute.
 
 use serde_json::{Map, Number, Value};
+use std::sync::Arc;
+
+/// A call whose arguments did not validate, as a repair hook
+/// ([`Registry::on_invalid_call`](crate::Registry::on_invalid_call)) sees it.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct InvalidCall<'a> {
+    /// The tool's name.
+    pub tool: &'a str,
+    /// The arguments as the model sent them (a string: text that is not a JSON object).
+    pub arguments: &'a Value,
+    /// Every violation, as the model would read them.
+    pub violations: &'a [String],
+    /// The tool's parameters schema.
+    pub parameters: &'a Value,
+}
+
+/// A repair hook: the repaired arguments, or `None` to leave the call as it is.
+pub type RepairHook = Arc<dyn Fn(&InvalidCall<'_>) -> Option<Value> + Send + Sync>;
 
 /// How deep [`Repair::ScalarStrings`] walks arguments and schema.
 const MAX_REPAIR_DEPTH: usize = 32;

@@ -18,10 +18,11 @@ pub use crate::call::{
     AgentId, ApprovalAnswer, ApprovalOutcome, ApprovalPage, ApprovalRequest, ApprovalService,
     ApprovalStore, ApprovalStoreError, ArgumentMatch, BoxFuture, Caller, Deferred, ExecuteCall,
     ExecuteNext, ExecuteWrapper, ExecutionToken, Grant, GrantDecision, GrantKey, GrantPolicy,
-    Guard, HookResult, MatchRule, MemoryApprovalStore, PendingApproval, PendingProgram,
-    PostExecuteHook, PostNext, PostToolDecision, PreExecuteHook, PreNext, PreToolDecision,
-    Principal, Progress, ProgressSink, Repair, ReplayedCall, ResultObserver, ResumeError,
-    ScopeRules, Signal, ToolExecution, ToolExecutionInput, ToolExecutionResult, ToolRunContext,
+    Guard, HookResult, InvalidCall, MatchRule, MemoryApprovalStore, PendingApproval,
+    PendingProgram, PostExecuteHook, PostNext, PostToolDecision, PreExecuteHook, PreNext,
+    PreToolDecision, Principal, Progress, ProgressSink, Repair, RepairHook, ReplayedCall,
+    ResultObserver, ResumeError, ScopeRules, Signal, ToolExecution, ToolExecutionInput,
+    ToolExecutionResult, ToolRunContext,
 };
 
 use crate::call::{CallApproval, RunState};
@@ -44,8 +45,9 @@ pub(crate) struct Call {
     executable: Option<Arc<RegisteredTool>>,
     guards: Arc<[Arc<dyn Guard>]>,
     scope_checks: Arc<[Arc<crate::call::ScopeRules>]>,
-    /// The repairs switched on when the call was made.
+    /// The repairs switched on when the call was made, and the host's repair hook.
     repairs: Arc<[crate::call::Repair]>,
+    repair_hook: Option<crate::call::RepairHook>,
     /// The call's own approval channel (asked in place of the scope's service).
     approval: Option<CallApproval>,
     /// The `run_code` call whose deferred program made this call (its approval, if kept, is
@@ -168,6 +170,7 @@ impl Registry {
         let guards = state.guards(&chain);
         let scope_checks = state.scope_checks();
         let repairs = state.repairs();
+        let repair_hook = state.repair_hook.clone();
         let collapsed = visible.is_some()
             && input.parent.is_none()
             && input.name != RUN_CODE
@@ -206,6 +209,7 @@ impl Registry {
             guards,
             scope_checks,
             repairs,
+            repair_hook,
             approval: None,
             program: None,
         };
@@ -280,9 +284,10 @@ impl Registry {
         if let Some(denied) = self.scope_denied(&call) {
             return Stage::Final(call, failure(denied));
         }
-        if !call.repairs.is_empty() {
+        if !call.repairs.is_empty() || call.repair_hook.is_some() {
             let repairs = Arc::clone(&call.repairs);
-            self.repair_arguments(&mut call, &repairs);
+            let hook = call.repair_hook.clone();
+            self.repair_arguments(&mut call, &repairs, hook.as_ref());
         }
         let decision = match self.pre_execute(&call).await {
             Ok(d) => d,

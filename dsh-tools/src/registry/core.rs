@@ -573,6 +573,29 @@ impl Registry {
         }
     }
 
+    /// A repair of the host's own, tried after the built-in [`repair`](Self::repair)s left a
+    /// call's arguments invalid: it sees the arguments as sent, every violation and the
+    /// parameters, and may return repaired arguments, which are validated again (never
+    /// trusted: invalid ones leave the call to fail as it would have). A hook that panics
+    /// repairs nothing. One hook: a second replaces the first.
+    ///
+    /// ```
+    /// use dsh_tools::{Registry, pipeline::InvalidCall};
+    /// use serde_json::json;
+    /// let registry = Registry::new();
+    /// // Models that wrap their arguments in {"input": {...}}: unwrap them.
+    /// registry.on_invalid_call(|call: &InvalidCall<'_>| call.arguments.get("input").cloned());
+    /// ```
+    pub fn on_invalid_call(
+        &self,
+        hook: impl Fn(&crate::call::InvalidCall<'_>) -> Option<serde_json::Value>
+        + Send
+        + Sync
+        + 'static,
+    ) {
+        self.write().repair_hook = Some(Arc::new(hook));
+    }
+
     /// The repairs switched on, in the order they are tried.
     pub fn repairs(&self) -> Vec<crate::call::Repair> {
         self.read().repairs.to_vec()

@@ -203,6 +203,8 @@ pub(crate) struct State {
     scope_checks: Arc<[Arc<crate::call::ScopeRules>]>,
     /// The argument repairs switched on, in order ([`Registry::repair`](super::Registry::repair)).
     pub(crate) repairs: Arc<[crate::call::Repair]>,
+    /// The host's repair hook ([`Registry::on_invalid_call`](super::Registry::on_invalid_call)).
+    pub(crate) repair_hook: Option<crate::call::RepairHook>,
     pub(crate) change_listeners: Vec<(u64, super::ChangeListener)>,
     /// The runtime `run_code` programs run on.
     pub(crate) code_runtime: Option<Arc<dyn crate::code::CodeRuntime>>,
@@ -240,6 +242,7 @@ impl Default for State {
             global_guards: Arc::from(Vec::new()),
             scope_checks: Arc::from(Vec::new()),
             repairs: Arc::from(Vec::new()),
+            repair_hook: None,
             change_listeners: Vec::new(),
             code_runtime: None,
             run_code: run_code_tool(),
