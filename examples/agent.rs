@@ -86,6 +86,20 @@ fn endpoint() -> Option<(String, String, String, Dialect)> {
     ))
 }
 
+/// A fresh workspace holding the seed files, or `None` (said on standard error).
+fn seeded_workspace(label: &str) -> Option<std::path::PathBuf> {
+    match fresh_workspace(label).and_then(|dir| {
+        seed_workspace(&dir)?;
+        Ok(dir)
+    }) {
+        Ok(dir) => Some(dir),
+        Err(e) => {
+            eprintln!("cannot make the workspace: {e}");
+            None
+        }
+    }
+}
+
 /// `--replay-stream FILE`: the cards of a recorded stream as they grow.
 fn replay(file: &str) -> ExitCode {
     let text = match std::fs::read_to_string(file) {
@@ -95,15 +109,8 @@ fn replay(file: &str) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let workspace = match fresh_workspace("replay").and_then(|dir| {
-        seed_workspace(&dir)?;
-        Ok(dir)
-    }) {
-        Ok(dir) => dir,
-        Err(e) => {
-            eprintln!("cannot make the workspace: {e}");
-            return ExitCode::FAILURE;
-        }
+    let Some(workspace) = seeded_workspace("replay") else {
+        return ExitCode::FAILURE;
     };
     let registry = agent_loop::workspace_tools(&workspace);
     let dialect = Dialect::new(Provider::OpenAiChat);
@@ -176,15 +183,8 @@ fn main() -> ExitCode {
     } else {
         args.join(" ")
     };
-    let workspace = match fresh_workspace("agent").and_then(|dir| {
-        seed_workspace(&dir)?;
-        Ok(dir)
-    }) {
-        Ok(dir) => dir,
-        Err(e) => {
-            eprintln!("cannot make the workspace: {e}");
-            return ExitCode::FAILURE;
-        }
+    let Some(workspace) = seeded_workspace("agent") else {
+        return ExitCode::FAILURE;
     };
     println!("{model} at {base_url} ({})", dialect.name());
     println!("workspace: {}", workspace.display());

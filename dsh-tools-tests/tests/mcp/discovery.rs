@@ -10,7 +10,7 @@ use dsh_tools::mcp::rmcp::RoleClient;
 use dsh_tools::mcp::rmcp::model::CacheScope;
 use dsh_tools::mcp::rmcp::service::{ClientServiceExt, RunningService};
 use dsh_tools::{OutputDecl, Registry, ToolDefinition};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -170,7 +170,6 @@ async fn a_modern_request_gets_the_schemas_of_what_it_found_and_the_list_stays()
         .await
         .unwrap();
     assert_eq!(merged.is_error, Some(false));
-    let _: Option<&Value> = found.structured_content.as_ref();
 }
 
 #[tokio::test]

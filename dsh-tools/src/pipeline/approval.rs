@@ -5,7 +5,7 @@
 use super::{Call, MAX_PENDING_DEPTH, Stage, failure};
 use crate::call::{
     AgentId, ApprovalOutcome, ApprovalRequest, Asked, CallApproval, CallAsk, Caller, Grant,
-    GrantDecision, GrantKey, GrantPolicy, PendingApproval, PreToolDecision, ToolExecution,
+    GrantDecision, GrantKey, GrantPolicy, PendingApproval, PreToolDecision,
 };
 use crate::content::ContentBlock;
 use crate::error::ToolError;
@@ -416,13 +416,7 @@ impl Registry {
                 serde_json::Value::Object(source)
             },
         );
-        ToolExecution::replace_arguments(&mut call.exec, edited);
-        call.exec
-            .run
-            .deferred
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(context);
+        call.replace_arguments(edited, context);
         Ok(())
     }
 }

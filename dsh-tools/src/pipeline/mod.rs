@@ -26,7 +26,7 @@ pub use crate::call::{
 };
 
 use crate::call::{CallApproval, RunState};
-use crate::content::ContentBlock;
+use crate::content::{ContentBlock, UserMessage};
 use crate::definition::FinalizeFn;
 use crate::error::ToolError;
 use crate::json::is_lossless;
@@ -53,6 +53,20 @@ pub(crate) struct Call {
     /// The `run_code` call whose deferred program made this call (its approval, if kept, is
     /// answered by resuming the program).
     program: Option<String>,
+}
+
+impl Call {
+    /// Runs the call with `arguments` in place of the model's (edited on approval, repaired),
+    /// and tells the model so with `context`.
+    pub(crate) fn replace_arguments(&mut self, arguments: serde_json::Value, context: UserMessage) {
+        ToolExecution::replace_arguments(&mut self.exec, arguments);
+        self.exec
+            .run
+            .deferred
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(context);
+    }
 }
 
 /// A refused call, on to post-execute. A refusal keeps the contexts written so far: the model

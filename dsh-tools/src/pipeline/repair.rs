@@ -4,7 +4,7 @@
 //! told to the model (and to observers, in the result's contexts) with what was repaired.
 
 use super::Call;
-use crate::call::{InvalidCall, Repair, RepairHook, ToolExecution};
+use crate::call::{InvalidCall, Repair, RepairHook};
 use crate::content::{ContentBlock, UserMessage};
 use crate::schema::{CompiledSchema, Root};
 use serde_json::{Map, Value};
@@ -114,11 +114,5 @@ fn commit(call: &mut Call, repaired: Value, applied: &[&str]) {
             Value::Object(source)
         },
     );
-    ToolExecution::replace_arguments(&mut call.exec, repaired);
-    call.exec
-        .run
-        .deferred
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(context);
+    call.replace_arguments(repaired, context);
 }

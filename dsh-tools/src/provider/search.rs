@@ -101,26 +101,28 @@ pub(super) fn mark_deferred(entry: &mut Value) {
 /// entry at the place of the namespace's first tool; the others stay where they are.
 pub(super) fn grouped(entries: Vec<(Value, Option<&Namespace>)>) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::with_capacity(entries.len());
-    let mut at: Map<String, Value> = Map::new();
+    // Namespace name → its entry's place in `out`.
+    let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for (entry, namespace) in entries {
         let Some(namespace) = namespace else {
             out.push(entry);
             continue;
         };
-        match at.get(namespace.name()).and_then(Value::as_u64) {
-            Some(i) => {
-                if let Some(Value::Array(tools)) = out[i as usize].get_mut("tools") {
+        match at.get(namespace.name()) {
+            Some(&i) => {
+                if let Some(Value::Array(tools)) = out[i].get_mut("tools") {
                     tools.push(entry);
                 }
             }
             None => {
-                at.insert(namespace.name().to_owned(), json!(out.len()));
-                out.push(json!({
-                    "type": "namespace",
-                    "name": namespace.name(),
-                    "description": namespace.description(),
-                    "tools": [entry],
-                }));
+                at.insert(namespace.name(), out.len());
+                // Built by hand: `json!` would copy the entry by serializing it again.
+                let mut group = Map::new();
+                group.insert("type".to_owned(), json!("namespace"));
+                group.insert("name".to_owned(), json!(namespace.name()));
+                group.insert("description".to_owned(), json!(namespace.description()));
+                group.insert("tools".to_owned(), Value::Array(vec![entry]));
+                out.push(Value::Object(group));
             }
         }
     }
