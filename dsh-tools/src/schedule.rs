@@ -145,6 +145,10 @@ impl crate::run_code::lane::Stages for Registry {
     fn max_parallel(&self) -> usize {
         self.max_parallel_sub_calls()
     }
+
+    fn placements(&self) -> std::sync::Arc<crate::run_code::placement::Placements> {
+        std::sync::Arc::clone(&self.inner.placements)
+    }
 }
 
 /// One call of a deferred turn, in model order.

@@ -145,6 +145,55 @@ pub trait CodeRuntime: Send + Sync + 'static {
     /// Runs `request`. Fails only for seam misuse ([`validate_bindings`] first, before anything
     /// else); every program outcome is a [`CodeResult`].
     fn run(&self, request: CodeRequest) -> BoxFuture<Result<CodeResult, SeamError>>;
+
+    /// Runs `request` while polling `companion`, the caller's work that answers the program's
+    /// calls (the `run_code` bridge's lane, which starts, dispatches and commits them). Returns
+    /// the run's outcome, and the companion when it has not completed: the caller polls it on.
+    ///
+    /// A runtime may poll the companion on the program's own thread, so that a call's answer
+    /// reaches the program without waking another thread (the QuickJS runtime does). The default
+    /// polls it beside [`run`](Self::run) on the caller's task.
+    fn run_with(&self, request: CodeRequest, companion: Companion) -> BoxFuture<RunWithOutcome> {
+        Box::pin(Beside {
+            run: self.run(request),
+            companion: Some(companion),
+        })
+    }
+}
+
+/// Work polled while a program runs: see [`CodeRuntime::run_with`].
+pub type Companion = BoxFuture<()>;
+
+/// What [`CodeRuntime::run_with`] returns: the run's outcome, and the companion unless it
+/// completed.
+pub type RunWithOutcome = (Result<CodeResult, SeamError>, Option<Companion>);
+
+/// A run and its companion polled together on one task.
+struct Beside {
+    run: BoxFuture<Result<CodeResult, SeamError>>,
+    companion: Option<Companion>,
+}
+
+impl std::future::Future for Beside {
+    type Output = RunWithOutcome;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let this = self.get_mut();
+        if let Some(companion) = this.companion.as_mut()
+            && companion.as_mut().poll(cx).is_ready()
+        {
+            this.companion = None;
+        }
+        match this.run.as_mut().poll(cx) {
+            std::task::Poll::Ready(outcome) => {
+                std::task::Poll::Ready((outcome, this.companion.take()))
+            }
+            std::task::Poll::Pending => std::task::Poll::Pending,
+        }
+    }
 }
 
 /// Words no namespace global or error class may be (portable across JavaScript and Python).

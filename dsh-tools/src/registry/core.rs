@@ -22,6 +22,8 @@ pub(crate) struct Inner {
     generation: AtomicU64,
     /// Remembered approval answers.
     pub(crate) grants: crate::call::Grants,
+    /// Where `run_code` sub-calls of each tool are dispatched, learned from how they ran.
+    pub(crate) placements: Arc<crate::run_code::placement::Placements>,
 }
 
 impl Inner {
@@ -248,6 +250,7 @@ impl Registry {
                 next_id: AtomicU64::new(1),
                 generation: AtomicU64::new(0),
                 grants: Default::default(),
+                placements: Default::default(),
             }),
         }
     }
@@ -343,6 +346,8 @@ impl Registry {
         );
         state.tool_added(id, &tool);
         drop(state);
+        // A new body under this name: how the old one ran says nothing of it.
+        self.inner.placements.forget(&name);
         let registration = self.registration(Target::Tool {
             scope: scope.clone(),
             name: name.clone(),
@@ -415,6 +420,7 @@ impl Registry {
         }
         state.tool_added(new_id, &tool);
         drop(state);
+        self.inner.placements.forget(&name);
         let event = ChangeEvent::ToolRegistered {
             name: name.clone(),
             agent: scope.clone(),

@@ -9,6 +9,7 @@
 //! runs alone and holds a barrier until its commit is done. When the run settles, queued calls
 //! are abandoned and every started call is drained and committed before the outer result exists.
 
+use super::placement::{Inline, Observed, Placements};
 use super::replay::Step;
 use super::run::{Entry, Held, Inbox, Reply, Run, Stop, abandon};
 use crate::call::ToolRunContext;
@@ -19,12 +20,13 @@ use crate::call::{
 use crate::code::{CodeDispatchKind, CodeDispatchRecord};
 use crate::content::UserMessage;
 use crate::error::ToolError;
+use futures_util::FutureExt;
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use serde_json::{Value, json};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 /// The pipeline's stages as the lane uses them. The registry implements it (with the scheduler,
@@ -63,6 +65,64 @@ pub(crate) trait Stages: Clone + Send + Sync + 'static {
     fn record(&self, agent: &AgentId, record: &CodeDispatchRecord);
     /// The most dispatches in flight at once (at least 1).
     fn max_parallel(&self) -> usize;
+    /// Where each tool's dispatches are polled ([`placement`](super::placement)).
+    fn placements(&self) -> Arc<Placements>;
+}
+
+/// A dispatch in the lane's pool: the call's number and its stage, or why it was lost.
+type Dispatch<S> = BoxFuture<(u64, Result<S, String>)>;
+
+/// A dispatch task that is aborted when the lane lets go of it (the lane dropped with its run).
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl<T> std::future::Future for AbortOnDrop<T> {
+    type Output = Result<T, tokio::task::JoinError>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        std::pin::Pin::new(&mut self.get_mut().0).poll(cx)
+    }
+}
+
+/// Call `n`'s dispatch, polled where its tool's [`Placements`] say: inline (on the thread that
+/// polls the lane), or as a task of its own on the host's runtime (also when there is no runtime
+/// to spawn on: then inline).
+fn place<S: Stages>(stages: &S, n: u64, name: &str, started: S::Started) -> Dispatch<S::Started> {
+    let placements = stages.placements();
+    let tool: Arc<str> = Arc::from(name);
+    let future = stages.dispatch(started);
+    let lost = |e: &dyn std::fmt::Display| format!("tool dispatch task failed: {e}");
+    let handle = tokio::runtime::Handle::try_current();
+    match handle {
+        Ok(handle) if !placements.inline(name) => {
+            let task = AbortOnDrop(handle.spawn(Observed {
+                future,
+                tool,
+                placements,
+                first: true,
+            }));
+            Box::pin(async move { (n, task.await.map_err(|e| lost(&e))) })
+        }
+        _ => {
+            let inline = Inline {
+                future,
+                tool,
+                placements,
+            };
+            Box::pin(async move {
+                let settled = std::panic::AssertUnwindSafe(inline).catch_unwind().await;
+                (n, settled.map_err(|_| lost(&"it panicked")))
+            })
+        }
+    }
 }
 
 /// A settle record waiting for its call's value to reach the program.
@@ -136,8 +196,7 @@ pub(crate) async fn lane<S: Stages>(
     let max = stages.max_parallel().max(1);
     let mut queue: VecDeque<Entry> = VecDeque::new();
     let mut order: VecDeque<Slot<S::Started>> = VecDeque::new();
-    let mut pool: JoinSet<(u64, S::Started)> = JoinSet::new();
-    let mut tasks: HashMap<tokio::task::Id, u64> = HashMap::new();
+    let mut pool: FuturesUnordered<Dispatch<S::Started>> = FuturesUnordered::new();
     let mut barrier = false;
     let mut open = true;
     let mut records: VecDeque<PendingRecord> = VecDeque::new();
@@ -286,9 +345,7 @@ pub(crate) async fn lane<S: Stages>(
                     stages.start(input).await
                 };
                 let done = if S::dispatches(&started) {
-                    let stages = stages.clone();
-                    let handle = pool.spawn(async move { (n, stages.dispatch(started).await) });
-                    tasks.insert(handle.id(), n);
+                    pool.push(place(&stages, n, &name, started));
                     None
                 } else {
                     Some(Done::Stage(started))
@@ -326,19 +383,15 @@ pub(crate) async fn lane<S: Stages>(
         tokio::select! {
             biased;
             () = oldest_delivered(&mut records), if !records.is_empty() => {}
-            joined = pool.join_next_with_id(), if !pool.is_empty() => {
-                let (n, done) = match joined {
-                    Some(Ok((id, (n, started)))) => {
-                        tasks.remove(&id);
-                        (Some(n), Done::Stage(started))
-                    }
-                    Some(Err(e)) => (
-                        tasks.remove(&e.id()),
-                        Done::Lost(format!("tool dispatch task failed: {e}")),
-                    ),
-                    None => continue,
+            joined = pool.next(), if !pool.is_empty() => {
+                let Some((n, settled)) = joined else {
+                    continue;
                 };
-                if let Some(slot) = order.iter_mut().find(|slot| Some(slot.n) == n) {
+                let done = match settled {
+                    Ok(started) => Done::Stage(started),
+                    Err(message) => Done::Lost(message),
+                };
+                if let Some(slot) = order.iter_mut().find(|slot| slot.n == n) {
                     slot.done = Some(done);
                 }
             }

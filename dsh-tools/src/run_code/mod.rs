@@ -20,6 +20,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 pub(crate) mod lane;
+pub(crate) mod placement;
 pub(crate) mod replay;
 pub(crate) mod run;
 
@@ -164,24 +165,24 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
         signal: Some(run.signal().clone()),
     };
     let drain = CancellationToken::new();
-    let program = async {
-        let outcome = runtime.run(request).await;
-        // Settled: late binding calls are refused, queued ones abandoned, started ones drained
-        // and committed before the outer result exists (spec §4.5.1).
-        run.settle();
-        drain.cancel();
-        outcome
-    };
-    let (outcome, ()) = tokio::join!(
-        program,
-        lane::lane(
-            registry,
-            Arc::clone(&run),
-            ctx.clone(),
-            inbox,
-            drain.clone()
-        )
+    // The lane is the runtime's companion: the QuickJS runtime polls it on the program's own
+    // thread (a call's answer reaches the program without waking another thread); what is left
+    // of it when the program is over is polled here.
+    let companion = lane::lane(
+        registry,
+        Arc::clone(&run),
+        ctx.clone(),
+        inbox,
+        drain.clone(),
     );
+    let (outcome, left) = runtime.run_with(request, Box::pin(companion)).await;
+    // Settled: late binding calls are refused, queued ones abandoned, started ones drained and
+    // committed before the outer result exists (spec §4.5.1).
+    run.settle();
+    drain.cancel();
+    if let Some(lane) = left {
+        lane.await;
+    }
     let left_out = run.left_out();
     if left_out > 0 {
         let text = format!(

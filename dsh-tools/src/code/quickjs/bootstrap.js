@@ -25,6 +25,7 @@
   const promiseThen = Promise.prototype.then;
   const ErrorC = Error;
   const TypeErrorC = TypeError;
+  const SyntaxErrorC = SyntaxError;
   const StringC = String;
   const isFinite = Number.isFinite;
   const symbolToString = Symbol.prototype.toString;
@@ -366,7 +367,10 @@
 
   // Builds the namespaces, error classes and console, compiles the program as the body of a
   // strict async function (§3.6.1) and starts it. `spec`: [global, names, className, property].
-  return function start(spec, program) {
+  // With `javascriptFirst`, a program that does not compile (a SyntaxError: TypeScript, most
+  // likely) is not reported: `start` returns false and nothing ran; the host strips its types and
+  // starts it again. Otherwise it returns true.
+  return function start(spec, program, javascriptFirst) {
     try {
       const params = [];
       const args = [];
@@ -384,7 +388,13 @@
       }
       params.push(...classes, 'console');
       args.push(...classArgs, consoleObject);
-      const main = new AsyncFunction(...params, "'use strict';\n" + program);
+      let main;
+      try {
+        main = new AsyncFunction(...params, "'use strict';\n" + program);
+      } catch (e) {
+        if (javascriptFirst && e instanceof SyntaxErrorC) return false;
+        throw e;
+      }
       const running = apply(main, undefined, args);
       apply(promiseThen, running, [
         (value) => {
@@ -400,5 +410,6 @@
     } catch (e) {
       onError(wellFormed(describe(e)));
     }
+    return true;
   };
 })

@@ -1,14 +1,25 @@
-//! One run on its own thread: a fresh QuickJS runtime and context, the bootstrap, the program,
-//! and an event loop that runs engine jobs and settles binding calls answered by the host.
+//! One run's engine: made ahead of its run on the thread that will run it (a warm engine: the
+//! QuickJS runtime and context, the bootstrap evaluated, its host functions installed), then the
+//! program, and an event loop that runs engine jobs and polls, on this same thread, the binding
+//! calls' futures and the caller's companion (the `run_code` lane). An answer reaches the program
+//! without waking another thread; the loop sleeps only when nothing is runnable, woken by any of
+//! those futures, the run's signal, a disposal or the wall deadline. While the program computes,
+//! the engine's interrupt handler polls whatever host future was woken (answers wait for the
+//! program to yield), so host work never waits for a program that does not await.
 
 use super::convert::{TapeError, from_tape, to_js};
-use crate::code::{CodeResult, FailureKind, HostFn, Namespace, OutputLedger};
+use crate::code::{CodeResult, Companion, FailureKind, HostFn, Namespace, OutputLedger};
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use rquickjs::{Array, Context, Ctx, Function, Persistent, Runtime};
 use serde_json::Value;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::{Pin, pin};
 use std::rc::Rc;
-use std::sync::mpsc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
@@ -24,14 +35,14 @@ pub(super) struct EngineLimits {
     pub(super) stack_bytes: usize,
 }
 
-/// What a run's thread needs.
+/// What a run needs besides its engine.
 pub(super) struct Job {
     pub(super) program: String,
     pub(super) bindings: Vec<Namespace>,
     pub(super) signal: CancellationToken,
     pub(super) disposed: CancellationToken,
-    pub(super) limits: EngineLimits,
     pub(super) host: tokio::runtime::Handle,
+    pub(super) companion: Option<Companion>,
 }
 
 /// Why the engine was stopped from outside the program.
@@ -42,6 +53,8 @@ enum Stop {
     Abort,
     Disposed,
     OutputLimit,
+    /// A host future (the companion, a binding call) panicked while polled on this thread.
+    HostPanic,
 }
 
 /// How the program ended by itself.
@@ -60,7 +73,11 @@ enum Outcome {
 /// becomes as many host strings).
 const MAX_ARGUMENT_BYTES: usize = 64 << 20;
 
-/// A binding call's answer, sent from the host runtime to the engine thread.
+/// The longest the loop sleeps without looking at its deadlines (every wake source wakes it
+/// sooner; this only bounds a missed one).
+const MAX_SLEEP: Duration = Duration::from_millis(10);
+
+/// A binding call's answer.
 struct Answer {
     id: u64,
     outcome: Result<Value, String>,
@@ -71,16 +88,47 @@ struct Answer {
 
 type Pending = HashMap<u64, (Persistent<Function<'static>>, Persistent<Function<'static>>)>;
 
+type Calls = FuturesUnordered<Pin<Box<dyn Future<Output = Answer>>>>;
+
 struct State {
     ledger: RefCell<Option<OutputLedger>>,
     stop: Cell<Option<Stop>>,
     outcome: RefCell<Option<Outcome>>,
     pending: RefCell<Pending>,
     next_id: Cell<u64>,
-    /// The run's one host task awaiting its binding calls, aborted when the run ends (an
-    /// answer after that is dropped anyway; a binding that never answers must not outlive the
-    /// run).
-    forwarder: RefCell<Option<tokio::task::AbortHandle>>,
+    /// The run's host functions, per namespace (set when the run starts).
+    functions: RefCell<Vec<Vec<HostFn>>>,
+    /// The binding calls awaited, polled by the event loop.
+    calls: RefCell<Calls>,
+    /// Answers polled while the program computed, settled when it yields.
+    ready: RefCell<Vec<Answer>>,
+    /// The caller's companion (the `run_code` lane), until it completes.
+    companion: RefCell<Option<Companion>>,
+    /// A host future panicked while polled here.
+    host_panicked: Cell<bool>,
+    /// Time this thread spent polling host futures (the companion, the calls): not the
+    /// program's compute.
+    host_time: Cell<Duration>,
+    /// Set by every wake of a host future; the waker of every host future polled here.
+    wake: Arc<Unpark>,
+    waker: Waker,
+}
+
+/// Wakes the run's thread, and says a host future wants a poll.
+struct Unpark {
+    thread: std::thread::Thread,
+    woken: AtomicBool,
+}
+
+impl Wake for Unpark {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, Ordering::Release);
+        self.thread.unpark();
+    }
 }
 
 fn thread_cpu() -> Duration {
@@ -91,47 +139,99 @@ fn thread_cpu() -> Duration {
     )
 }
 
-/// Runs `job` to its result. Called on the run's own thread.
-pub(super) fn run(job: Job) -> CodeResult {
-    let ledger = OutputLedger::new(job.limits.max_output_bytes);
-    let program = match strip(&job.program) {
-        Ok(program) => program,
-        Err(message) => return ledger.fail(FailureKind::Exception, message),
+/// An engine made ahead of its run, on the thread that runs it: used by one run, then dropped
+/// (nothing a program did survives it).
+pub(super) struct Prepared {
+    // Dropped in this order: the engine values, then the context, then the runtime.
+    start: Persistent<Function<'static>>,
+    state: Rc<State>,
+    context: Context,
+    runtime: Runtime,
+}
+
+/// Why an engine could not be made: the failure's kind and message.
+pub(super) type NotPrepared = (FailureKind, String);
+
+impl Prepared {
+    /// A runtime and context with `limits`, the bootstrap evaluated and its host functions
+    /// installed.
+    pub(super) fn new(limits: &EngineLimits) -> Result<Self, NotPrepared> {
+        let worker = |e: rquickjs::Error| (FailureKind::WorkerExit, format!("worker error: {e}"));
+        let runtime = Runtime::new().map_err(worker)?;
+        let wake = Arc::new(Unpark {
+            thread: std::thread::current(),
+            woken: AtomicBool::new(false),
+        });
+        runtime.set_memory_limit(limits.memory_bytes);
+        runtime.set_max_stack_size(limits.stack_bytes);
+        let context = Context::custom::<(
+            rquickjs::context::intrinsic::Date,
+            rquickjs::context::intrinsic::Eval,
+            rquickjs::context::intrinsic::RegExpCompiler,
+            rquickjs::context::intrinsic::RegExp,
+            rquickjs::context::intrinsic::Json,
+            rquickjs::context::intrinsic::Proxy,
+            rquickjs::context::intrinsic::MapSet,
+            rquickjs::context::intrinsic::TypedArrays,
+            rquickjs::context::intrinsic::Promise,
+            rquickjs::context::intrinsic::WeakRef,
+        )>(&runtime)
+        .map_err(worker)?;
+        let state = Rc::new(State {
+            ledger: RefCell::new(Some(OutputLedger::new(limits.max_output_bytes))),
+            stop: Cell::new(None),
+            outcome: RefCell::new(None),
+            pending: RefCell::new(HashMap::new()),
+            next_id: Cell::new(0),
+            functions: RefCell::new(Vec::new()),
+            calls: RefCell::new(FuturesUnordered::new()),
+            ready: RefCell::new(Vec::new()),
+            companion: RefCell::new(None),
+            host_panicked: Cell::new(false),
+            host_time: Cell::new(Duration::ZERO),
+            waker: Waker::from(Arc::clone(&wake)),
+            wake,
+        });
+        let start = context
+            .with(|ctx| install(&ctx, limits, &state).map(|f| Persistent::save(&ctx, f)))
+            .map_err(|message| (FailureKind::Exception, message))?;
+        Ok(Self {
+            start,
+            state,
+            context,
+            runtime,
+        })
+    }
+}
+
+/// Runs `job` on `prepared` (or reports why there is no engine) to its result; returns the
+/// companion unless it completed. Called on the run's own thread.
+pub(super) fn run(
+    prepared: Result<Prepared, NotPrepared>,
+    mut job: Job,
+    limits: &EngineLimits,
+) -> (CodeResult, Option<Companion>) {
+    let prepared = match prepared {
+        Ok(prepared) => prepared,
+        Err((kind, message)) => {
+            let ledger = OutputLedger::new(limits.max_output_bytes);
+            return (ledger.fail(kind, message), job.companion.take());
+        }
     };
-    let runtime = match Runtime::new() {
-        Ok(rt) => rt,
-        Err(e) => return ledger.fail(FailureKind::WorkerExit, format!("worker error: {e}")),
-    };
-    runtime.set_memory_limit(job.limits.memory_bytes);
-    runtime.set_max_stack_size(job.limits.stack_bytes);
-    let context = match Context::custom::<(
-        rquickjs::context::intrinsic::Date,
-        rquickjs::context::intrinsic::Eval,
-        rquickjs::context::intrinsic::RegExpCompiler,
-        rquickjs::context::intrinsic::RegExp,
-        rquickjs::context::intrinsic::Json,
-        rquickjs::context::intrinsic::Proxy,
-        rquickjs::context::intrinsic::MapSet,
-        rquickjs::context::intrinsic::TypedArrays,
-        rquickjs::context::intrinsic::Promise,
-        rquickjs::context::intrinsic::WeakRef,
-    )>(&runtime)
-    {
-        Ok(ctx) => ctx,
-        Err(e) => return ledger.fail(FailureKind::WorkerExit, format!("worker error: {e}")),
-    };
-    let state = Rc::new(State {
-        ledger: RefCell::new(Some(ledger)),
-        stop: Cell::new(None),
-        outcome: RefCell::new(None),
-        pending: RefCell::new(HashMap::new()),
-        next_id: Cell::new(0),
-        forwarder: RefCell::new(None),
-    });
+    // Host futures polled here (a tool body, a timer) find the host's runtime.
+    let _runtime = job.host.enter();
+    let Prepared {
+        start,
+        state,
+        context,
+        runtime,
+    } = prepared;
+    *state.companion.borrow_mut() = job.companion.take();
+    state.wake.woken.store(true, Ordering::Release);
     let started = Instant::now();
-    let deadline = started + job.limits.wall;
+    let deadline = started + limits.wall;
     let cpu_start = thread_cpu();
-    let compute = job.limits.compute;
+    let compute = limits.compute;
     {
         let (state, signal, disposed) =
             (Rc::clone(&state), job.signal.clone(), job.disposed.clone());
@@ -139,11 +239,21 @@ pub(super) fn run(job: Job) -> CodeResult {
             if state.stop.get().is_some() {
                 return true;
             }
-            let stop = if disposed.is_cancelled() {
+            // Host work goes on while the program computes.
+            if state.wake.woken.swap(false, Ordering::AcqRel) {
+                poll_host(&state);
+            }
+            let stop = if state.host_panicked.get() {
+                Some(Stop::HostPanic)
+            } else if disposed.is_cancelled() {
                 Some(Stop::Disposed)
             } else if signal.is_cancelled() {
                 Some(Stop::Abort)
-            } else if thread_cpu().saturating_sub(cpu_start) > compute {
+            } else if thread_cpu()
+                .saturating_sub(cpu_start)
+                .saturating_sub(state.host_time.get())
+                > compute
+            {
                 Some(Stop::Compute)
             } else if Instant::now() >= deadline {
                 Some(Stop::Wall)
@@ -154,17 +264,26 @@ pub(super) fn run(job: Job) -> CodeResult {
             stop.is_some()
         })));
     }
-    let (answers, inbox) = mpsc::channel::<Answer>();
-    let started_ok = context.with(|ctx| start(&ctx, &job, &program, &state, answers));
-    if let Err(message) = started_ok {
+    *state.functions.borrow_mut() = job
+        .bindings
+        .iter()
+        .map(|ns| ns.functions.iter().map(|(_, f)| f.clone()).collect())
+        .collect();
+    let program = std::mem::take(&mut job.program);
+    if let Err(message) = begin(&context, &start, &job.bindings, program) {
         set_outcome(&state, Outcome::Threw(message));
     }
-    event_loop(&runtime, &context, &job, &state, &inbox, deadline);
-    // Drop every engine value (the pending resolvers) before the runtime.
+    drop(start);
+    event_loop(&runtime, &context, &job, &state, deadline);
+    // Drop every engine value (the pending resolvers) before the runtime, and every binding
+    // call's future (a binding that never answers must not outlive the run).
     state.pending.borrow_mut().clear();
-    if let Some(forwarder) = state.forwarder.borrow_mut().take() {
-        forwarder.abort();
+    drop(std::mem::take(&mut *state.calls.borrow_mut()));
+    for answer in std::mem::take(&mut *state.ready.borrow_mut()) {
+        free(answer.outcome);
     }
+    let companion = state.companion.borrow_mut().take();
+    state.functions.borrow_mut().clear();
     let stop = state.stop.get();
     let outcome = state.outcome.borrow_mut().take();
     // Only a failure can be an exhausted heap; measuring walks the heap, so only then.
@@ -173,7 +292,7 @@ pub(super) fn run(job: Job) -> CodeResult {
         Some(Outcome::Done(_) | Outcome::Lossy | Outcome::TooLarge)
     ) && {
         let usage = runtime.memory_usage();
-        usage.malloc_size as u128 * 10 >= job.limits.memory_bytes as u128 * 9
+        usage.malloc_size as u128 * 10 >= limits.memory_bytes as u128 * 9
     };
     drop(context);
     runtime.set_interrupt_handler(None);
@@ -182,8 +301,154 @@ pub(super) fn run(job: Job) -> CodeResult {
         .ledger
         .borrow_mut()
         .take()
-        .unwrap_or_else(|| OutputLedger::new(job.limits.max_output_bytes));
-    finish(ledger, stop, outcome, memory_full, &job.limits)
+        .unwrap_or_else(|| OutputLedger::new(limits.max_output_bytes));
+    (
+        finish(ledger, stop, outcome, memory_full, limits),
+        companion,
+    )
+}
+
+/// Starts the program: as plain JavaScript first when it may be (no type stripping), else, or
+/// when that does not compile, with its types stripped. `Err` carries an exception's text.
+fn begin(
+    context: &Context,
+    start: &Persistent<Function<'static>>,
+    bindings: &[Namespace],
+    program: String,
+) -> Result<(), String> {
+    let javascript_first = cfg!(feature = "typescript") && may_be_javascript(&program);
+    if javascript_first {
+        match context.with(|ctx| call_start(&ctx, start, bindings, &program, true))? {
+            Started::Running => return Ok(()),
+            Started::NotJavaScript => {}
+        }
+    }
+    let program = strip(program)?;
+    context
+        .with(|ctx| call_start(&ctx, start, bindings, &program, false))
+        .map(|_| ())
+}
+
+/// Whether `program` may run as JavaScript unchanged: compiling it as JavaScript means what
+/// stripping its types would mean. TypeScript that also compiles as JavaScript with another
+/// meaning has type arguments (`f<T>(x)`, `g<T>` at a line's end): a `<` and then a `>` that
+/// TypeScript reads as closing them, i.e. one not followed on its line by what starts an operand
+/// (TypeScript's own rule, `canFollowTypeArgumentsInExpression`), or followed by `in`,
+/// `instanceof`, `as` or `satisfies`. A program without `<`, or whose every `>` is an arrow's,
+/// part of `>=`, or followed by an operand, is one; any other is stripped first (which changes
+/// nothing in plain JavaScript: the only cost is the stripper's time).
+pub(super) fn may_be_javascript(program: &str) -> bool {
+    let Some(first_lt) = program.find('<') else {
+        return true;
+    };
+    let bytes = program.as_bytes();
+    let mut i = first_lt;
+    while i < bytes.len() {
+        if bytes[i] != b'>' {
+            i += 1;
+            continue;
+        }
+        if i > 0 && bytes[i - 1] == b'=' {
+            // `=>`
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < bytes.len() && bytes[j] == b'>' {
+            j += 1;
+        }
+        while j < bytes.len() && matches!(bytes[j], b' ' | b'\t') {
+            j += 1;
+        }
+        let Some(&next) = bytes.get(j) else {
+            return false;
+        };
+        let operand = match next {
+            b'=' => true,
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' | b'$' | 0x80..=0xff => {
+                let word_end = bytes[j..]
+                    .iter()
+                    .position(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$')))
+                    .map_or(bytes.len(), |k| j + k);
+                !matches!(
+                    &program[j..word_end],
+                    "in" | "instanceof" | "as" | "satisfies"
+                )
+            }
+            b'0'..=b'9' | b'\'' | b'"' | b'[' | b'{' | b'!' | b'~' | b'+' | b'-' | b'<' => true,
+            _ => false,
+        };
+        if !operand {
+            return false;
+        }
+        i = j;
+    }
+    true
+}
+
+/// How a start went.
+enum Started {
+    Running,
+    /// `javascript_first` and the program did not compile as JavaScript: nothing ran.
+    NotJavaScript,
+}
+
+/// Calls the bootstrap's `start` with the run's namespaces and `program`.
+fn call_start(
+    ctx: &Ctx<'_>,
+    start: &Persistent<Function<'static>>,
+    bindings: &[Namespace],
+    program: &str,
+    javascript_first: bool,
+) -> Result<Started, String> {
+    let start = start.clone().restore(ctx).map_err(|e| fail(ctx, e))?;
+    let spec = Array::new(ctx.clone()).map_err(|e| fail(ctx, e))?;
+    for (i, ns) in bindings.iter().enumerate() {
+        let names: Vec<&str> = ns.functions.iter().map(|(n, _)| n.as_str()).collect();
+        let class = ns.error_class.as_ref();
+        let entry = (
+            ns.global.as_str(),
+            names,
+            class.map(|c| c.name.as_str()),
+            class.map(|c| c.member_name_property.as_str()),
+        );
+        let entry = rquickjs::IntoJs::into_js(
+            vec![
+                rquickjs::IntoJs::into_js(entry.0, ctx).map_err(|e| fail(ctx, e))?,
+                rquickjs::IntoJs::into_js(entry.1, ctx).map_err(|e| fail(ctx, e))?,
+                rquickjs::IntoJs::into_js(entry.2, ctx).map_err(|e| fail(ctx, e))?,
+                rquickjs::IntoJs::into_js(entry.3, ctx).map_err(|e| fail(ctx, e))?,
+            ],
+            ctx,
+        )
+        .map_err(|e| fail(ctx, e))?;
+        spec.set(i, entry).map_err(|e| fail(ctx, e))?;
+    }
+    let compiled: bool = start
+        .call((spec, program, javascript_first))
+        .map_err(|e| fail(ctx, e))?;
+    Ok(if compiled {
+        Started::Running
+    } else {
+        Started::NotJavaScript
+    })
+}
+
+/// The text of an engine error (a thrown value's, for an exception).
+fn fail(ctx: &Ctx<'_>, e: rquickjs::Error) -> String {
+    if matches!(e, rquickjs::Error::Exception) {
+        let thrown = ctx.catch();
+        if let Some(text) = thrown.as_string().and_then(|s| s.to_string().ok()) {
+            return text;
+        }
+        if let Some(object) = thrown.as_object() {
+            let name: String = object.get("name").unwrap_or_default();
+            let message: String = object.get("message").unwrap_or_default();
+            return format!("{name}: {message}");
+        }
+        return "program threw an unrenderable value".to_owned();
+    }
+    e.to_string()
 }
 
 fn finish(
@@ -223,6 +488,10 @@ fn finish(
         (None, Some(Stop::Disposed)) => {
             ledger.fail(FailureKind::Abort, "runtime disposed".to_owned())
         }
+        (None, Some(Stop::HostPanic)) => ledger.fail(
+            FailureKind::WorkerExit,
+            "worker error: a host function's future panicked".to_owned(),
+        ),
         (None, None) if memory_full => ledger.fail(FailureKind::WorkerExit, oom_message(limits)),
         (None, None) => ledger.fail(
             FailureKind::WorkerExit,
@@ -250,29 +519,12 @@ fn set_outcome(state: &State, outcome: Outcome) {
     }
 }
 
-/// Evaluates the bootstrap and starts the program. `Err` carries an exception's text.
-fn start(
-    ctx: &Ctx<'_>,
-    job: &Job,
-    program: &str,
+/// Evaluates the bootstrap and installs the host functions; returns the bootstrap's `start`.
+fn install<'js>(
+    ctx: &Ctx<'js>,
+    limits: &EngineLimits,
     state: &Rc<State>,
-    answers: mpsc::Sender<Answer>,
-) -> Result<(), String> {
-    let fail = |ctx: &Ctx<'_>, e: rquickjs::Error| -> String {
-        if matches!(e, rquickjs::Error::Exception) {
-            let thrown = ctx.catch();
-            if let Some(text) = thrown.as_string().and_then(|s| s.to_string().ok()) {
-                return text;
-            }
-            if let Some(object) = thrown.as_object() {
-                let name: String = object.get("name").unwrap_or_default();
-                let message: String = object.get("message").unwrap_or_default();
-                return format!("{name}: {message}");
-            }
-            return "program threw an unrenderable value".to_owned();
-        }
-        e.to_string()
-    };
+) -> Result<Function<'js>, String> {
     let setup: Function = ctx.eval(BOOTSTRAP).map_err(|e| fail(ctx, e))?;
     let log_state = Rc::clone(state);
     let host_log = Function::new(ctx.clone(), move |entry: String| {
@@ -287,8 +539,7 @@ fn start(
     .map_err(|e| fail(ctx, e))?;
     let done_state = Rc::clone(state);
     // A completion over the cap fails anyway: its host copy may take a little more (structure).
-    let cap = job
-        .limits
+    let cap = limits
         .max_output_bytes
         .saturating_mul(2)
         .saturating_add(1 << 20);
@@ -310,41 +561,7 @@ fn start(
         set_outcome(&error_state, Outcome::Threw(text));
     })
     .map_err(|e| fail(ctx, e))?;
-    let functions: Vec<Vec<HostFn>> = job
-        .bindings
-        .iter()
-        .map(|ns| ns.functions.iter().map(|(_, f)| f.clone()).collect())
-        .collect();
-    // One task per run awaits every binding call and forwards the answers in the order they
-    // complete: the bridge answers in commit order, so the program receives them in that order.
-    let (calls, mut waiting_calls) = tokio::sync::mpsc::unbounded_channel::<(
-        u64,
-        crate::call::BoxFuture<Result<Value, String>>,
-    )>();
-    let forwarder = job.host.spawn(async move {
-        use futures_util::StreamExt;
-        let mut pending = futures_util::stream::FuturesUnordered::new();
-        let mut open = true;
-        loop {
-            tokio::select! {
-                biased;
-                Some((id, outcome, call)) = pending.next(), if !pending.is_empty() => {
-                    let _ = answers.send(Answer { id, outcome, _call: call });
-                }
-                call = waiting_calls.recv(), if open => match call {
-                    Some((id, mut future)) => pending.push(async move {
-                        let outcome = (&mut future).await;
-                        (id, outcome, future)
-                    }),
-                    None => open = false,
-                },
-                else => break,
-            }
-        }
-    });
-    *state.forwarder.borrow_mut() = Some(forwarder.abort_handle());
     let call_state = Rc::clone(state);
-
     let host_call = Function::new(
         ctx.clone(),
         move |ns: u32,
@@ -353,7 +570,9 @@ fn start(
               resolve: Function<'_>,
               reject: Function<'_>|
               -> rquickjs::Result<()> {
-            let function = functions
+            let function = call_state
+                .functions
+                .borrow()
                 .get(ns as usize)
                 .and_then(|f| f.get(member as usize))
                 .cloned();
@@ -386,74 +605,103 @@ fn start(
                 .borrow_mut()
                 .insert(id, (resolve, reject));
             // Called here, in the program's order: a host function's synchronous part (the
-            // bridge queues the call) runs before the next binding call; only the wait goes to
-            // the forwarder.
-            let _ = calls.send((id, function(argument)));
+            // bridge queues the call) runs before the next binding call; the event loop polls
+            // the wait.
+            let mut future = function(argument);
+            call_state.calls.borrow_mut().push(Box::pin(async move {
+                let outcome = (&mut future).await;
+                Answer {
+                    id,
+                    outcome,
+                    _call: future,
+                }
+            }));
+            // A new future: polled at the next chance (the loop, or an interrupt check).
+            call_state.wake.woken.store(true, Ordering::Release);
             Ok(())
         },
     )
     .map_err(|e| fail(ctx, e))?;
-    let start: Function = setup
+    setup
         .call((host_call, host_log, on_done, on_error))
-        .map_err(|e| fail(ctx, e))?;
-    let spec = Array::new(ctx.clone()).map_err(|e| fail(ctx, e))?;
-    for (i, ns) in job.bindings.iter().enumerate() {
-        let names: Vec<&str> = ns.functions.iter().map(|(n, _)| n.as_str()).collect();
-        let class = ns.error_class.as_ref();
-        let entry = (
-            ns.global.as_str(),
-            names,
-            class.map(|c| c.name.as_str()),
-            class.map(|c| c.member_name_property.as_str()),
-        );
-        let entry = rquickjs::IntoJs::into_js(
-            vec![
-                rquickjs::IntoJs::into_js(entry.0, ctx).map_err(|e| fail(ctx, e))?,
-                rquickjs::IntoJs::into_js(entry.1, ctx).map_err(|e| fail(ctx, e))?,
-                rquickjs::IntoJs::into_js(entry.2, ctx).map_err(|e| fail(ctx, e))?,
-                rquickjs::IntoJs::into_js(entry.3, ctx).map_err(|e| fail(ctx, e))?,
-            ],
-            ctx,
-        )
-        .map_err(|e| fail(ctx, e))?;
-        spec.set(i, entry).map_err(|e| fail(ctx, e))?;
-    }
-    start
-        .call::<_, ()>((spec, program))
-        .map_err(|e| fail(ctx, e))?;
-    Ok(())
+        .map_err(|e| fail(ctx, e))
 }
 
-/// Runs jobs until the program ends, a stop fires, or the wall deadline passes; between jobs,
-/// waits for binding answers.
-fn event_loop(
-    runtime: &Runtime,
-    context: &Context,
-    job: &Job,
-    state: &State,
-    inbox: &mpsc::Receiver<Answer>,
-    deadline: Instant,
-) {
-    loop {
-        // Run every pending job (promise reactions: the program's continuations).
-        loop {
-            // The first terminal event wins: jobs left after the program completed (a
-            // `.then` it never awaited) do not delay its result.
-            if state.stop.get().is_some() || state.outcome.borrow().is_some() {
-                break;
-            }
-            match runtime.execute_pending_job() {
-                Ok(true) => continue,
-                Ok(false) => break,
-                Err(exception) => {
-                    // A job threw past every handler: only an interrupt does that here (the
-                    // program's own rejections settle its promise). Clear it.
-                    exception.0.with(|ctx| drop(ctx.catch()));
-                    break;
-                }
+/// Whether the run is over: the program ended or a stop fired.
+fn ended(state: &State) -> bool {
+    state.stop.get().is_some() || state.outcome.borrow().is_some()
+}
+
+/// Runs every pending engine job (promise reactions: the program's continuations).
+fn run_jobs(runtime: &Runtime, state: &State) {
+    // The first terminal event wins: jobs left after the program completed (a `.then` it never
+    // awaited) do not delay its result.
+    while !ended(state) {
+        match runtime.execute_pending_job() {
+            Ok(true) => continue,
+            Ok(false) => return,
+            Err(exception) => {
+                // A job threw past every handler: only an interrupt does that here (the
+                // program's own rejections settle its promise). Clear it.
+                exception.0.with(|ctx| drop(ctx.catch()));
+                return;
             }
         }
-        if state.stop.get().is_some() || state.outcome.borrow().is_some() {
+    }
+}
+
+/// Polls the companion and the binding calls once; answers wait in `state.ready`. A panic in
+/// either stops the run (`worker-exit`). Never runs engine code.
+fn poll_host(state: &State) {
+    let (Ok(mut companion), Ok(mut calls), Ok(mut ready)) = (
+        state.companion.try_borrow_mut(),
+        state.calls.try_borrow_mut(),
+        state.ready.try_borrow_mut(),
+    ) else {
+        // Already polling (an interrupt cannot come from here; a guard all the same).
+        return;
+    };
+    let polling = Instant::now();
+    let mut cx = std::task::Context::from_waker(&state.waker);
+    let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        if let Some(future) = companion.as_mut()
+            && future.as_mut().poll(&mut cx).is_ready()
+        {
+            *companion = None;
+        }
+        while let Poll::Ready(Some(answer)) = calls.poll_next_unpin(&mut cx) {
+            ready.push(answer);
+        }
+    }));
+    if let Err(payload) = polled {
+        crate::error::drop_panic_payload(payload);
+        *companion = None;
+        state.host_panicked.set(true);
+    }
+    state
+        .host_time
+        .set(state.host_time.get().saturating_add(polling.elapsed()));
+}
+
+/// Runs the program until it ends, a stop fires, or the wall deadline passes: engine jobs, then
+/// the companion and the binding calls, settling their answers; asleep only when none of them
+/// can move.
+fn event_loop(runtime: &Runtime, context: &Context, job: &Job, state: &State, deadline: Instant) {
+    let mut cx = std::task::Context::from_waker(&state.waker);
+    let mut cancelled = pin!(job.signal.cancelled());
+    let mut disposed = pin!(job.disposed.cancelled());
+    loop {
+        run_jobs(runtime, state);
+        // Polled before looking at the end too: calls the program made and did not await
+        // start if the lane can start them now (the run then drains them, spec §4.5.3).
+        if state.wake.woken.swap(false, Ordering::AcqRel) {
+            poll_host(state);
+        }
+        if ended(state) {
+            return;
+        }
+        if state.host_panicked.get() {
+            state.stop.set(Some(Stop::HostPanic));
             return;
         }
         if job.disposed.is_cancelled() {
@@ -464,20 +712,30 @@ fn event_loop(
             state.stop.set(Some(Stop::Abort));
             return;
         }
-        let now = Instant::now();
-        if now >= deadline {
+        if Instant::now() >= deadline {
             state.stop.set(Some(Stop::Wall));
             return;
         }
-        let wait = (deadline - now).min(Duration::from_millis(5));
-        match inbox.recv_timeout(wait) {
-            Ok(answer) => settle(context, state, answer),
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                // Nothing can answer any more and nothing is runnable: the program waits
-                // forever; the wall deadline ends it.
-                std::thread::sleep(wait);
+        let answers = std::mem::take(&mut *state.ready.borrow_mut());
+        if !answers.is_empty() {
+            for answer in answers {
+                settle(context, state, answer);
             }
+            continue;
+        }
+        if runtime.is_job_pending() || state.host_panicked.get() {
+            continue;
+        }
+        // Nothing can move: sleep until a future, the signal or a disposal wakes the thread (a
+        // wake since the polls above ends the sleep at once), or the deadline.
+        let _ = cancelled.as_mut().poll(&mut cx);
+        let _ = disposed.as_mut().poll(&mut cx);
+        if state.wake.woken.load(Ordering::Acquire) {
+            continue;
+        }
+        let now = Instant::now();
+        if now < deadline {
+            std::thread::park_timeout((deadline - now).min(MAX_SLEEP));
         }
     }
 }
@@ -520,11 +778,44 @@ fn free(outcome: Result<Value, String>) {
 
 /// The program as JavaScript: type annotations stripped when the `typescript` feature is on.
 #[cfg(feature = "typescript")]
-fn strip(program: &str) -> Result<String, String> {
-    super::typescript::strip(program)
+fn strip(program: String) -> Result<String, String> {
+    super::typescript::strip(&program)
 }
 
 #[cfg(not(feature = "typescript"))]
-fn strip(program: &str) -> Result<String, String> {
-    Ok(program.to_owned())
+fn strip(program: String) -> Result<String, String> {
+    Ok(program)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::may_be_javascript;
+
+    #[test]
+    fn plain_javascript_skips_the_stripper_and_type_arguments_do_not() {
+        for js in [
+            "return 1",
+            "for (let i = 0; i < 100; i++) await tools.a({}); return 1",
+            "const xs = [1, 2].map((x) => x > 1); return xs",
+            "if (a.length > 0 && b <= c) return a >= b",
+            "return x < y ? -1 : x > y ? 1 : 0",
+            "const f = (a) => ({ a }); return f(1) > [0]",
+            "return a >> 2 < b",
+        ] {
+            assert!(may_be_javascript(js), "{js}");
+        }
+        for ts in [
+            "return f<string>(x)",
+            "return f<A, B>(x)",
+            "return new Map<string, number>()",
+            "const g = f<string>\nreturn g",
+            "return f<T>`x`",
+            "return f<Array<T>>(x)",
+            "return a<b> in c",
+            "return f<T> /* c */ (x)",
+            "return x < y >",
+        ] {
+            assert!(!may_be_javascript(ts), "{ts}");
+        }
+    }
 }

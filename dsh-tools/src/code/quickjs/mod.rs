@@ -2,7 +2,10 @@
 //! TypeScript with feature `typescript`).
 //!
 //! Each run gets its own thread and its own engine, dropped when the run ends: no state survives
-//! between runs. Nothing ambient exists in the sandbox: no module loader, no timers, no I/O, no
+//! between runs. Engines are made ahead of their runs ([`EnginePool::warm`] of them wait, each on
+//! its thread, refilled in the background), and at most [`EnginePool::max_runs`] runs go at once
+//! (later ones queue). A run polls its binding calls and the `run_code` lane on its own thread,
+//! so a call whose stages and body are ready is answered without waking another thread. Nothing ambient exists in the sandbox: no module loader, no timers, no I/O, no
 //! `process`, `require` or `fetch`; the only way out is the request's bindings. Values cross the
 //! boundary as lossless JSON, converted without recursion. Budgets: the program thread's CPU time
 //! (`compute_ms`; awaiting a binding costs nothing), a wall-clock ceiling, the engine's heap
@@ -32,17 +35,19 @@
 
 mod convert;
 mod engine;
+mod pool;
 #[cfg(feature = "typescript")]
 mod typescript;
 
 use super::{CodeRequest, CodeResult, CodeRuntime, CodeRuntimeConfig, FailureKind, OutputLedger};
-use super::{SeamError, validate_bindings};
+use super::{Companion, RunWithOutcome, SeamError, validate_bindings};
 use crate::call::BoxFuture;
 use engine::EngineLimits;
+use pool::{Pool, Work};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{oneshot, watch};
+use tokio::sync::{Semaphore, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 /// The backend's name: the prefix of its seam-misuse and configuration messages.
@@ -50,8 +55,64 @@ pub const BACKEND: &str = "dsh-code-runtime-quickjs";
 
 /// The engine's stack limit: deeper recursion is a catchable error.
 const STACK_BYTES: usize = 4 << 20;
-/// The run thread's own stack (the engine's limit plus room for the host's frames).
-const THREAD_STACK_BYTES: usize = 16 << 20;
+
+/// How many engines a [`QuickJsRuntime`] keeps warm, and how many runs it lets go at once.
+///
+/// A warm engine is a thread that made its engine (runtime, context, bootstrap) before any run
+/// asked for it: a run that finds one starts at once, and the pool is refilled behind it. An
+/// engine serves one run and is dropped with it. An idle warm engine costs a thread (its stack
+/// reserved, little of it touched) and the engine's start-up heap: BENCHMARKS.md, "Code Mode
+/// warm engines", has the measured figure. Runs past `max_runs` wait for a slot (cancelling
+/// such a run ends its wait as `abort`), so the threads a runtime holds stay under
+/// `max_runs + warm` (plus one short-lived type-stripping thread per TypeScript run starting).
+///
+/// ```
+/// use dsh_tools::code::quickjs::{EnginePool, QuickJsRuntime};
+///
+/// let pool = EnginePool::default().warm(4).max_runs(8);
+/// assert_eq!((pool.warm_engines(), pool.run_slots()), (4, 8));
+/// let runtime = QuickJsRuntime::with_pool(Default::default(), pool).unwrap();
+/// # drop(runtime);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EnginePool {
+    warm: usize,
+    max_runs: usize,
+}
+
+impl Default for EnginePool {
+    /// Two warm engines, sixteen runs at once.
+    fn default() -> Self {
+        Self {
+            warm: 2,
+            max_runs: 16,
+        }
+    }
+}
+
+impl EnginePool {
+    /// Keeps `engines` warm (0: every run makes its engine, as it starts).
+    pub fn warm(mut self, engines: usize) -> Self {
+        self.warm = engines;
+        self
+    }
+
+    /// Lets at most `runs` go at once (at least 1); later runs wait for a slot.
+    pub fn max_runs(mut self, runs: usize) -> Self {
+        self.max_runs = runs.max(1);
+        self
+    }
+
+    /// The engines kept warm.
+    pub fn warm_engines(&self) -> usize {
+        self.warm
+    }
+
+    /// The runs let go at once.
+    pub fn run_slots(&self) -> usize {
+        self.max_runs
+    }
+}
 
 struct Active {
     disposed: CancellationToken,
@@ -69,19 +130,30 @@ struct Runs {
 pub struct QuickJsRuntime {
     limits: EngineLimits,
     runs: Arc<Mutex<Runs>>,
+    pool: Arc<Pool>,
+    slots: Arc<Semaphore>,
+    options: EnginePool,
 }
 
 impl std::fmt::Debug for QuickJsRuntime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("QuickJsRuntime")
             .field("limits", &self.limits)
+            .field("pool", &self.options)
             .finish_non_exhaustive()
+    }
+}
+
+impl Drop for QuickJsRuntime {
+    fn drop(&mut self) {
+        // Idle engines' threads exit now; runs in flight finish as they would.
+        self.pool.close();
     }
 }
 
 impl QuickJsRuntime {
     /// A runtime with `config`'s budgets, validated (spec §3.5.2; messages prefixed with
-    /// [`BACKEND`]).
+    /// [`BACKEND`]), and the default [`EnginePool`].
     ///
     /// ```
     /// use dsh_tools::code::quickjs::QuickJsRuntime;
@@ -94,18 +166,28 @@ impl QuickJsRuntime {
     /// );
     /// ```
     pub fn new(config: CodeRuntimeConfig) -> Result<Self, SeamError> {
+        Self::with_pool(config, EnginePool::default())
+    }
+
+    /// A runtime with `config`'s budgets and `pool`'s warm engines and run slots. The warm
+    /// engines are made now, in the background.
+    pub fn with_pool(config: CodeRuntimeConfig, pool: EnginePool) -> Result<Self, SeamError> {
         config.validate(BACKEND)?;
         let ms = |x: f64| Duration::from_secs_f64(x / 1000.0);
         let memory = (config.max_old_generation_size_mb * 1024.0 * 1024.0).min(usize::MAX as f64);
+        let limits = EngineLimits {
+            compute: ms(config.compute_ms),
+            wall: ms(config.max_wall_ms),
+            max_output_bytes: config.max_output_bytes as usize,
+            memory_bytes: memory as usize,
+            stack_bytes: STACK_BYTES,
+        };
         Ok(Self {
-            limits: EngineLimits {
-                compute: ms(config.compute_ms),
-                wall: ms(config.max_wall_ms),
-                max_output_bytes: config.max_output_bytes as usize,
-                memory_bytes: memory as usize,
-                stack_bytes: STACK_BYTES,
-            },
+            limits,
             runs: Arc::default(),
+            pool: Pool::new(limits, pool.warm),
+            slots: Arc::new(Semaphore::new(pool.max_runs)),
+            options: pool,
         })
     }
 
@@ -114,7 +196,7 @@ impl QuickJsRuntime {
         self.runs.lock().unwrap_or_else(|e| e.into_inner()).next
     }
 
-    /// How many runs are in flight (their threads not yet exited).
+    /// How many runs are in flight (waiting for a slot, or their threads not yet exited).
     pub fn runs_in_flight(&self) -> usize {
         self.runs
             .lock()
@@ -123,9 +205,14 @@ impl QuickJsRuntime {
             .len()
     }
 
+    /// How many warm engines wait for a run now.
+    pub fn warm_engines(&self) -> usize {
+        self.pool.idle()
+    }
+
     /// Disposes the runtime (spec §3.1.4): every in-flight run fails with `abort` (`runtime
-    /// disposed`), and the returned future completes once each run's thread has exited. A later
-    /// [`run`](CodeRuntime::run) fails with `run() after disposal`.
+    /// disposed`), warm engines are let go, and the returned future completes once each run's
+    /// thread has exited. A later [`run`](CodeRuntime::run) fails with `run() after disposal`.
     pub async fn dispose(&self) {
         let waits: Vec<watch::Receiver<bool>> = {
             let mut runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
@@ -138,28 +225,22 @@ impl QuickJsRuntime {
                 })
                 .collect()
         };
+        self.pool.close();
         for mut exited in waits {
             let _ = exited.wait_for(|done| *done).await;
         }
     }
-}
 
-impl CodeRuntime for QuickJsRuntime {
-    fn language(&self) -> &str {
-        if cfg!(feature = "typescript") {
-            "typescript"
-        } else {
-            "javascript"
-        }
-    }
-
-    fn isolation(&self) -> &str {
-        "quickjs-thread"
-    }
-
-    fn run(&self, request: CodeRequest) -> BoxFuture<Result<CodeResult, SeamError>> {
+    /// Runs `request` with `companion` polled on the run's thread.
+    fn start(
+        &self,
+        request: CodeRequest,
+        companion: Option<Companion>,
+    ) -> BoxFuture<RunWithOutcome> {
         let limits = self.limits;
         let runs = Arc::clone(&self.runs);
+        let pool = Arc::clone(&self.pool);
+        let slots = Arc::clone(&self.slots);
         let checked = validate_bindings(BACKEND, &request.bindings);
         let registered = checked.and_then(|()| {
             let mut r = runs.lock().unwrap_or_else(|e| e.into_inner());
@@ -180,7 +261,10 @@ impl CodeRuntime for QuickJsRuntime {
             Ok((id, disposed, exited_tx))
         });
         Box::pin(async move {
-            let (id, disposed, exited_tx) = registered?;
+            let (id, disposed, exited_tx) = match registered {
+                Ok(registered) => registered,
+                Err(e) => return (Err(e), companion),
+            };
             let signal = request.signal.clone().unwrap_or_default();
             let forget = {
                 let runs = Arc::clone(&runs);
@@ -191,12 +275,30 @@ impl CodeRuntime for QuickJsRuntime {
                         .remove(&id);
                 }
             };
-            if signal.is_cancelled() {
+            let aborted = |message: &str| {
+                OutputLedger::new(limits.max_output_bytes)
+                    .fail(FailureKind::Abort, message.to_owned())
+            };
+            // A slot first: past `max_runs`, the run waits here (cancellable).
+            let slot = match Arc::clone(&slots).try_acquire_owned() {
+                Ok(slot) => Some(slot),
+                Err(_) => tokio::select! {
+                    slot = Arc::clone(&slots).acquire_owned() => slot.ok(),
+                    () = signal.cancelled() => None,
+                    () = disposed.cancelled() => None,
+                },
+            };
+            let Some(slot) = slot.filter(|_| !signal.is_cancelled() && !disposed.is_cancelled())
+            else {
                 forget();
                 let _ = exited_tx.send(true);
-                return Ok(OutputLedger::new(limits.max_output_bytes)
-                    .fail(FailureKind::Abort, super::ABORT_REASON.to_owned()));
-            }
+                let reason = if disposed.is_cancelled() {
+                    "runtime disposed"
+                } else {
+                    super::ABORT_REASON
+                };
+                return (Ok(aborted(reason)), companion);
+            };
             let host = tokio::runtime::Handle::current();
             // The run stops when this future is dropped.
             let run_signal = signal.child_token();
@@ -206,36 +308,59 @@ impl CodeRuntime for QuickJsRuntime {
                 bindings: request.bindings,
                 signal: run_signal,
                 disposed,
-                limits,
                 host,
+                companion,
             };
             let (result_tx, result_rx) = oneshot::channel();
-            let spawned = std::thread::Builder::new()
-                .name("dsh-code-run".to_owned())
-                .stack_size(THREAD_STACK_BYTES)
-                .spawn(move || {
-                    let result = engine::run(job);
-                    // The engine is gone: the run no longer counts as in flight, then its result.
-                    forget();
-                    let _ = exited_tx.send(true);
-                    let _ = result_tx.send(result);
-                });
-            if let Err(e) = spawned {
-                runs.lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .active
-                    .remove(&id);
-                return Ok(OutputLedger::new(limits.max_output_bytes).fail(
+            let finish: pool::Finish = Box::new(move |result, companion| {
+                // The engine is gone: the run no longer counts as in flight, then its result;
+                // the slot last.
+                forget();
+                let _ = exited_tx.send(true);
+                let _ = result_tx.send((result, companion));
+                drop(slot);
+            });
+            if let Err((work, e)) = pool.run(Work { job, finish }) {
+                let Work { job, finish } = work;
+                let failed = OutputLedger::new(limits.max_output_bytes).fail(
                     FailureKind::WorkerExit,
                     format!("worker error: could not start the run's thread: {e}"),
-                ));
+                );
+                finish(failed, job.companion);
             }
-            Ok(result_rx.await.unwrap_or_else(|_| {
-                OutputLedger::new(limits.max_output_bytes).fail(
-                    FailureKind::WorkerExit,
-                    "worker error: the run's thread ended without a result".to_owned(),
-                )
-            }))
+            match result_rx.await {
+                Ok((result, companion)) => (Ok(result), companion),
+                Err(_) => (
+                    Ok(OutputLedger::new(limits.max_output_bytes).fail(
+                        FailureKind::WorkerExit,
+                        "worker error: the run's thread ended without a result".to_owned(),
+                    )),
+                    None,
+                ),
+            }
         })
+    }
+}
+
+impl CodeRuntime for QuickJsRuntime {
+    fn language(&self) -> &str {
+        if cfg!(feature = "typescript") {
+            "typescript"
+        } else {
+            "javascript"
+        }
+    }
+
+    fn isolation(&self) -> &str {
+        "quickjs-thread"
+    }
+
+    fn run(&self, request: CodeRequest) -> BoxFuture<Result<CodeResult, SeamError>> {
+        let started = self.start(request, None);
+        Box::pin(async move { started.await.0 })
+    }
+
+    fn run_with(&self, request: CodeRequest, companion: Companion) -> BoxFuture<RunWithOutcome> {
+        self.start(request, Some(companion))
     }
 }

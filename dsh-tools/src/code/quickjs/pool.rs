@@ -1,0 +1,175 @@
+//! Warm engines: threads that each made one engine ahead of a run (runtime, context, bootstrap,
+//! host functions) and wait for it. A run takes one, and the pool is refilled in the background
+//! by new threads; no engine ever serves a second run. Without a warm engine, a run makes its own
+//! on a thread of its own, as every run did before the pool.
+
+use super::engine::{self, EngineLimits, Job, Prepared};
+use crate::code::{CodeResult, Companion};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, Weak};
+
+/// The run thread's own stack (the engine's limit plus room for the host's frames).
+const THREAD_STACK_BYTES: usize = 16 << 20;
+
+/// What a run's thread does with the outcome, last (it holds the run's slot).
+pub(super) type Finish = Box<dyn FnOnce(CodeResult, Option<Companion>) + Send>;
+
+/// One run handed to a thread.
+pub(super) struct Work {
+    pub(super) job: Job,
+    pub(super) finish: Finish,
+}
+
+/// A thread whose engine is made, waiting for its run.
+struct Warm {
+    work: mpsc::Sender<Work>,
+}
+
+#[derive(Default)]
+struct Slots {
+    idle: Vec<Warm>,
+    /// Threads making an engine for the pool.
+    preparing: usize,
+    /// Disposed or dropped: nothing is kept warm any more.
+    closed: bool,
+    /// An engine could not be made: refilling would fail again.
+    failed: bool,
+}
+
+/// The warm engines of one runtime.
+pub(super) struct Pool {
+    limits: EngineLimits,
+    target: usize,
+    slots: Mutex<Slots>,
+}
+
+impl Pool {
+    /// A pool keeping `target` engines warm, filled now.
+    pub(super) fn new(limits: EngineLimits, target: usize) -> Arc<Self> {
+        let pool = Arc::new(Self {
+            limits,
+            target,
+            slots: Mutex::default(),
+        });
+        pool.refill();
+        pool
+    }
+
+    fn slots(&self) -> std::sync::MutexGuard<'_, Slots> {
+        self.slots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Idle warm engines now (for tests and metrics).
+    pub(super) fn idle(&self) -> usize {
+        self.slots().idle.len()
+    }
+
+    /// Lets every idle engine go (their threads exit) and keeps none from now on.
+    pub(super) fn close(&self) {
+        let idle = {
+            let mut slots = self.slots();
+            slots.closed = true;
+            std::mem::take(&mut slots.idle)
+        };
+        drop(idle);
+    }
+
+    /// Runs `work` on a warm engine, or on a new thread with an engine of its own; then tops the
+    /// pool up. `Err` when no thread could be started (the work is given back).
+    pub(super) fn run(self: &Arc<Self>, work: Work) -> Result<(), (Work, std::io::Error)> {
+        let mut work = work;
+        loop {
+            let warm = self.slots().idle.pop();
+            let Some(warm) = warm else {
+                break;
+            };
+            match warm.work.send(work) {
+                Ok(()) => {
+                    self.refill();
+                    return Ok(());
+                }
+                // Its thread is gone: try the next one.
+                Err(mpsc::SendError(back)) => work = back,
+            }
+        }
+        let limits = self.limits;
+        let cold = Arc::new(Mutex::new(Some(work)));
+        let handed = Arc::clone(&cold);
+        let spawned = std::thread::Builder::new()
+            .name("dsh-code-run".to_owned())
+            .stack_size(THREAD_STACK_BYTES)
+            .spawn(move || {
+                let work = handed.lock().unwrap_or_else(|e| e.into_inner()).take();
+                if let Some(Work { job, finish }) = work {
+                    let prepared = Prepared::new(&limits);
+                    let (result, companion) = engine::run(prepared, job, &limits);
+                    finish(result, companion);
+                }
+            });
+        self.refill();
+        match spawned {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                let work = cold.lock().unwrap_or_else(|e| e.into_inner()).take();
+                match work {
+                    Some(work) => Err((work, e)),
+                    // Unreachable: a thread that did not start took nothing.
+                    None => Ok(()),
+                }
+            }
+        }
+    }
+
+    /// Starts threads until `target` engines are idle or being made.
+    fn refill(self: &Arc<Self>) {
+        let wanted = {
+            let mut slots = self.slots();
+            if slots.closed || slots.failed {
+                return;
+            }
+            let have = slots.idle.len() + slots.preparing;
+            let wanted = self.target.saturating_sub(have);
+            slots.preparing += wanted;
+            wanted
+        };
+        for _ in 0..wanted {
+            let pool = Arc::downgrade(self);
+            let limits = self.limits;
+            let spawned = std::thread::Builder::new()
+                .name("dsh-code-warm".to_owned())
+                .stack_size(THREAD_STACK_BYTES)
+                .spawn(move || warm(pool, limits));
+            if spawned.is_err() {
+                let mut slots = self.slots();
+                slots.preparing -= 1;
+            }
+        }
+    }
+}
+
+/// A warm thread: makes its engine, offers it, and runs the one run it is given (or exits when
+/// the pool lets it go).
+fn warm(pool: Weak<Pool>, limits: EngineLimits) {
+    let prepared = Prepared::new(&limits);
+    let (work, waiting) = mpsc::channel::<Work>();
+    {
+        // The pool is not kept alive by its idle threads.
+        let Some(pool) = pool.upgrade() else {
+            return;
+        };
+        let mut slots = pool.slots();
+        slots.preparing = slots.preparing.saturating_sub(1);
+        if prepared.is_err() {
+            slots.failed = true;
+            return;
+        }
+        if slots.closed {
+            return;
+        }
+        slots.idle.push(Warm { work });
+    }
+    if let Ok(Work { job, finish }) = waiting.recv() {
+        let (result, companion) = engine::run(prepared, job, &limits);
+        finish(result, companion);
+    }
+}
