@@ -1,7 +1,12 @@
 //! Code Mode (feature `typescript`):
 //! `code/run/empty`: one `run_code` program that returns a constant, thread and engine included;
 //! `code/calls/100`: one program making 100 sequential calls of a no-op tool;
-//! `code/direct/100`: the same 100 calls through `Registry::execute`, the baseline.
+//! `code/direct/100`: the same 100 calls through `Registry::execute`, the baseline;
+//! `code/parallel/100`: one `Promise.all` of 100 calls of a concurrency-safe no-op, against
+//! `code/join_all/100`, the same 100 calls run concurrently with `join_all`;
+//! `code/concurrent/64x10`: 64 programs of 10 sequential calls each, at once (each a task on the
+//! 2-worker runtime), against `code/concurrent_direct/64x10`, 64 tasks making the same 10 calls
+//! through `Registry::execute`.
 //!
 //! Two floors, the engine alone (no thread, no type stripping, no bridge, no pipeline), to show
 //! what no scheduling can remove: `code/floor/engine` creates a QuickJS runtime and context and
@@ -33,6 +38,15 @@ fn registry() -> Registry {
         noop,
     );
     registry.register(tool).unwrap().keep();
+    let parallel = ToolDefinition::new(
+        "pnoop",
+        "does nothing, concurrently",
+        json!({"type": "object"}),
+        OutputDecl::text(),
+        noop,
+    )
+    .concurrency_safe(|_| true);
+    registry.register(parallel).unwrap().keep();
     registry.set_code_runtime(QuickJsRuntime::new(Default::default()).unwrap());
     registry.set_presentation_mode(PresentationMode::Both);
     registry
@@ -110,11 +124,97 @@ fn code(c: &mut Criterion) {
             })
         })
     });
+    let all = "await Promise.all(Array.from({length: 100}, () => tools.pnoop({path: '/tmp/a'}))); return 1";
+    group.bench_function("parallel/100", |b| {
+        b.iter(|| {
+            let result = rt.block_on(registry.execute(run_code(all)));
+            assert!(!result.is_error(), "{}", result.text());
+            black_box(result)
+        })
+    });
+    group.bench_function("join_all/100", |b| {
+        b.iter(|| {
+            rt.block_on(futures_util::future::join_all((0..100).map(|i| {
+                registry.execute(ToolExecutionInput::new(
+                    format!("c{i}"),
+                    "pnoop",
+                    json!({"path": "/tmp/a"}),
+                    CancellationToken::new(),
+                ))
+            })))
+        })
+    });
+    let ten = "for (let i = 0; i < 10; i++) await tools.noop({path: '/tmp/a'}); return 1";
+    group.bench_function("concurrent/64x10", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let runs: Vec<_> = (0..64)
+                    .map(|_| {
+                        let registry = registry.clone();
+                        tokio::spawn(async move { registry.execute(run_code(ten)).await })
+                    })
+                    .collect();
+                for run in runs {
+                    let result = run.await.unwrap();
+                    assert!(!result.is_error(), "{}", result.text());
+                }
+            })
+        })
+    });
+    group.bench_function("concurrent_direct/64x10", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let runs: Vec<_> = (0..64)
+                    .map(|_| {
+                        let registry = registry.clone();
+                        tokio::spawn(async move {
+                            for i in 0..10 {
+                                let input = ToolExecutionInput::new(
+                                    format!("c{i}"),
+                                    "noop",
+                                    json!({"path": "/tmp/a"}),
+                                    CancellationToken::new(),
+                                );
+                                black_box(registry.execute(input).await);
+                            }
+                        })
+                    })
+                    .collect();
+                for run in runs {
+                    run.await.unwrap();
+                }
+            })
+        })
+    });
     group.bench_function("floor/engine", |b| {
         b.iter(|| {
             let runtime = rquickjs::Runtime::new().unwrap();
             let context = engine_context(&runtime);
             black_box(context.with(|ctx| ctx.eval::<i32, _>("1").unwrap()))
+        })
+    });
+    group.bench_function("floor/bootstrap", |b| {
+        b.iter(|| {
+            let runtime = rquickjs::Runtime::new().unwrap();
+            let context = engine_context(&runtime);
+            black_box(context.with(|ctx| {
+                ctx.eval::<rquickjs::Function, _>(include_str!("../src/code/quickjs/bootstrap.js"))
+                    .is_ok()
+            }))
+        })
+    });
+    let engine = QuickJsRuntime::new(Default::default()).unwrap();
+    group.bench_function("engine/empty", |b| {
+        b.iter(|| {
+            let request = dsh_tools::code::CodeRequest {
+                program: "return 1".into(),
+                bindings: vec![],
+                signal: None,
+            };
+            let result = rt
+                .block_on(dsh_tools::code::CodeRuntime::run(&engine, request))
+                .unwrap();
+            assert_eq!(result.value, Some(json!(1)));
         })
     });
     let runtime = rquickjs::Runtime::new().unwrap();

@@ -1,7 +1,7 @@
 // The QuickJS runtime's bootstrap (Code Mode spec §3.6, §3.8). Evaluated in a fresh context
 // before the program; everything the host relies on while the program runs is captured here, so a
 // program that rewrites globals or prototypes cannot change what the host reads.
-(function (hostCall, hostLog, onDone, onError) {
+(function (hostCall, hostLog, onDone, onError, inspectorSource) {
   'use strict';
   const O = Object;
   const R = Reflect;
@@ -26,6 +26,9 @@
   const ErrorC = Error;
   const TypeErrorC = TypeError;
   const SyntaxErrorC = SyntaxError;
+  const FunctionC = Function;
+  const INSPECTOR_PARAMS =
+    'apply, regexpTest, stringReplace, symbolToString, bigintToString, getDesc, getProto, StringC, setHas, setAdd, setDelete, isArray, ownKeys, hasOwn, ObjectProto, ErrorC, IDENT, list, describe';
   const StringC = String;
   const isFinite = Number.isFinite;
   const symbolToString = Symbol.prototype.toString;
@@ -139,94 +142,6 @@
   }
 
   // Inspection for console arguments that are not strings (§3.6.6, the simple forms).
-  function quote(s) {
-    const q = apply(regexpTest, /'/, [s]) && !apply(regexpTest, /"/, [s]) ? '"' : "'";
-    let body = apply(stringReplace, s, [/\\/g, '\\\\']);
-    body = apply(stringReplace, body, [/\n/g, '\\n']);
-    if (q === "'") body = apply(stringReplace, body, [/'/g, "\\'"]);
-    return q + body + q;
-  }
-
-  function key(k) {
-    if (typeof k === 'symbol') return '[' + apply(symbolToString, k, []) + ']';
-    return apply(regexpTest, IDENT, [k]) ? k : quote(k);
-  }
-
-  function inspect(v, depth, seen) {
-    switch (typeof v) {
-      case 'string':
-        return quote(v);
-      case 'number':
-        return v === 0 && 1 / v < 0 ? '-0' : StringC(v);
-      case 'bigint':
-        return apply(bigintToString, v, []) + 'n';
-      case 'boolean':
-        return v ? 'true' : 'false';
-      case 'undefined':
-        return 'undefined';
-      case 'symbol':
-        return apply(symbolToString, v, []);
-      case 'function': {
-        const d = getDesc(v, 'name');
-        const name = d && typeof d.value === 'string' ? d.value : '';
-        return name ? '[Function: ' + name + ']' : '[Function (anonymous)]';
-      }
-    }
-    if (v === null) return 'null';
-    if (apply(setHas, seen, [v])) return '[Circular]';
-    const array = isArray(v);
-    if (depth > 4) return array ? '[Array]' : '[Object]';
-    const proto = getProto(v);
-    if (!array && proto !== ObjectProto && proto !== null) {
-      let isError = false;
-      for (let p = proto; p !== null; p = getProto(p)) {
-        if (p === ErrorC.prototype) {
-          isError = true;
-          break;
-        }
-      }
-      if (isError) return describe(v);
-    }
-    apply(setAdd, seen, [v]);
-    const parts = list();
-    let n = 0;
-    const keys = ownKeys(v);
-    let shown = 0;
-    let more = 0;
-    for (let i = 0; i < keys.length; i++) {
-      const k = keys[i];
-      if (array && k === 'length') continue;
-      const d = getDesc(v, k);
-      if (d === undefined || !d.enumerable) continue;
-      if (array && shown >= 100) {
-        more++;
-        continue;
-      }
-      let text;
-      if (apply(hasOwn, d, ['value'])) text = inspect(d.value, depth + 1, seen);
-      else if (d.get && d.set) text = '[Getter/Setter]';
-      else if (d.get) text = '[Getter]';
-      else text = '[Setter]';
-      const index = array && typeof k === 'string' && apply(regexpTest, /^(0|[1-9][0-9]*)$/, [k]);
-      parts[n++] = index ? text : key(k) + ': ' + text;
-      shown++;
-    }
-    apply(setDelete, seen, [v]);
-    if (more > 0) parts[n++] = '... ' + more + ' more item' + (more > 1 ? 's' : '');
-    let body = '';
-    for (let i = 0; i < n; i++) body += (i ? ', ' : '') + parts[i];
-    let prefix = '';
-    if (!array && proto === null) prefix = '[Object: null prototype] ';
-    else if (!array && proto !== ObjectProto) {
-      const c = proto && getDesc(proto, 'constructor');
-      const f = c && c.value;
-      const nd = typeof f === 'function' ? getDesc(f, 'name') : undefined;
-      if (nd && typeof nd.value === 'string' && nd.value) prefix = nd.value + ' ';
-    }
-    if (array) return n === 0 ? '[]' : '[ ' + body + ' ]';
-    return prefix + (n === 0 ? '{}' : '{ ' + body + ' }');
-  }
-
   // What a thrown value reads as (§3.4.2).
   function describe(e) {
     try {
@@ -252,13 +167,27 @@
     }
   }
 
+  // The inspector (inspect.js), compiled on first use from the source the host handed over.
+  let inspect;
+  function inspector() {
+    if (inspect === undefined) {
+      const make = new FunctionC(INSPECTOR_PARAMS, inspectorSource);
+      inspect = apply(make, undefined, [
+        apply, regexpTest, stringReplace, symbolToString, bigintToString, getDesc, getProto,
+        StringC, setHas, setAdd, setDelete, isArray, ownKeys, hasOwn, ObjectProto, ErrorC, IDENT,
+        list, describe,
+      ]);
+    }
+    return inspect;
+  }
+
   function render(args) {
     let s = '';
     for (let i = 0; i < args.length; i++) {
       const a = args[i];
       let text;
       try {
-        text = typeof a === 'string' ? a : inspect(a, 0, new SetC());
+        text = typeof a === 'string' ? a : inspector()(a, 0, new SetC());
       } catch (_) {
         text = '[uninspectable]';
       }

@@ -24,6 +24,8 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 const BOOTSTRAP: &str = include_str!("bootstrap.js");
+/// The log inspector's source, compiled by the bootstrap on first use.
+const INSPECTOR: &str = include_str!("inspect.js");
 
 /// One run's budgets, from the validated configuration.
 #[derive(Clone, Copy, Debug)]
@@ -204,18 +206,20 @@ impl Prepared {
     }
 }
 
-/// Runs `job` on `prepared` (or reports why there is no engine) to its result; returns the
-/// companion unless it completed. Called on the run's own thread.
+/// Runs `job` on `prepared` (or reports why there is no engine) to its result, handed to
+/// `deliver` with the companion unless it completed; then frees the engine. Called on the run's
+/// own thread.
 pub(super) fn run(
     prepared: Result<Prepared, NotPrepared>,
     mut job: Job,
     limits: &EngineLimits,
-) -> (CodeResult, Option<Companion>) {
+    deliver: Deliver,
+) {
     let prepared = match prepared {
         Ok(prepared) => prepared,
         Err((kind, message)) => {
             let ledger = OutputLedger::new(limits.max_output_bytes);
-            return (ledger.fail(kind, message), job.companion.take());
+            return deliver(ledger.fail(kind, message), job.companion.take());
         }
     };
     // Host futures polled here (a tool body, a timer) find the host's runtime.
@@ -294,19 +298,23 @@ pub(super) fn run(
         let usage = runtime.memory_usage();
         usage.malloc_size as u128 * 10 >= limits.memory_bytes as u128 * 9
     };
-    drop(context);
-    runtime.set_interrupt_handler(None);
-    drop(runtime);
     let ledger = state
         .ledger
         .borrow_mut()
         .take()
         .unwrap_or_else(|| OutputLedger::new(limits.max_output_bytes));
-    (
+    // The result first: freeing the engine (its whole heap) is not the caller's wait.
+    deliver(
         finish(ledger, stop, outcome, memory_full, limits),
         companion,
-    )
+    );
+    drop(context);
+    runtime.set_interrupt_handler(None);
+    drop(runtime);
 }
+
+/// What receives a run's result and what is left of its companion.
+pub(super) type Deliver = Box<dyn FnOnce(CodeResult, Option<Companion>) + Send>;
 
 /// Starts the program: as plain JavaScript first when it may be (no type stripping), else, or
 /// when that does not compile, with its types stripped. `Err` carries an exception's text.
@@ -623,7 +631,7 @@ fn install<'js>(
     )
     .map_err(|e| fail(ctx, e))?;
     setup
-        .call((host_call, host_log, on_done, on_error))
+        .call((host_call, host_log, on_done, on_error, INSPECTOR))
         .map_err(|e| fail(ctx, e))
 }
 

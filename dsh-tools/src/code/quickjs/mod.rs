@@ -312,21 +312,33 @@ impl QuickJsRuntime {
                 companion,
             };
             let (result_tx, result_rx) = oneshot::channel();
-            let finish: pool::Finish = Box::new(move |result, companion| {
-                // The engine is gone: the run no longer counts as in flight, then its result;
-                // the slot last.
+            let deliver: engine::Deliver = Box::new(move |result, companion| {
+                let _ = result_tx.send((result, companion));
+            });
+            // Once the engine is freed: the run no longer counts as in flight, and its slot
+            // goes to the next run.
+            let release = Box::new(move || {
                 forget();
                 let _ = exited_tx.send(true);
-                let _ = result_tx.send((result, companion));
                 drop(slot);
             });
-            if let Err((work, e)) = pool.run(Work { job, finish }) {
-                let Work { job, finish } = work;
+            let work = Work {
+                job,
+                deliver,
+                release,
+            };
+            if let Err((work, e)) = pool.run(work) {
+                let Work {
+                    job,
+                    deliver,
+                    release,
+                } = work;
                 let failed = OutputLedger::new(limits.max_output_bytes).fail(
                     FailureKind::WorkerExit,
                     format!("worker error: could not start the run's thread: {e}"),
                 );
-                finish(failed, job.companion);
+                deliver(failed, job.companion);
+                release();
             }
             match result_rx.await {
                 Ok((result, companion)) => (Ok(result), companion),

@@ -3,21 +3,31 @@
 //! by new threads; no engine ever serves a second run. Without a warm engine, a run makes its own
 //! on a thread of its own, as every run did before the pool.
 
-use super::engine::{self, EngineLimits, Job, Prepared};
-use crate::code::{CodeResult, Companion};
+use super::engine::{self, Deliver, EngineLimits, Job, Prepared};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, Weak};
 
 /// The run thread's own stack (the engine's limit plus room for the host's frames).
 const THREAD_STACK_BYTES: usize = 16 << 20;
 
-/// What a run's thread does with the outcome, last (it holds the run's slot).
-pub(super) type Finish = Box<dyn FnOnce(CodeResult, Option<Companion>) + Send>;
-
-/// One run handed to a thread.
+/// One run handed to a thread: the job, what receives its result, and what the thread does
+/// last, once its engine is freed (it holds the run's slot).
 pub(super) struct Work {
     pub(super) job: Job,
-    pub(super) finish: Finish,
+    pub(super) deliver: Deliver,
+    pub(super) release: Box<dyn FnOnce() + Send>,
+}
+
+impl Work {
+    fn run(self, prepared: Result<Prepared, engine::NotPrepared>, limits: &EngineLimits) {
+        let Work {
+            job,
+            deliver,
+            release,
+        } = self;
+        engine::run(prepared, job, limits, deliver);
+        release();
+    }
 }
 
 /// A thread whose engine is made, waiting for its run.
@@ -100,10 +110,8 @@ impl Pool {
             .stack_size(THREAD_STACK_BYTES)
             .spawn(move || {
                 let work = handed.lock().unwrap_or_else(|e| e.into_inner()).take();
-                if let Some(Work { job, finish }) = work {
-                    let prepared = Prepared::new(&limits);
-                    let (result, companion) = engine::run(prepared, job, &limits);
-                    finish(result, companion);
+                if let Some(work) = work {
+                    work.run(Prepared::new(&limits), &limits);
                 }
             });
         self.refill();
@@ -168,8 +176,7 @@ fn warm(pool: Weak<Pool>, limits: EngineLimits) {
         }
         slots.idle.push(Warm { work });
     }
-    if let Ok(Work { job, finish }) = waiting.recv() {
-        let (result, companion) = engine::run(prepared, job, &limits);
-        finish(result, companion);
+    if let Ok(work) = waiting.recv() {
+        work.run(prepared, &limits);
     }
 }
