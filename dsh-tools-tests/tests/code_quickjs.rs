@@ -1354,3 +1354,187 @@ async fn implicit_conversions_of_the_namespace_never_call_a_tool() {
         "only the explicit calls reached the host"
     );
 }
+
+/// The argument walk reuses its working lists (issue 35); a Proxy trap that calls a tool while
+/// an argument is walked starts a nested walk, which must not disturb the outer one.
+#[tokio::test]
+async fn a_tool_called_from_a_proxy_trap_while_arguments_are_walked_leaves_the_outer_walk_intact() {
+    let (bindings, calls) = recording(&["outer", "inner"]);
+    let program = "const target = {a: [1, {b: 'x'}], c: true};\n\
+        const p = new Proxy(target, { ownKeys(t) { tools.inner({deep: [[{n: 1}]]}); return Reflect.ownKeys(t); } });\n\
+        const r = await tools.outer({wrapped: p, after: [2, 3]});\n\
+        return r";
+    let result = run_with(&default_rt(), program, bindings, None).await;
+    assert_eq!(value(&result), &json!("outer-ok"));
+    let calls = calls.lock().unwrap().clone();
+    assert_eq!(
+        calls,
+        [
+            ("inner", json!({"deep": [[{"n": 1}]]})),
+            (
+                "outer",
+                json!({"wrapped": {"a": [1, {"b": "x"}], "c": true}, "after": [2, 3]})
+            ),
+        ]
+    );
+}
+
+// ---------------------------------------------------------------- warm engines and run slots
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_past_the_bound_wait_for_a_slot_and_the_threads_stay_under_it() {
+    use dsh_tools::code::quickjs::EnginePool;
+    let runtime = Arc::new(
+        QuickJsRuntime::with_pool(
+            CodeRuntimeConfig::default(),
+            EnginePool::default().warm(1).max_runs(3),
+        )
+        .unwrap(),
+    );
+    let (running, peak, threads) = (
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicUsize::new(0)),
+    );
+    let (r, p, t) = (
+        Arc::clone(&running),
+        Arc::clone(&peak),
+        Arc::clone(&threads),
+    );
+    let counted = Arc::downgrade(&runtime);
+    let wait: HostFn = Arc::new(move |_| {
+        let (r, p, t) = (Arc::clone(&r), Arc::clone(&p), Arc::clone(&t));
+        let counted = counted.clone();
+        let sample = move || counted.upgrade().map_or(0, |rt| rt.threads());
+        Box::pin(async move {
+            let now = r.fetch_add(1, Ordering::SeqCst) + 1;
+            p.fetch_max(now, Ordering::SeqCst);
+            t.fetch_max(sample(), Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(40)).await;
+            t.fetch_max(sample(), Ordering::SeqCst);
+            r.fetch_sub(1, Ordering::SeqCst);
+            Ok(json!("done"))
+        })
+    });
+    let runs: Vec<_> = (0..12)
+        .map(|i| {
+            let runtime = Arc::clone(&runtime);
+            let bindings = tools(vec![("wait", Arc::clone(&wait))]);
+            tokio::spawn(async move {
+                let program = format!("await tools.wait({{}}); return {i}");
+                run_with(&runtime, &program, bindings, None).await
+            })
+        })
+        .collect();
+    for (i, run) in runs.into_iter().enumerate() {
+        assert_eq!(value(&run.await.unwrap()), &json!(i));
+    }
+    assert_eq!(
+        peak.load(Ordering::SeqCst),
+        3,
+        "three runs at once, never more"
+    );
+    // Three runs and one warm engine (a finished run's thread counts until its last act, after
+    // its slot is handed back: at most one more per slot). Without the bound, twelve would run.
+    let most = threads.load(Ordering::SeqCst);
+    assert!(most >= 3 && most <= 3 + 1 + 3, "{most} engine threads");
+    assert_eq!(runtime.runs_started(), 12);
+}
+
+#[tokio::test]
+async fn a_run_waiting_for_a_slot_is_cancelled_as_abort() {
+    use dsh_tools::code::quickjs::EnginePool;
+    let runtime = Arc::new(
+        QuickJsRuntime::with_pool(
+            CodeRuntimeConfig::default(),
+            EnginePool::default().max_runs(1),
+        )
+        .unwrap(),
+    );
+    let release = CancellationToken::new();
+    let r = release.clone();
+    let hold: HostFn = Arc::new(move |_| {
+        let r = r.clone();
+        Box::pin(async move {
+            r.cancelled().await;
+            Ok(json!("released"))
+        })
+    });
+    let holding = {
+        let runtime = Arc::clone(&runtime);
+        let bindings = tools(vec![("hold", hold)]);
+        tokio::spawn(async move {
+            run_with(&runtime, "return await tools.hold({})", bindings, None).await
+        })
+    };
+    while runtime.runs_in_flight() == 0 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let signal = CancellationToken::new();
+    let waiting = {
+        let runtime = Arc::clone(&runtime);
+        let signal = signal.clone();
+        tokio::spawn(async move { run_with(&runtime, "return 2", vec![], Some(signal)).await })
+    };
+    while runtime.runs_in_flight() < 2 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    signal.cancel();
+    let cancelled = waiting.await.unwrap();
+    assert_eq!(failure(&cancelled).kind, FailureKind::Abort);
+    assert_eq!(
+        failure(&cancelled).message,
+        "AbortError: This operation was aborted"
+    );
+    // The slot's holder was never disturbed.
+    release.cancel();
+    assert_eq!(value(&holding.await.unwrap()), &json!("released"));
+}
+
+/// A sub-call's dispatch goes inline (on the run's own thread) once its tool proved quick, and
+/// back to the host's runtime for good after one slow inline poll.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quick_tool_is_dispatched_inline_and_one_that_blocked_goes_back_to_the_runtime() {
+    use dsh_tools::registry::PresentationMode;
+    use dsh_tools::{OutputDecl, Registry, ToolDefinition, ToolExecutionInput};
+    let registry = Registry::new();
+    let place = ToolDefinition::new(
+        "place",
+        "Where its body ran.",
+        json!({"type": "object"}),
+        OutputDecl::json(json!({"type": "boolean"})),
+        |args: Arc<Value>, _| async move {
+            if args["block"] == json!(true) {
+                // A body that blocks its thread (what a tool should not do, and some do).
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let name = std::thread::current().name().unwrap_or("").to_owned();
+            Ok(json!(name.starts_with("dsh-code")))
+        },
+    );
+    registry.register(place).unwrap().keep();
+    registry.set_presentation_mode(PresentationMode::Code);
+    registry.set_code_runtime(default_rt());
+    let program = "const inline = [];\n\
+        for (let i = 0; i < 8; i++) inline.push(await tools.place({}));\n\
+        inline.push(await tools.place({block: true}));\n\
+        for (let i = 0; i < 8; i++) inline.push(await tools.place({}));\n\
+        return inline";
+    let args = json!({"code": program, "description": "where calls run"});
+    let input = ToolExecutionInput::new("c1", "run_code", args, CancellationToken::new());
+    let result = registry.execute(input).await;
+    assert!(!result.is_error(), "{}", result.text());
+    let inline: Vec<bool> =
+        serde_json::from_value(result.value().unwrap()["result"].clone()).unwrap();
+    assert_eq!(&inline[..4], [false; 4], "new tools start on the runtime");
+    assert!(
+        inline[4..8].iter().all(|&i| i),
+        "then quick ones go inline: {inline:?}"
+    );
+    assert!(inline[8], "the call that blocked ran inline");
+    assert_eq!(
+        &inline[9..],
+        [false; 8],
+        "and its tool never again: {inline:?}"
+    );
+}

@@ -28,7 +28,53 @@ async fn noop(_args: Arc<Value>, _ctx: ToolRunContext) -> Result<Value, ToolErro
     Ok(Value::String("ok".to_owned()))
 }
 
+/// The registry's runtime, shared with the bench (to wait until its warm engines are back).
+struct Shared(Arc<QuickJsRuntime>);
+
+impl dsh_tools::code::CodeRuntime for Shared {
+    fn language(&self) -> &str {
+        self.0.language()
+    }
+    fn isolation(&self) -> &str {
+        self.0.isolation()
+    }
+    fn run(
+        &self,
+        request: dsh_tools::code::CodeRequest,
+    ) -> dsh_tools::pipeline::BoxFuture<
+        Result<dsh_tools::code::CodeResult, dsh_tools::code::SeamError>,
+    > {
+        self.0.run(request)
+    }
+    fn run_with(
+        &self,
+        request: dsh_tools::code::CodeRequest,
+        companion: dsh_tools::code::Companion,
+    ) -> dsh_tools::pipeline::BoxFuture<dsh_tools::code::RunWithOutcome> {
+        self.0.run_with(request, companion)
+    }
+}
+
+/// Times `run` alone, each time once the runtime's warm engines are all back (the latency of a
+/// run in an agent loop, where runs are a model turn apart).
+fn warm_iters(engine: &QuickJsRuntime, iters: u64, mut run: impl FnMut()) -> std::time::Duration {
+    let mut total = std::time::Duration::ZERO;
+    for _ in 0..iters {
+        while engine.warm_engines() < 2 || engine.runs_in_flight() > 0 {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+        let started = std::time::Instant::now();
+        run();
+        total += started.elapsed();
+    }
+    total
+}
+
 fn registry() -> Registry {
+    registry_on(Arc::new(QuickJsRuntime::new(Default::default()).unwrap()))
+}
+
+fn registry_on(engine: Arc<QuickJsRuntime>) -> Registry {
     let registry = Registry::new();
     let tool = ToolDefinition::new(
         "noop",
@@ -47,7 +93,7 @@ fn registry() -> Registry {
     )
     .concurrency_safe(|_| true);
     registry.register(parallel).unwrap().keep();
-    registry.set_code_runtime(QuickJsRuntime::new(Default::default()).unwrap());
+    registry.set_code_runtime(Shared(engine));
     registry.set_presentation_mode(PresentationMode::Both);
     registry
 }
@@ -92,7 +138,8 @@ fn code(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
-    let registry = registry();
+    let engine = Arc::new(QuickJsRuntime::new(Default::default()).unwrap());
+    let registry = registry_on(Arc::clone(&engine));
     let mut group = c.benchmark_group("code");
     group.bench_function("run/empty", |b| {
         b.iter(|| {
@@ -107,6 +154,22 @@ fn code(c: &mut Criterion) {
             let result = rt.block_on(registry.execute(run_code(hundred)));
             assert!(!result.is_error(), "{}", result.text());
             black_box(result)
+        })
+    });
+    group.bench_function("run/empty_warm", |b| {
+        b.iter_custom(|iters| {
+            warm_iters(&engine, iters, || {
+                let result = rt.block_on(registry.execute(run_code("return 1")));
+                assert!(!result.is_error(), "{}", result.text());
+            })
+        })
+    });
+    group.bench_function("calls/100_warm", |b| {
+        b.iter_custom(|iters| {
+            warm_iters(&engine, iters, || {
+                let result = rt.block_on(registry.execute(run_code(hundred)));
+                assert!(!result.is_error(), "{}", result.text());
+            })
         })
     });
     group.bench_function("direct/100", |b| {
@@ -203,7 +266,7 @@ fn code(c: &mut Criterion) {
             }))
         })
     });
-    let engine = QuickJsRuntime::new(Default::default()).unwrap();
+    let alone = QuickJsRuntime::new(Default::default()).unwrap();
     group.bench_function("engine/empty", |b| {
         b.iter(|| {
             let request = dsh_tools::code::CodeRequest {
@@ -212,11 +275,40 @@ fn code(c: &mut Criterion) {
                 signal: None,
             };
             let result = rt
-                .block_on(dsh_tools::code::CodeRuntime::run(&engine, request))
+                .block_on(dsh_tools::code::CodeRuntime::run(&alone, request))
                 .unwrap();
             assert_eq!(result.value, Some(json!(1)));
         })
     });
+    // The engine and its bridge alone (no registry, no lane, no pipeline): 100 awaited calls of
+    // a host function that answers at once, a run each time the warm engines are back.
+    let bridged = QuickJsRuntime::new(Default::default()).unwrap();
+    let answer: dsh_tools::code::HostFn =
+        Arc::new(|_| Box::pin(async { Ok(Value::String("ok".to_owned())) }));
+    let bridge = |program: &str| dsh_tools::code::CodeRequest {
+        program: program.to_owned(),
+        bindings: vec![dsh_tools::code::Namespace {
+            global: "tools".to_owned(),
+            functions: vec![("noop".to_owned(), Arc::clone(&answer))],
+            error_class: None,
+        }],
+        signal: None,
+    };
+    for (id, program) in [
+        ("engine/empty_warm", "return 1"),
+        ("engine/calls/100_warm", hundred),
+    ] {
+        group.bench_function(id, |b| {
+            b.iter_custom(|iters| {
+                warm_iters(&bridged, iters, || {
+                    let result = rt
+                        .block_on(dsh_tools::code::CodeRuntime::run(&bridged, bridge(program)))
+                        .unwrap();
+                    assert_eq!(result.value, Some(json!(1)));
+                })
+            })
+        });
+    }
     let runtime = rquickjs::Runtime::new().unwrap();
     let context = engine_context(&runtime);
     context.with(|ctx| {

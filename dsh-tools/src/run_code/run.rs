@@ -340,15 +340,22 @@ impl Run {
             crate::json::free(arg);
             return Err("tool arguments must be lossless JSON (call the tool with an arguments object, e.g. `{}`)".to_owned());
         }
-        // The call's copy and its record's.
-        let held = match self.hold(name, crate::json::host_bytes(&arg).saturating_mul(2)) {
+        // The call's copy, and its record's when something reads it: the records (a run with an
+        // agent) or the journal and the replay (a deferred run).
+        let recorded = self.agent.is_some() || self.deferred;
+        let copies = if recorded { 2 } else { 1 };
+        let held = match self.hold(name, crate::json::host_bytes(&arg).saturating_mul(copies)) {
             Ok(held) => held,
             Err(message) => {
                 crate::json::free(arg);
                 return Err(message);
             }
         };
-        let record_args = crate::json::clone_deep(&arg);
+        let record_args = if recorded {
+            crate::json::clone_deep(&arg)
+        } else {
+            Value::Null
+        };
         let (reply, answer) = oneshot::channel();
         let mut submitter = self.submitter.lock().unwrap_or_else(|e| e.into_inner());
         if self.queued.load(Ordering::Acquire) >= MAX_QUEUED_SUB_CALLS {

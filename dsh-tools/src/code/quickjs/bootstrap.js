@@ -51,15 +51,41 @@
     setProto(a, null);
     return a;
   }
+  // Argument lists for `apply`, reused (no prototype: nothing a program set is read from them).
+  const VALUE = list();
+  VALUE[0] = 'value';
+  const NO_ARGS = list();
+  // Objects on the path deeper than this are kept in a Set (a scan of the path below it).
+  const SCAN_DEPTH = 32;
+  // toTape's working lists, reused by every call that is not nested in another (a Proxy trap or
+  // a getter run by the walk may call a tool, whose arguments are then walked with lists of
+  // their own).
+  const scratch = { work: list(), path: list(), one: list(), busy: false };
 
   // The lossless check and flattening of a value (§3.8): a tape of tags and payloads the host
   // reads without recursion, or undefined when the value is not lossless JSON.
   // Tags: 0 null, 1 false, 2 true, 3 number, 4 string, 5 array (length, items), 6 object (count,
   // keys, values).
   function toTape(root) {
+    if (scratch.busy) return walk(root, list(), list(), list());
+    scratch.busy = true;
+    try {
+      return walk(root, scratch.work, scratch.path, scratch.one);
+    } finally {
+      // Emptied (nothing of this value is kept past the call), for the next call.
+      scratch.work.length = 0;
+      scratch.path.length = 0;
+      scratch.one.length = 0;
+      scratch.busy = false;
+    }
+  }
+
+  // toTape with its working lists: `path` holds the objects on the path from the root (a cycle
+  // returns to one), scanned while shallow, in a Set once deep.
+  function walk(root, work, path, one) {
     const tape = list();
-    const work = list();
-    const path = new SetC();
+    let depth = 0;
+    let deep = null;
     let t = 0;
     let w = 0;
     work[w++] = root;
@@ -67,7 +93,12 @@
       while (w > 0) {
         const v = work[--w];
         if (v === EXIT) {
-          apply(setDelete, path, [work[--w]]);
+          const left = path[--depth];
+          path[depth] = undefined;
+          if (deep !== null) {
+            one[0] = left;
+            apply(setDelete, deep, one);
+          }
           continue;
         }
         switch (typeof v) {
@@ -92,34 +123,47 @@
           tape[t++] = 0;
           continue;
         }
-        if (apply(setHas, path, [v])) return undefined;
+        if (deep !== null) {
+          one[0] = v;
+          if (apply(setHas, deep, one)) return undefined;
+        } else {
+          for (let i = 0; i < depth; i++) if (path[i] === v) return undefined;
+        }
         const proto = getProto(v);
         const keys = ownKeys(v);
         const n = keys.length;
-        if (isArray(v)) {
+        const array = isArray(v);
+        if (array) {
           if (proto !== ArrayProto) return undefined;
+        } else if (proto !== ObjectProto && proto !== null) return undefined;
+        path[depth++] = v;
+        if (deep !== null) {
+          one[0] = v;
+          apply(setAdd, deep, one);
+        } else if (depth > SCAN_DEPTH) {
+          deep = new SetC();
+          for (let i = 0; i < depth; i++) {
+            one[0] = path[i];
+            apply(setAdd, deep, one);
+          }
+        }
+        work[w++] = EXIT;
+        if (array) {
           const d = getDesc(v, 'length');
           if (d === undefined || typeof d.value !== 'number') return undefined;
           const len = d.value;
           if (n !== len + 1) return undefined;
-          apply(setAdd, path, [v]);
-          work[w++] = v;
-          work[w++] = EXIT;
           tape[t++] = 5;
           tape[t++] = len;
           for (let i = len - 1; i >= 0; i--) {
             const item = getDesc(v, i);
-            if (item === undefined || !apply(hasOwn, item, ['value']) || !item.enumerable) {
+            if (item === undefined || !apply(hasOwn, item, VALUE) || !item.enumerable) {
               return undefined;
             }
             work[w++] = item.value;
           }
           continue;
         }
-        if (proto !== ObjectProto && proto !== null) return undefined;
-        apply(setAdd, path, [v]);
-        work[w++] = v;
-        work[w++] = EXIT;
         tape[t++] = 6;
         tape[t++] = n;
         for (let i = 0; i < n; i++) {
@@ -129,7 +173,7 @@
         }
         for (let i = n - 1; i >= 0; i--) {
           const member = getDesc(v, keys[i]);
-          if (member === undefined || !apply(hasOwn, member, ['value']) || !member.enumerable) {
+          if (member === undefined || !apply(hasOwn, member, VALUE) || !member.enumerable) {
             return undefined;
           }
           work[w++] = member.value;

@@ -210,6 +210,14 @@ impl QuickJsRuntime {
         self.pool.idle()
     }
 
+    /// How many threads this runtime holds now: runs, warm engines and engines being made (a
+    /// thread counts until its last act; the kernel may take a moment more to reap it). At most
+    /// [`EnginePool::run_slots`] plus [`EnginePool::warm_engines`], and briefly one more per slot
+    /// while a finished run's thread ends.
+    pub fn threads(&self) -> usize {
+        self.pool.threads()
+    }
+
     /// Disposes the runtime (spec §3.1.4): every in-flight run fails with `abort` (`runtime
     /// disposed`), warm engines are let go, and the returned future completes once each run's
     /// thread has exited. A later [`run`](CodeRuntime::run) fails with `run() after disposal`.

@@ -4,6 +4,7 @@
 //! on a thread of its own, as every run did before the pool.
 
 use super::engine::{self, Deliver, EngineLimits, Job, Prepared};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, Weak};
 
@@ -51,6 +52,24 @@ pub(super) struct Pool {
     limits: EngineLimits,
     target: usize,
     slots: Mutex<Slots>,
+    /// Threads started and not yet at their end (running, warm or making an engine).
+    threads: Arc<AtomicUsize>,
+}
+
+/// Counts a thread until its closure ends.
+struct Counted(Arc<AtomicUsize>);
+
+impl Counted {
+    fn new(threads: &Arc<AtomicUsize>) -> Self {
+        threads.fetch_add(1, Ordering::AcqRel);
+        Self(Arc::clone(threads))
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl Pool {
@@ -60,6 +79,7 @@ impl Pool {
             limits,
             target,
             slots: Mutex::default(),
+            threads: Arc::default(),
         });
         pool.refill();
         pool
@@ -72,6 +92,11 @@ impl Pool {
     /// Idle warm engines now (for tests and metrics).
     pub(super) fn idle(&self) -> usize {
         self.slots().idle.len()
+    }
+
+    /// Threads this pool started that have not ended.
+    pub(super) fn threads(&self) -> usize {
+        self.threads.load(Ordering::Acquire)
     }
 
     /// Lets every idle engine go (their threads exit) and keeps none from now on.
@@ -105,10 +130,12 @@ impl Pool {
         let limits = self.limits;
         let cold = Arc::new(Mutex::new(Some(work)));
         let handed = Arc::clone(&cold);
+        let counted = Counted::new(&self.threads);
         let spawned = std::thread::Builder::new()
             .name("dsh-code-run".to_owned())
             .stack_size(THREAD_STACK_BYTES)
             .spawn(move || {
+                let _counted = counted;
                 let work = handed.lock().unwrap_or_else(|e| e.into_inner()).take();
                 if let Some(work) = work {
                     work.run(Prepared::new(&limits), &limits);
@@ -143,10 +170,14 @@ impl Pool {
         for _ in 0..wanted {
             let pool = Arc::downgrade(self);
             let limits = self.limits;
+            let counted = Counted::new(&self.threads);
             let spawned = std::thread::Builder::new()
                 .name("dsh-code-warm".to_owned())
                 .stack_size(THREAD_STACK_BYTES)
-                .spawn(move || warm(pool, limits));
+                .spawn(move || {
+                    let _counted = counted;
+                    warm(pool, limits);
+                });
             if spawned.is_err() {
                 let mut slots = self.slots();
                 slots.preparing -= 1;
