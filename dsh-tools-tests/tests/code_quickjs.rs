@@ -1437,7 +1437,7 @@ async fn runs_past_the_bound_wait_for_a_slot_and_the_threads_stay_under_it() {
     // Three runs and one warm engine (a finished run's thread counts until its last act, after
     // its slot is handed back: at most one more per slot). Without the bound, twelve would run.
     let most = threads.load(Ordering::SeqCst);
-    assert!(most >= 3 && most <= 3 + 1 + 3, "{most} engine threads");
+    assert!((3..=3 + 1 + 3).contains(&most), "{most} engine threads");
     assert_eq!(runtime.runs_started(), 12);
 }
 

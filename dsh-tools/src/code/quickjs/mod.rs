@@ -335,19 +335,7 @@ impl QuickJsRuntime {
                 deliver,
                 release,
             };
-            if let Err((work, e)) = pool.run(work) {
-                let Work {
-                    job,
-                    deliver,
-                    release,
-                } = work;
-                let failed = OutputLedger::new(limits.max_output_bytes).fail(
-                    FailureKind::WorkerExit,
-                    format!("worker error: could not start the run's thread: {e}"),
-                );
-                deliver(failed, job.companion);
-                release();
-            }
+            pool.run(work);
             match result_rx.await {
                 Ok((result, companion)) => (Ok(result), companion),
                 Err(_) => (

@@ -4,6 +4,7 @@
 //! on a thread of its own, as every run did before the pool.
 
 use super::engine::{self, Deliver, EngineLimits, Job, Prepared};
+use crate::code::{FailureKind, OutputLedger};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, Weak};
@@ -110,8 +111,8 @@ impl Pool {
     }
 
     /// Runs `work` on a warm engine, or on a new thread with an engine of its own; then tops the
-    /// pool up. `Err` when no thread could be started (the work is given back).
-    pub(super) fn run(self: &Arc<Self>, work: Work) -> Result<(), (Work, std::io::Error)> {
+    /// pool up. When no thread can be started, the run fails with `worker-exit`.
+    pub(super) fn run(self: &Arc<Self>, work: Work) {
         let mut work = work;
         loop {
             let warm = self.slots().idle.pop();
@@ -121,7 +122,7 @@ impl Pool {
             match warm.work.send(work) {
                 Ok(()) => {
                     self.refill();
-                    return Ok(());
+                    return;
                 }
                 // Its thread is gone: try the next one.
                 Err(mpsc::SendError(back)) => work = back,
@@ -142,15 +143,21 @@ impl Pool {
                 }
             });
         self.refill();
-        match spawned {
-            Ok(_) => Ok(()),
-            Err(e) => {
-                let work = cold.lock().unwrap_or_else(|e| e.into_inner()).take();
-                match work {
-                    Some(work) => Err((work, e)),
-                    // Unreachable: a thread that did not start took nothing.
-                    None => Ok(()),
-                }
+        if let Err(e) = spawned {
+            // A thread that did not start took nothing.
+            let work = cold.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let Some(Work {
+                job,
+                deliver,
+                release,
+            }) = work
+            {
+                let failed = OutputLedger::new(self.limits.max_output_bytes).fail(
+                    FailureKind::WorkerExit,
+                    format!("worker error: could not start the run's thread: {e}"),
+                );
+                deliver(failed, job.companion);
+                release();
             }
         }
     }
