@@ -1538,3 +1538,35 @@ async fn a_quick_tool_is_dispatched_inline_and_one_that_blocked_goes_back_to_the
         "and its tool never again: {inline:?}"
     );
 }
+
+/// Plain JavaScript compiles before any type stripping (issue 35): the stripper's own limits
+/// (128 KiB, 1,000 nested brackets, which bound its recursive parser) apply to TypeScript only,
+/// and the engine's parser, bounded by its stack limit, refuses what is too deep with an error.
+#[tokio::test]
+async fn plain_javascript_skips_the_stripper_and_its_limits() {
+    let runtime = default_rt();
+    let long = format!("const s = '{}';\nreturn s.length", "x".repeat(200 << 10));
+    assert_eq!(value(&run(&runtime, &long).await), &json!(200 << 10));
+    let typed = format!("const s: string = '{}';\nreturn s.length", "x".repeat(200 << 10));
+    let refused = run(&runtime, &typed).await;
+    assert_eq!(failure(&refused).kind, FailureKind::Exception);
+    assert!(
+        failure(&refused).message.contains("longer than"),
+        "{}",
+        failure(&refused).message
+    );
+    let generic = "const id = (x) => x; const f = id; return f<string>('a')";
+    // Valid JavaScript too (`(f < string) > 'a'`, a ReferenceError), but TypeScript's meaning
+    // wins: its type arguments send it to the stripper first.
+    assert_eq!(value(&run(&runtime, generic).await), &json!("a"));
+    let deep = format!("return {}1{}", "(".repeat(50_000), ")".repeat(50_000));
+    let failed = run(&runtime, &deep).await;
+    assert_eq!(failure(&failed).kind, FailureKind::Exception);
+    assert!(
+        failure(&failed).message.contains("Maximum call stack size exceeded"),
+        "{}",
+        failure(&failed).message
+    );
+    // The engine is fine after it.
+    assert_eq!(value(&run(&runtime, "return 2").await), &json!(2));
+}
