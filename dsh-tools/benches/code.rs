@@ -14,7 +14,8 @@
 //! async function awaiting 100 calls of a native function that returns a resolved promise.
 //!
 //! With `CODE_MEMORY=1` it measures memory instead: the peak RSS the hostile programs of issue
-//! 43.2 reach, each in a child process, against the sum of the default limits.
+//! 43.2 reach, each in a child process, against the sum of the default limits. With
+//! `CODE_WARM_RSS=1`, what an idle warm engine holds resident.
 
 use criterion::{Criterion, criterion_group};
 use dsh_tools::code::quickjs::QuickJsRuntime;
@@ -448,7 +449,51 @@ fn memory() {
     }
 }
 
+/// A process's resident set now (`VmRSS`), in KiB.
+fn rss_kib() -> f64 {
+    rss_mib().1 * 1024.0
+}
+
+/// `CODE_WARM_RSS=1`: what an idle warm engine costs, the resident set of a process holding 32
+/// of them against the same process holding none (each in a child process of its own).
+fn warm_rss() {
+    const ENGINES: usize = 32;
+    let measure = |warm: usize| -> f64 {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .env("CODE_WARM_CHILD", warm.to_string())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(f64::NAN)
+    };
+    let (none, some) = (measure(0), measure(ENGINES));
+    println!(
+        "idle warm engines: {none:.0} KiB with none, {some:.0} KiB with {ENGINES}: {:.0} KiB each",
+        (some - none) / ENGINES as f64
+    );
+}
+
+fn warm_child(warm: usize) {
+    use dsh_tools::code::quickjs::EnginePool;
+    let runtime = QuickJsRuntime::with_pool(
+        dsh_tools::code::CodeRuntimeConfig::default(),
+        EnginePool::default().warm(warm),
+    )
+    .unwrap();
+    while runtime.warm_engines() < warm {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    println!("{}", rss_kib());
+    drop(runtime);
+}
+
 fn main() {
+    if let Ok(warm) = std::env::var("CODE_WARM_CHILD") {
+        return warm_child(warm.parse().unwrap());
+    }
+    if std::env::var_os("CODE_WARM_RSS").is_some() {
+        return warm_rss();
+    }
     if let Ok(index) = std::env::var("CODE_MEMORY_ATTACK") {
         return attack(index.parse().unwrap());
     }
