@@ -71,6 +71,9 @@ const STACK_BYTES: usize = 4 << 20;
 ///
 /// let pool = EnginePool::default().warm(4).max_runs(8);
 /// assert_eq!((pool.warm_engines(), pool.run_slots()), (4, 8));
+/// // Out of range: clamped, never a panic or a thousand threads.
+/// let wide = EnginePool::default().warm(usize::MAX).max_runs(0);
+/// assert_eq!((wide.warm_engines(), wide.run_slots()), (EnginePool::MAX_WARM, 1));
 /// let runtime = QuickJsRuntime::with_pool(Default::default(), pool).unwrap();
 /// # drop(runtime);
 /// ```
@@ -91,15 +94,22 @@ impl Default for EnginePool {
 }
 
 impl EnginePool {
-    /// Keeps `engines` warm (0: every run makes its engine, as it starts).
+    /// The most engines kept warm ([`warm`](Self::warm) is clamped to it).
+    pub const MAX_WARM: usize = 64;
+    /// The most run slots ([`max_runs`](Self::max_runs) is clamped to it).
+    pub const MAX_RUNS: usize = 4_096;
+
+    /// Keeps `engines` warm (0: every run makes its engine, as it starts; at most
+    /// [`MAX_WARM`](Self::MAX_WARM)).
     pub fn warm(mut self, engines: usize) -> Self {
-        self.warm = engines;
+        self.warm = engines.min(Self::MAX_WARM);
         self
     }
 
-    /// Lets at most `runs` go at once (at least 1); later runs wait for a slot.
+    /// Lets at most `runs` go at once (1 to [`MAX_RUNS`](Self::MAX_RUNS)); later runs wait for a
+    /// slot.
     pub fn max_runs(mut self, runs: usize) -> Self {
-        self.max_runs = runs.max(1);
+        self.max_runs = runs.clamp(1, Self::MAX_RUNS);
         self
     }
 
