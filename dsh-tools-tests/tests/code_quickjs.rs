@@ -1547,7 +1547,10 @@ async fn plain_javascript_skips_the_stripper_and_its_limits() {
     let runtime = default_rt();
     let long = format!("const s = '{}';\nreturn s.length", "x".repeat(200 << 10));
     assert_eq!(value(&run(&runtime, &long).await), &json!(200 << 10));
-    let typed = format!("const s: string = '{}';\nreturn s.length", "x".repeat(200 << 10));
+    let typed = format!(
+        "const s: string = '{}';\nreturn s.length",
+        "x".repeat(200 << 10)
+    );
     let refused = run(&runtime, &typed).await;
     assert_eq!(failure(&refused).kind, FailureKind::Exception);
     assert!(
@@ -1563,7 +1566,9 @@ async fn plain_javascript_skips_the_stripper_and_its_limits() {
     let failed = run(&runtime, &deep).await;
     assert_eq!(failure(&failed).kind, FailureKind::Exception);
     assert!(
-        failure(&failed).message.contains("Maximum call stack size exceeded"),
+        failure(&failed)
+            .message
+            .contains("Maximum call stack size exceeded"),
         "{}",
         failure(&failed).message
     );

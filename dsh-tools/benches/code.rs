@@ -463,7 +463,10 @@ fn warm_rss() {
             .env("CODE_WARM_CHILD", warm.to_string())
             .output()
             .unwrap();
-        String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(f64::NAN)
+        String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .unwrap_or(f64::NAN)
     };
     let (none, some) = (measure(0), measure(ENGINES));
     println!(
