@@ -1575,3 +1575,42 @@ async fn plain_javascript_skips_the_stripper_and_its_limits() {
     // The engine is fine after it.
     assert_eq!(value(&run(&runtime, "return 2").await), &json!(2));
 }
+
+/// The lane is polled from the engine's interrupt checks while a program computes (issue 35): a
+/// call the program made and did not await starts (and here cancels the run) during a hot loop,
+/// instead of waiting for the program to yield.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unawaited_call_runs_while_the_program_computes() {
+    use dsh_tools::registry::PresentationMode;
+    use dsh_tools::{OutputDecl, Registry, ToolDefinition, ToolExecutionInput};
+    let outer = CancellationToken::new();
+    let o = outer.clone();
+    let registry = Registry::new();
+    let stop = ToolDefinition::new(
+        "stop",
+        "Cancels the run that called it.",
+        json!({"type": "object"}),
+        OutputDecl::text(),
+        move |_, _| {
+            let o = o.clone();
+            async move {
+                o.cancel();
+                Ok(json!("stopped"))
+            }
+        },
+    );
+    registry.register(stop).unwrap().keep();
+    registry.set_presentation_mode(PresentationMode::Code);
+    registry.set_code_runtime(rt(|c| c.compute_ms = 5_000.0));
+    let args = json!({"code": "tools.stop({}); for (;;) {}", "description": "spin"});
+    let result = registry
+        .execute(ToolExecutionInput::new("c1", "run_code", args, outer))
+        .await;
+    assert!(result.is_error());
+    let text = result.text();
+    assert!(
+        !text.contains("compute budget"),
+        "the call waited for the loop to end: {text}"
+    );
+    assert!(text.contains("abort"), "{text}");
+}
