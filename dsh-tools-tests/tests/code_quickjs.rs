@@ -1486,6 +1486,10 @@ async fn a_run_waiting_for_a_slot_is_cancelled_as_abort() {
         failure(&cancelled).message,
         "AbortError: This operation was aborted"
     );
+    // A queued run whose caller lets go of it (a timeout) stops counting as in flight.
+    let dropped = tokio::time::timeout(Duration::from_millis(20), run(&runtime, "return 3")).await;
+    assert!(dropped.is_err(), "it waited for the slot");
+    assert_eq!(runtime.runs_in_flight(), 1, "only the slot's holder");
     // The slot's holder was never disturbed.
     release.cancel();
     assert_eq!(value(&holding.await.unwrap()), &json!("released"));

@@ -9,7 +9,7 @@
 //! runs alone and holds a barrier until its commit is done. When the run settles, queued calls
 //! are abandoned and every started call is drained and committed before the outer result exists.
 
-use super::placement::{Inline, Observed, Placements};
+use super::placement::{Observed, Placements};
 use super::replay::Step;
 use super::run::{Entry, Held, Inbox, Reply, Run, Stop, abandon};
 use crate::call::ToolRunContext;
@@ -92,37 +92,60 @@ impl<T> std::future::Future for AbortOnDrop<T> {
     }
 }
 
-/// Call `n`'s dispatch, polled where its tool's [`Placements`] say: inline (on the thread that
-/// polls the lane), or as a task of its own on the host's runtime (also when there is no runtime
-/// to spawn on: then inline).
+/// Call `n`'s dispatch, polled where its tool's [`Placements`] say: as a task of its own on the
+/// host's runtime, or, for a tool that proved quick, first on the thread that polls the lane
+/// (settled in that poll: no thread woken), the rest of it as a task (a dispatch that waits keeps
+/// going while the lane awaits another call's start or commit, and never blocks the lane's thread
+/// after its first poll). Without a runtime to spawn on, it is polled where the lane is.
 fn place<S: Stages>(stages: &S, n: u64, name: &str, started: S::Started) -> Dispatch<S::Started> {
     let placements = stages.placements();
     let tool: Arc<str> = Arc::from(name);
     let future = stages.dispatch(started);
     let lost = |e: &dyn std::fmt::Display| format!("tool dispatch task failed: {e}");
-    let handle = tokio::runtime::Handle::try_current();
-    match handle {
-        Ok(handle) if !placements.inline(name) => {
-            let task = AbortOnDrop(handle.spawn(Observed {
-                future,
-                tool,
-                placements,
-                first: true,
-            }));
-            Box::pin(async move { (n, task.await.map_err(|e| lost(&e))) })
-        }
-        _ => {
-            let inline = Inline {
-                future,
-                tool,
-                placements,
-            };
-            Box::pin(async move {
-                let settled = std::panic::AssertUnwindSafe(inline).catch_unwind().await;
-                (n, settled.map_err(|_| lost(&"it panicked")))
-            })
-        }
+    let Ok(handle) = tokio::runtime::Handle::try_current() else {
+        return Box::pin(async move {
+            let settled = std::panic::AssertUnwindSafe(future).catch_unwind().await;
+            (n, settled.map_err(|_| lost(&"it panicked")))
+        });
+    };
+    if !placements.inline(name) {
+        let task = AbortOnDrop(handle.spawn(Observed {
+            future,
+            tool,
+            placements,
+            first: true,
+        }));
+        return Box::pin(async move { (n, task.await.map_err(|e| lost(&e))) });
     }
+    let mut future = Some(future);
+    Box::pin(async move {
+        let first = std::future::poll_fn(|cx| {
+            let Some(pending) = future.as_mut() else {
+                return std::task::Poll::Ready(Some(Err(lost(&"it was polled after it settled"))));
+            };
+            let started = std::time::Instant::now();
+            let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                pending.as_mut().poll(cx)
+            }));
+            if started.elapsed() > super::placement::SLOW {
+                placements.demote(&tool);
+            }
+            std::task::Poll::Ready(match polled {
+                Ok(std::task::Poll::Ready(stage)) => Some(Ok(stage)),
+                Ok(std::task::Poll::Pending) => None,
+                Err(_) => Some(Err(lost(&"it panicked"))),
+            })
+        })
+        .await;
+        match (first, future.take()) {
+            (Some(settled), _) => (n, settled),
+            (None, Some(rest)) => {
+                let task = AbortOnDrop(handle.spawn(rest));
+                (n, task.await.map_err(|e| lost(&e)))
+            }
+            (None, None) => (n, Err(lost(&"it was lost"))),
+        }
+    })
 }
 
 /// A settle record waiting for its call's value to reach the program.

@@ -6,9 +6,12 @@
 //!
 //! Nothing says in advance which a body is, so the registry learns it per tool. A tool starts on
 //! the runtime; once [`PROMOTE_AFTER`] of its dispatches in a row settled in their first poll in
-//! under [`QUICK`], it is polled inline. Any inline poll that takes longer than [`SLOW`] sends the
-//! tool back to the runtime for good (until it is registered again): a body that blocks costs its
-//! run one such poll at most, after which it never runs inline again.
+//! under [`QUICK`], its dispatches get their first poll inline (the rest, if they wait, runs as a
+//! task on the runtime). An inline poll that takes longer than [`SLOW`] sends the tool back to the
+//! runtime for good (until it is registered again): a body that blocks in its first poll costs its
+//! run that one poll, after which it never runs inline again. A program can choose arguments that
+//! make a promoted tool block in that poll (a file that is a FIFO, say): the run's thread is then
+//! held until the body returns, as a tokio worker would be by the same body called directly.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -65,7 +68,7 @@ impl Placements {
     }
 
     /// An inline poll of `tool` was slow.
-    fn demote(&self, tool: &str) {
+    pub(crate) fn demote(&self, tool: &str) {
         let mut tools = self.tools.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(learned) = tools.get_mut(tool) {
             learned.demoted = true;
@@ -78,27 +81,6 @@ impl Placements {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(tool);
-    }
-}
-
-/// A dispatch polled inline: each poll is timed, and a slow one demotes its tool.
-pub(crate) struct Inline<F> {
-    pub(crate) future: F,
-    pub(crate) tool: Arc<str>,
-    pub(crate) placements: Arc<Placements>,
-}
-
-impl<F: Future + Unpin> Future for Inline<F> {
-    type Output = F::Output;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let this = self.get_mut();
-        let started = Instant::now();
-        let polled = Pin::new(&mut this.future).poll(cx);
-        if started.elapsed() > SLOW {
-            this.placements.demote(&this.tool);
-        }
-        polled
     }
 }
 

@@ -349,49 +349,51 @@ pub(super) fn may_be_javascript(program: &str) -> bool {
     let Some(first_lt) = program.find('<') else {
         return true;
     };
-    let bytes = program.as_bytes();
-    let mut i = first_lt;
-    while i < bytes.len() {
-        if bytes[i] != b'>' {
-            i += 1;
+    let mut chars = program[first_lt..].char_indices().peekable();
+    let mut previous = '<';
+    while let Some((_, c)) = chars.next() {
+        if c != '>' || previous == '=' {
+            // Not a `>`, or an arrow's.
+            previous = c;
             continue;
         }
-        if i > 0 && bytes[i - 1] == b'=' {
-            // `=>`
-            i += 1;
-            continue;
+        while chars.peek().is_some_and(|&(_, c)| c == '>') {
+            chars.next();
         }
-        let mut j = i;
-        while j < bytes.len() && bytes[j] == b'>' {
-            j += 1;
+        // Whitespace on the same line (any of JavaScript's); a line break ends type arguments
+        // in TypeScript, so what follows it is not an operand of this `>`.
+        while chars
+            .peek()
+            .is_some_and(|&(_, c)| c.is_whitespace() && !is_line_break(c))
+        {
+            chars.next();
         }
-        while j < bytes.len() && matches!(bytes[j], b' ' | b'\t') {
-            j += 1;
-        }
-        let Some(&next) = bytes.get(j) else {
+        let Some(&(at, next)) = chars.peek() else {
             return false;
         };
         let operand = match next {
-            b'=' => true,
-            b'a'..=b'z' | b'A'..=b'Z' | b'_' | b'$' | 0x80..=0xff => {
-                let word_end = bytes[j..]
-                    .iter()
-                    .position(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$')))
-                    .map_or(bytes.len(), |k| j + k);
-                !matches!(
-                    &program[j..word_end],
-                    "in" | "instanceof" | "as" | "satisfies"
-                )
+            '=' => true,
+            c if c == '_' || c == '$' || c.is_alphabetic() => {
+                let rest = &program[first_lt + at..];
+                let word_end = rest
+                    .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+                    .unwrap_or(rest.len());
+                !matches!(&rest[..word_end], "in" | "instanceof" | "as" | "satisfies")
             }
-            b'0'..=b'9' | b'\'' | b'"' | b'[' | b'{' | b'!' | b'~' | b'+' | b'-' | b'<' => true,
+            '0'..='9' | '\'' | '"' | '[' | '{' | '!' | '~' | '+' | '-' | '<' => true,
             _ => false,
         };
         if !operand {
             return false;
         }
-        i = j;
+        previous = '>';
     }
     true
+}
+
+/// A JavaScript line terminator.
+fn is_line_break(c: char) -> bool {
+    matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}')
 }
 
 /// How a start went.
@@ -666,29 +668,43 @@ fn poll_host(state: &State) {
         state.calls.try_borrow_mut(),
         state.ready.try_borrow_mut(),
     ) else {
-        // Already polling (an interrupt cannot come from here; a guard all the same).
+        // Already polling (an interrupt cannot come from here; a guard all the same): the wake
+        // is kept for the next chance.
+        state.wake.woken.store(true, Ordering::Release);
         return;
     };
-    let polling = Instant::now();
+    // The thread's CPU time, not wall time: time descheduled or blocked in a poll is not
+    // credited to the program's compute budget.
+    let polling = thread_cpu();
     let mut cx = std::task::Context::from_waker(&state.waker);
-    let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    let lane = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         if let Some(future) = companion.as_mut()
             && future.as_mut().poll(&mut cx).is_ready()
         {
             *companion = None;
         }
-        while let Poll::Ready(Some(answer)) = calls.poll_next_unpin(&mut cx) {
-            ready.push(answer);
-        }
     }));
-    if let Err(payload) = polled {
+    if let Err(payload) = lane {
+        // Only the companion that panicked is lost.
         crate::error::drop_panic_payload(payload);
         *companion = None;
         state.host_panicked.set(true);
     }
+    let answers = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        while let Poll::Ready(Some(answer)) = calls.poll_next_unpin(&mut cx) {
+            ready.push(answer);
+        }
+    }));
+    if let Err(payload) = answers {
+        // A binding call's future panicked: the run ends (`worker-exit`); the companion is
+        // handed back and drained as usual.
+        crate::error::drop_panic_payload(payload);
+        state.host_panicked.set(true);
+    }
+    let spent = thread_cpu().saturating_sub(polling);
     state
         .host_time
-        .set(state.host_time.get().saturating_add(polling.elapsed()));
+        .set(state.host_time.get().saturating_add(spent));
 }
 
 /// Runs the program until it ends, a stop fires, or the wall deadline passes: engine jobs, then
@@ -809,6 +825,8 @@ mod tests {
             "return x < y ? -1 : x > y ? 1 : 0",
             "const f = (a) => ({ a }); return f(1) > [0]",
             "return a >> 2 < b",
+            "return a < b > \u{00A0}c",
+            "return a < b > é",
         ] {
             assert!(may_be_javascript(js), "{js}");
         }
@@ -822,6 +840,9 @@ mod tests {
             "return a<b> in c",
             "return f<T> /* c */ (x)",
             "return x < y >",
+            "const T = 0; return f<T>\u{00A0}(1)",
+            "return a<b>\u{2028}c",
+            "return a<b>\u{3000}`x`",
         ] {
             assert!(!may_be_javascript(ts), "{ts}");
         }

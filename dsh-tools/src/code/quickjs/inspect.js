@@ -1,8 +1,11 @@
 // The log inspector (Node's util.inspect, in short; Code Mode spec §3.7), compiled by the
 // bootstrap the first time a log entry needs it: most runs never log anything but strings, and
-// compiling it costs a third of the bootstrap. It is the body of a function whose parameters are
-// the intrinsics the bootstrap captured; it names nothing else, so a program that rewrote globals
-// before its first log cannot change what it reads. Returns `inspect(value, depth, seen)`.
+// compiling it costs a fifth of the bootstrap. It is the body of a function whose parameters are
+// the intrinsics the bootstrap captured, and it names no global, so a program that rewrote
+// globals before its first log does not change which functions it calls. (Those functions may
+// still consult what a program can rewrite, as the bootstrap's own `describe` does: a RegExp's
+// `exec`, say. What that reaches is the program's own log text, never host state.)
+// Returns `inspect(value, depth, seen)`.
 'use strict';
 function quote(s) {
   const q = apply(regexpTest, /'/, [s]) && !apply(regexpTest, /"/, [s]) ? '"' : "'";

@@ -61,10 +61,11 @@ const STACK_BYTES: usize = 4 << 20;
 /// A warm engine is a thread that made its engine (runtime, context, bootstrap) before any run
 /// asked for it: a run that finds one starts at once, and the pool is refilled behind it. An
 /// engine serves one run and is dropped with it. An idle warm engine costs a thread (its stack
-/// reserved, little of it touched) and the engine's start-up heap: BENCHMARKS.md, "Code Mode
-/// warm engines", has the measured figure. Runs past `max_runs` wait for a slot (cancelling
-/// such a run ends its wait as `abort`), so the threads a runtime holds stay under
-/// `max_runs + warm` (plus one short-lived type-stripping thread per TypeScript run starting).
+/// reserved, little of it touched) and the engine's start-up heap, about 350 KiB resident
+/// (BENCHMARKS.md, `code`, issue 35). Runs past `max_runs` wait for a slot (cancelling such a
+/// run ends its wait as `abort`), so the threads a runtime holds stay under `max_runs + warm`,
+/// plus briefly one per slot while a finished run's thread ends, and one short-lived
+/// type-stripping thread per TypeScript run starting.
 ///
 /// ```
 /// use dsh_tools::code::quickjs::{EnginePool, QuickJsRuntime};
@@ -121,6 +122,22 @@ impl EnginePool {
     /// The runs let go at once.
     pub fn run_slots(&self) -> usize {
         self.max_runs
+    }
+}
+
+/// A run counted in flight (in [`Runs::active`]) until this is dropped.
+struct InFlight {
+    runs: Arc<Mutex<Runs>>,
+    id: u64,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.runs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .active
+            .remove(&self.id);
     }
 }
 
@@ -284,14 +301,11 @@ impl QuickJsRuntime {
                 Err(e) => return (Err(e), companion),
             };
             let signal = request.signal.clone().unwrap_or_default();
-            let forget = {
-                let runs = Arc::clone(&runs);
-                move || {
-                    runs.lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .active
-                        .remove(&id);
-                }
+            // Counts the run as in flight until dropped: by its thread once the engine is freed,
+            // or here if the run ends (or this future is dropped) before it has one.
+            let counted = InFlight {
+                runs: Arc::clone(&runs),
+                id,
             };
             let aborted = |message: &str| {
                 OutputLedger::new(limits.max_output_bytes)
@@ -308,7 +322,7 @@ impl QuickJsRuntime {
             };
             let Some(slot) = slot.filter(|_| !signal.is_cancelled() && !disposed.is_cancelled())
             else {
-                forget();
+                drop(counted);
                 let _ = exited_tx.send(true);
                 let reason = if disposed.is_cancelled() {
                     "runtime disposed"
@@ -336,7 +350,7 @@ impl QuickJsRuntime {
             // Once the engine is freed: the run no longer counts as in flight, and its slot
             // goes to the next run.
             let release = Box::new(move || {
-                forget();
+                drop(counted);
                 let _ = exited_tx.send(true);
                 drop(slot);
             });

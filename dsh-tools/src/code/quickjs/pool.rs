@@ -44,7 +44,9 @@ struct Slots {
     preparing: usize,
     /// Disposed or dropped: nothing is kept warm any more.
     closed: bool,
-    /// An engine could not be made: refilling would fail again.
+    /// An engine could not be made (the configuration leaves no room for the bootstrap, say):
+    /// refilling would fail again, so the pool stops refilling and runs make their own engines,
+    /// each reporting why it failed.
     failed: bool,
 }
 
