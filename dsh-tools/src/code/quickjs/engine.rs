@@ -79,6 +79,9 @@ const MAX_ARGUMENT_BYTES: usize = 64 << 20;
 /// sooner; this only bounds a missed one).
 const MAX_SLEEP: Duration = Duration::from_millis(10);
 
+/// The most of one host poll credited back to the program's compute budget.
+const MAX_HOST_CREDIT: Duration = Duration::from_micros(100);
+
 /// A binding call's answer.
 struct Answer {
     id: u64,
@@ -673,9 +676,7 @@ fn poll_host(state: &State) {
         state.wake.woken.store(true, Ordering::Release);
         return;
     };
-    // The thread's CPU time, not wall time: time descheduled or blocked in a poll is not
-    // credited to the program's compute budget.
-    let polling = thread_cpu();
+    let polling = Instant::now();
     let mut cx = std::task::Context::from_waker(&state.waker);
     let lane = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         if let Some(future) = companion.as_mut()
@@ -701,7 +702,10 @@ fn poll_host(state: &State) {
         crate::error::drop_panic_payload(payload);
         state.host_panicked.set(true);
     }
-    let spent = thread_cpu().saturating_sub(polling);
+    // Not the program's compute. Wall time stands for the thread's CPU time (reading that costs a
+    // system call, a few µs a call on this machine), capped per poll: a poll that blocked or was
+    // descheduled is credited at most the cap, and a longer one is partly charged to the program.
+    let spent = polling.elapsed().min(MAX_HOST_CREDIT);
     state
         .host_time
         .set(state.host_time.get().saturating_add(spent));
