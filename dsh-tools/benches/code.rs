@@ -99,6 +99,13 @@ fn registry_on(engine: Arc<QuickJsRuntime>) -> Registry {
     registry
 }
 
+/// Runs `code` through `run_code` and checks that it succeeded.
+fn run_ok(rt: &tokio::runtime::Runtime, registry: &Registry, code: &str) -> ToolExecutionResult {
+    let result = rt.block_on(registry.execute(run_code(code)));
+    assert!(!result.is_error(), "{}", result.text());
+    result
+}
+
 fn run_code(code: &str) -> ToolExecutionInput {
     let args = json!({"code": code, "description": "bench"});
     ToolExecutionInput::new("c1", "run_code", args, CancellationToken::new())
@@ -143,33 +150,23 @@ fn code(c: &mut Criterion) {
     let registry = registry_on(Arc::clone(&engine));
     let mut group = c.benchmark_group("code");
     group.bench_function("run/empty", |b| {
-        b.iter(|| {
-            let result = rt.block_on(registry.execute(run_code("return 1")));
-            assert!(!result.is_error(), "{}", result.text());
-            black_box(result)
-        })
+        b.iter(|| black_box(run_ok(&rt, &registry, "return 1")))
     });
     let hundred = "for (let i = 0; i < 100; i++) await tools.noop({path: '/tmp/a'}); return 1";
     group.bench_function("calls/100", |b| {
-        b.iter(|| {
-            let result = rt.block_on(registry.execute(run_code(hundred)));
-            assert!(!result.is_error(), "{}", result.text());
-            black_box(result)
-        })
+        b.iter(|| black_box(run_ok(&rt, &registry, hundred)))
     });
     group.bench_function("run/empty_warm", |b| {
         b.iter_custom(|iters| {
             warm_iters(&engine, iters, || {
-                let result = rt.block_on(registry.execute(run_code("return 1")));
-                assert!(!result.is_error(), "{}", result.text());
+                run_ok(&rt, &registry, "return 1");
             })
         })
     });
     group.bench_function("calls/100_warm", |b| {
         b.iter_custom(|iters| {
             warm_iters(&engine, iters, || {
-                let result = rt.block_on(registry.execute(run_code(hundred)));
-                assert!(!result.is_error(), "{}", result.text());
+                run_ok(&rt, &registry, hundred);
             })
         })
     });
@@ -190,11 +187,7 @@ fn code(c: &mut Criterion) {
     });
     let all = "await Promise.all(Array.from({length: 100}, () => tools.pnoop({path: '/tmp/a'}))); return 1";
     group.bench_function("parallel/100", |b| {
-        b.iter(|| {
-            let result = rt.block_on(registry.execute(run_code(all)));
-            assert!(!result.is_error(), "{}", result.text());
-            black_box(result)
-        })
+        b.iter(|| black_box(run_ok(&rt, &registry, all)))
     });
     group.bench_function("join_all/100", |b| {
         b.iter(|| {

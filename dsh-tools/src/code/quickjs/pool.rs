@@ -133,17 +133,12 @@ impl Pool {
         let limits = self.limits;
         let cold = Arc::new(Mutex::new(Some(work)));
         let handed = Arc::clone(&cold);
-        let counted = Counted::new(&self.threads);
-        let spawned = std::thread::Builder::new()
-            .name("dsh-code-run".to_owned())
-            .stack_size(THREAD_STACK_BYTES)
-            .spawn(move || {
-                let _counted = counted;
-                let work = handed.lock().unwrap_or_else(|e| e.into_inner()).take();
-                if let Some(work) = work {
-                    work.run(Prepared::new(&limits), &limits);
-                }
-            });
+        let spawned = self.spawn("dsh-code-run", move || {
+            let work = handed.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let Some(work) = work {
+                work.run(Prepared::new(&limits), &limits);
+            }
+        });
         self.refill();
         if let Err(e) = spawned {
             // A thread that did not start took nothing.
@@ -164,6 +159,20 @@ impl Pool {
         }
     }
 
+    /// Starts a thread named `name` with the run's stack, counted in [`threads`](Self::threads)
+    /// until `body` returns.
+    fn spawn(&self, name: &str, body: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
+        let counted = Counted::new(&self.threads);
+        std::thread::Builder::new()
+            .name(name.to_owned())
+            .stack_size(THREAD_STACK_BYTES)
+            .spawn(move || {
+                let _counted = counted;
+                body();
+            })
+            .map(drop)
+    }
+
     /// Starts threads until `target` engines are idle or being made.
     fn refill(self: &Arc<Self>) {
         let wanted = {
@@ -179,14 +188,7 @@ impl Pool {
         for _ in 0..wanted {
             let pool = Arc::downgrade(self);
             let limits = self.limits;
-            let counted = Counted::new(&self.threads);
-            let spawned = std::thread::Builder::new()
-                .name("dsh-code-warm".to_owned())
-                .stack_size(THREAD_STACK_BYTES)
-                .spawn(move || {
-                    let _counted = counted;
-                    warm(pool, limits);
-                });
+            let spawned = self.spawn("dsh-code-warm", move || warm(pool, limits));
             if spawned.is_err() {
                 let mut slots = self.slots();
                 slots.preparing -= 1;
