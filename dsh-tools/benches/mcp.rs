@@ -16,7 +16,7 @@ use std::hint::black_box;
 
 #[path = "common/echo.rs"]
 mod echo;
-use echo::{Echo, EchoArgs, RmcpEcho};
+use echo::{Echo, EchoArgs, RmcpEcho, RmcpEchoStored};
 
 /// rmcp's server with 100 echo tools.
 #[derive(Clone)]
@@ -85,8 +85,9 @@ fn bench(c: &mut Criterion) {
     registry.register(Echo).unwrap().keep();
     let dsh = rt.block_on(connect(McpServer::new(registry)));
     let rmcp = rt.block_on(connect(RmcpEcho));
-    // Same answer from both: structured content equal to the arguments.
-    for client in [&dsh, &rmcp] {
+    let stored = rt.block_on(connect(RmcpEchoStored::new()));
+    // Same answer from all: structured content equal to the arguments.
+    for client in [&dsh, &rmcp, &stored] {
         let out = rt.block_on(client.peer().call_tool(request())).unwrap();
         assert_eq!(
             out.structured_content,
@@ -99,6 +100,9 @@ fn bench(c: &mut Criterion) {
     });
     group.bench_function("rmcp", |b| {
         b.iter(|| black_box(rt.block_on(rmcp.peer().call_tool(request())).unwrap()))
+    });
+    group.bench_function("rmcp_stored", |b| {
+        b.iter(|| black_box(rt.block_on(stored.peer().call_tool(request())).unwrap()))
     });
     group.finish();
 
@@ -131,12 +135,17 @@ fn only(which: &str) {
             registry.register(Echo).unwrap().keep();
             rt.block_on(connect(McpServer::new(registry)))
         }
+        "rmcp_stored" => rt.block_on(connect(RmcpEchoStored::new())),
         _ => rt.block_on(connect(RmcpEcho)),
     };
     let calls: usize = std::env::var("MCP_BENCH_CALLS")
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(1_000);
+    if std::env::var("MCP_BENCH_SHOW").is_ok() {
+        let out = rt.block_on(client.peer().call_tool(request())).unwrap();
+        eprintln!("{}", serde_json::to_string(&out).unwrap());
+    }
     for _ in 0..calls {
         black_box(rt.block_on(client.peer().call_tool(request())).unwrap());
     }

@@ -134,7 +134,9 @@ pub(crate) fn call_result(result: &ToolExecutionResult, structured_any: bool) ->
         (Some(value), _) => {
             let mut out = CallToolResult::success(content);
             if structured_any || value.is_object() {
-                out.structured_content = Some(json::clone_deep(value));
+                // At most MAX_RESULT_DEPTH deep (checked above): serde's recursive clone is
+                // safe, and faster than the iterative copy.
+                out.structured_content = Some(value.clone());
             }
             // `null` is "no card" (a presenter that declined): nothing to send.
             if let Some(presentation) = result.meta().filter(|m| !m.is_null()) {
@@ -200,7 +202,82 @@ pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024 - 64 * 1024;
 /// `Ok` when `result` serializes within [`MAX_MESSAGE_BYTES`]; else the size at which counting
 /// stopped (the serialization stops there too).
 fn fits_in_message(result: &CallToolResult) -> Result<(), usize> {
+    // Nearly every result is far below the limit: a bound read off its parts decides without
+    // serializing it (the transport serializes it once more anyway); only a result the bound
+    // cannot clear is counted exactly.
+    if upper_bound(result).is_some_and(|bound| bound <= MAX_MESSAGE_BYTES) {
+        return Ok(());
+    }
     serializes_within(result, MAX_MESSAGE_BYTES)
+}
+
+/// At least as many bytes as `result` takes as JSON (`None`: no bound is read off a result
+/// with non-text blocks, block annotations or `_meta`, or past [`MAX_MESSAGE_BYTES`]).
+/// serde_json writes a string's byte as at most 6 (`\u00XX`), a number in at most 24.
+fn upper_bound(result: &CallToolResult) -> Option<usize> {
+    // The keys, `isError`, `resultType` and punctuation of the envelope.
+    const ENVELOPE: usize = 256;
+    // A text block's keys and punctuation.
+    const BLOCK: usize = 32;
+    if result.meta.is_some() {
+        return None;
+    }
+    let mut total = ENVELOPE;
+    for block in &result.content {
+        let text = block.as_text()?;
+        if text.meta.is_some() || text.annotations.is_some() {
+            return None;
+        }
+        total = total.checked_add(text.text.len().checked_mul(6)?.checked_add(BLOCK)?)?;
+        if total > MAX_MESSAGE_BYTES {
+            return None;
+        }
+    }
+    if let Some(value) = &result.structured_content {
+        total = total.checked_add(value_bound(value, MAX_MESSAGE_BYTES - total)?)?;
+    }
+    Some(total)
+}
+
+/// Whether this build's serde_json keeps numbers as text (its `arbitrary_precision` feature):
+/// only then does `1e400` parse.
+fn arbitrary_precision() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| serde_json::from_str::<Value>("1e400").is_ok())
+}
+
+/// At least as many bytes as `value` takes as compact JSON, or `None` past `limit`; iterative.
+fn value_bound(value: &Value, limit: usize) -> Option<usize> {
+    let string = |s: &str| s.len().saturating_mul(6).saturating_add(2);
+    let mut total = 0usize;
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        let size = match v {
+            Value::Null | Value::Bool(_) => 5,
+            // Under serde_json's `arbitrary_precision` (which any crate in a build can turn
+            // on) a number keeps its text, of any length: no bound then.
+            Value::Number(_) if arbitrary_precision() => return None,
+            Value::Number(_) => 24,
+            Value::String(s) => string(s),
+            Value::Array(items) => {
+                stack.extend(items);
+                items.len().saturating_add(2)
+            }
+            Value::Object(map) => {
+                let mut size = map.len().saturating_mul(2).saturating_add(2);
+                for (key, item) in map {
+                    size = size.saturating_add(string(key));
+                    stack.push(item);
+                }
+                size
+            }
+        };
+        total = total.saturating_add(size);
+        if total > limit {
+            return None;
+        }
+    }
+    Some(total)
 }
 
 /// `Ok` when `value` serializes within `limit` bytes; else the size at which counting stopped
@@ -394,8 +471,46 @@ pub(crate) fn arguments(value: &Value) -> Result<JsonObject, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::content_block;
+    use super::{MAX_MESSAGE_BYTES, content_block, upper_bound};
     use crate::ContentBlock;
+    use rmcp::model::{self as mcp, CallToolResult};
+    use serde_json::{Value, json};
+
+    /// The bound that lets a result skip its exact count is never below its real size: every
+    /// byte of a string escaped (control characters), long numbers, empty and nested
+    /// containers, keys that need escaping.
+    #[test]
+    fn the_size_bound_is_never_below_the_serialized_size() {
+        let control: String = (0u8..32).map(char::from).collect();
+        let values = [
+            json!(null),
+            json!(-1.234_567_890_123_456_7e-300),
+            json!(u64::MAX),
+            json!([[], {}, [[[]]], [null, true, false]]),
+            json!({ control.clone(): control.clone(), "\"": ["\\", "\u{7f}"] }),
+            json!({"a": {"b": {"c": [1, 2.5, -3, "é日本"]}}}),
+            Value::String(control.repeat(100)),
+        ];
+        for value in values {
+            let mut result =
+                CallToolResult::success(vec![mcp::ContentBlock::text(control.clone() + "text")]);
+            result.is_error = Some(true);
+            result.structured_content = Some(value.clone());
+            let exact = serde_json::to_vec(&result).unwrap().len();
+            let bound = upper_bound(&result).expect("a small text result has a bound");
+            assert!(bound >= exact, "{value}: bound {bound} < {exact}");
+        }
+        // Past the limit there is no bound: the exact count decides.
+        let mut big = CallToolResult::success(vec![]);
+        big.structured_content = Some(Value::String("x".repeat(MAX_MESSAGE_BYTES / 6 + 1)));
+        assert_eq!(upper_bound(&big), None);
+        // This build has no `arbitrary_precision`: numbers are bounded (else the loop above
+        // would have failed its `expect`).
+        assert!(!super::arbitrary_precision());
+        // A block that is not text gets no bound.
+        let image = CallToolResult::success(vec![mcp::ContentBlock::image("AAAA", "image/png")]);
+        assert_eq!(upper_bound(&image), None);
+    }
 
     #[test]
     fn media_helpers_map_to_mcp_blocks_not_text() {

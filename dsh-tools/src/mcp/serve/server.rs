@@ -638,7 +638,9 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.call(request, cx).await
+        // Boxed: the call's future (the whole pipeline's state, several KiB) would otherwise
+        // sit inline in rmcp's per-request task, which tokio copies on spawn and completion.
+        Box::pin(self.call(request, cx)).await
     }
 
     /// A legacy session is told of changes from its `initialize` on (not from
