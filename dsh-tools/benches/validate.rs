@@ -11,6 +11,9 @@
 //!   without `FastCheck` gets).
 //! * `jsonschema` — the `jsonschema` crate's validator built once: `is_valid` for valid payloads,
 //!   every error collected for the invalid one, + the same decode.
+//! * `walk` — the floor of any validator that reads a `serde_json::Value`: one walk that touches
+//!   every value once (its type, every key's length, every number's kind, no schema), + the same
+//!   decode. No validator can check a value it does not visit.
 //!
 //! Payloads and schemas: `benches/data/` (copied from the shared benchmark set).
 
@@ -25,6 +28,19 @@ use std::hint::black_box;
 #[path = "common/types.rs"]
 mod types;
 use types::{EditArgs, ReadArgs, TableArgs};
+
+/// Touches every value of `v` once: what any validator must at least do. Returns a number the
+/// optimizer cannot drop.
+fn walk(v: &Value) -> usize {
+    match v {
+        Value::Null => 1,
+        Value::Bool(b) => usize::from(*b),
+        Value::Number(n) => usize::from(n.is_i64()),
+        Value::String(s) => s.len(),
+        Value::Array(items) => items.iter().map(walk).sum(),
+        Value::Object(map) => map.iter().map(|(k, v)| k.len() + walk(v)).sum(),
+    }
+}
 
 fn parse(text: &str) -> Value {
     serde_json::from_str(text).expect("benchmark data is JSON")
@@ -112,6 +128,16 @@ fn bench_payload<T: for<'de> Deserialize<'de> + schemars::JsonSchema + FastCheck
                 T::deserialize(value).ok()
             } else {
                 black_box(violations);
+                None
+            }
+        })
+    });
+    group.bench_function(format!("walk/{name}"), |b| {
+        b.iter(|| {
+            let value = black_box(&value);
+            if black_box(walk(value)) > 0 {
+                T::deserialize(value).ok()
+            } else {
                 None
             }
         })

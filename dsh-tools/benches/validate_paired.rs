@@ -294,6 +294,9 @@ fn calls() {
 
 /// One variant, `n` times, on the small payload (for an instruction count).
 fn count(variant: &str, n: usize) {
+    if let Some((variant, payload)) = variant.split_once(':') {
+        return count_twin(variant, payload, n);
+    }
     let value: Value = serde_json::from_str(include_str!("data/small.json")).expect("JSON");
     let generated = ArgsValidator::of::<ReadArgs>(false).expect("bridges");
     let schema = bridge::schema_for_args::<ReadArgs>(false).expect("bridges");
@@ -321,6 +324,127 @@ fn count(variant: &str, n: usize) {
     }
 }
 
+/// Touches every value of `v` once: the floor of any validator that reads a `Value` (its type,
+/// every key's length, every number's kind; no schema). Scalars inside containers are read
+/// inline, without a call, as the validator's fast path reads them.
+fn walk(v: &Value) -> usize {
+    match v {
+        Value::Array(items) => items.iter().map(member).sum(),
+        Value::Object(map) => map.iter().map(|(k, v)| k.len() + member(v)).sum(),
+        _ => scalar(v),
+    }
+}
+
+#[inline(always)]
+fn member(v: &Value) -> usize {
+    match v {
+        Value::Array(_) | Value::Object(_) => walk(v),
+        _ => scalar(v),
+    }
+}
+
+#[inline(always)]
+fn scalar(v: &Value) -> usize {
+    match v {
+        Value::Null => 1,
+        Value::Bool(b) => usize::from(*b),
+        Value::Number(n) => usize::from(n.is_i64()),
+        Value::String(s) => s.len(),
+        Value::Array(_) | Value::Object(_) => 0,
+    }
+}
+
+/// `validate.rs`'s criterion variants, interleaved: `serde`, `dsh` (the hand-written schema
+/// through the interpreter: `validate_at`), `walk` (the floor: every value touched once) and
+/// `jsonschema` (`is_valid`, or every error rendered on the invalid payload), each + the decode.
+fn criterion_twin<T: for<'de> Deserialize<'de>>(
+    name: &str,
+    schema: &str,
+    payload: &str,
+    iters: usize,
+) {
+    let schema: Value = serde_json::from_str(schema).expect("benchmark schemas are JSON");
+    let value: Value = serde_json::from_str(payload).expect("benchmark data is JSON");
+    let dsh = CompiledSchema::compile(&schema).expect("benchmark schemas are in the subset");
+    let js = jsonschema::validator_for(&schema).expect("benchmark schemas are JSON Schema");
+    let valid = dsh.is_valid(&value);
+    assert_eq!(valid, js.is_valid(&value), "{name}");
+    let [mut serde, mut ours, mut floor, mut theirs] = [f64::MAX; 4];
+    for _ in 0..ROUNDS {
+        time(&mut serde, iters, || {
+            black_box(T::deserialize(black_box(&value)).ok());
+        });
+        time(&mut ours, iters, || {
+            let v = black_box(&value);
+            let violations = dsh.validate_at(v, Root::Parameters);
+            black_box(decode_if_valid::<T>(
+                if violations.is_empty() {
+                    Ok(())
+                } else {
+                    Err(violations)
+                },
+                v,
+            ));
+        });
+        time(&mut floor, iters, || {
+            let v = black_box(&value);
+            if black_box(walk(v)) > 0 {
+                black_box(T::deserialize(v).ok());
+            }
+        });
+        time(&mut theirs, iters, || {
+            let v = black_box(&value);
+            if valid {
+                if js.is_valid(v) {
+                    black_box(T::deserialize(v).ok());
+                }
+            } else {
+                black_box(js.iter_errors(v).map(|e| e.to_string()).collect::<Vec<_>>());
+            }
+        });
+    }
+    println!(
+        "{name:8} serde {serde:.1} ns | dsh {ours:.1} ns ({:.3}x serde, {:.3}x jsonschema) | walk {floor:.1} ns ({:.3}x serde, {:.3}x jsonschema) | jsonschema {theirs:.1} ns ({:.3}x serde)",
+        ours / serde,
+        ours / theirs,
+        floor / serde,
+        floor / theirs,
+        theirs / serde,
+    );
+}
+
+/// One criterion-twin variant (`serde`, `dsh`, `walk`, `jsonschema`), `n` times, on one payload
+/// (`PAIRED_COUNT=dsh:medium`).
+fn count_twin(variant: &str, payload: &str, n: usize) {
+    let medium = include_str!("data/medium.schema.json");
+    let (schema, data) = match payload {
+        "small" => (
+            include_str!("data/small.schema.json"),
+            include_str!("data/small.json"),
+        ),
+        "medium" => (medium, include_str!("data/medium.json")),
+        "large" => (
+            include_str!("data/large.schema.json"),
+            include_str!("data/large.json"),
+        ),
+        "invalid" => (medium, include_str!("data/invalid.json")),
+        other => panic!("PAIRED_COUNT: no payload {other:?}"),
+    };
+    let schema: Value = serde_json::from_str(schema).expect("JSON");
+    let value: Value = serde_json::from_str(data).expect("JSON");
+    let dsh = CompiledSchema::compile(&schema).expect("compiles");
+    let js = jsonschema::validator_for(&schema).expect("JSON Schema");
+    for _ in 0..n {
+        let v = black_box(&value);
+        match variant {
+            "dsh" => black_box(dsh.validate_at(v, Root::Parameters).len()),
+            "walk" => black_box(walk(v)),
+            "jsonschema" => black_box(js.iter_errors(v).map(|e| e.to_string()).count()),
+            other => panic!("PAIRED_COUNT: no variant {other:?}"),
+        };
+    }
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; a filter or `--list` has nothing to select here.
     if std::env::args().any(|a| a == "--list") {
@@ -333,6 +457,26 @@ fn main() {
             .unwrap_or(10_000);
         count(&variant, n);
         return;
+    }
+    {
+        let medium = include_str!("data/medium.schema.json");
+        criterion_twin::<ReadArgs>(
+            "small",
+            include_str!("data/small.schema.json"),
+            include_str!("data/small.json"),
+            20_000,
+        );
+        criterion_twin::<EditArgs>("medium", medium, include_str!("data/medium.json"), 500);
+        criterion_twin::<TableArgs>(
+            "large",
+            include_str!("data/large.schema.json"),
+            include_str!("data/large.json"),
+            10,
+        );
+        criterion_twin::<EditArgs>("invalid", medium, include_str!("data/invalid.json"), 500);
+        if std::env::var("PAIRED_ONLY").is_ok_and(|o| o == "twin") {
+            return;
+        }
     }
     paired::<ReadArgs>(
         "small",

@@ -136,6 +136,69 @@ pub(crate) struct Prop {
     pub(crate) key: Box<str>,
     pub(crate) id: NodeId,
     pub(crate) required: bool,
+    /// The node's [`TypeMask`]: checked in the object's loop, without visiting the node.
+    pub(crate) mask: TypeMask,
+}
+
+/// The JSON types a node admits when its type is all it checks (a plain `string`, `integer`,
+/// `number`, `boolean` or `null`, or `oneOf` one of those and `null`: every `Option<scalar>`),
+/// one bit per type; empty when the node checks more (the value must visit it).
+///
+/// A container's loop decides such a member from the mask it keeps beside it: no node to load,
+/// no dispatch on the node's kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct TypeMask(u8);
+
+impl TypeMask {
+    const NULL: u8 = 1;
+    const BOOLEAN: u8 = 2;
+    const STRING: u8 = 4;
+    const INTEGER: u8 = 8;
+    const NUMBER: u8 = 16;
+
+    /// Whether the node must be visited (the mask decides nothing).
+    #[inline(always)]
+    pub(crate) fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Whether `v` is of an admitted type (for a non-empty mask: exactly what the node decides).
+    #[inline(always)]
+    pub(crate) fn admits(self, v: &Value) -> bool {
+        let m = self.0;
+        match v {
+            Value::Null => m & Self::NULL != 0,
+            Value::Bool(_) => m & Self::BOOLEAN != 0,
+            Value::String(_) => m & Self::STRING != 0,
+            Value::Number(n) => {
+                (m & Self::NUMBER != 0 && crate::json::is_lossless_number(n))
+                    || (m & Self::INTEGER != 0 && crate::json::is_integer(n))
+            }
+            Value::Array(_) | Value::Object(_) => false,
+        }
+    }
+
+    /// The mask of `nodes[id]`.
+    fn of(nodes: &[Node], id: NodeId) -> Self {
+        let leaf = |id: NodeId| match &nodes[id as usize] {
+            Node::String(s) if s.plain => Self::STRING,
+            Node::Number(n) if n.plain && n.integer => Self::INTEGER,
+            Node::Number(n) if n.plain => Self::NUMBER,
+            Node::Literal(l) if l.one_of.is_none() && l.constant.is_none() => match l.ty {
+                Type::Boolean => Self::BOOLEAN,
+                Type::Null => Self::NULL,
+                _ => 0,
+            },
+            _ => 0,
+        };
+        Self(match &nodes[id as usize] {
+            Node::OneOf(_, Some(of)) => match leaf(*of) {
+                0 => 0,
+                m => m | Self::NULL,
+            },
+            _ => leaf(id),
+        })
+    }
 }
 
 /// Objects with more declared properties than this use a hash index; fewer use a linear scan.
@@ -176,6 +239,8 @@ impl ObjectNode {
 #[derive(Debug)]
 pub(crate) struct ArrayNode {
     pub(crate) items: Option<NodeId>,
+    /// The items' [`TypeMask`] (empty without `items`).
+    pub(crate) items_mask: TypeMask,
     pub(crate) min_items: Option<u64>,
     pub(crate) max_items: Option<u64>,
     pub(crate) unique: bool,
@@ -248,6 +313,25 @@ impl CompiledSchema {
             };
             if let Node::OneOf(_, nullable) = &mut nodes[i] {
                 *nullable = of;
+            }
+        }
+        // Every member's and item's type mask, once the nullable `oneOf`s are known.
+        let masks: Vec<TypeMask> = (0..nodes.len() as NodeId)
+            .map(|id| TypeMask::of(&nodes, id))
+            .collect();
+        for node in &mut nodes {
+            match node {
+                Node::Object(o) => {
+                    for p in o.props.iter_mut() {
+                        p.mask = masks[p.id as usize];
+                    }
+                }
+                Node::Array(a) => {
+                    if let Some(item) = a.items {
+                        a.items_mask = masks[item as usize];
+                    }
+                }
+                _ => {}
             }
         }
         let admits_any = nodes.iter().any(|n| matches!(n, Node::Any));
@@ -364,6 +448,7 @@ fn compile_node<'a>(
         }),
         Type::Array => Node::Array(ArrayNode {
             items: map.get("items").map(|items| alloc(items, nodes, tasks)),
+            items_mask: TypeMask::default(),
             min_items: map.get("minItems").and_then(count_bound),
             max_items: map.get("maxItems").and_then(count_bound),
             unique: map
@@ -392,6 +477,7 @@ fn compile_node<'a>(
                     key: Box::from(k.as_str()),
                     id: alloc(child, nodes, tasks),
                     required: required_set.contains(k.as_str()),
+                    mask: TypeMask::default(),
                 });
             }
             drop(required_set);

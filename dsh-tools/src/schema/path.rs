@@ -43,24 +43,53 @@ impl<'a> PathArena<'a> {
     /// end. When `root` is empty (parameter-root mode), a key directly under the root has no
     /// leading dot.
     pub(crate) fn render(&self, root: &str, id: PathId) -> String {
-        let mut segs = Vec::new();
+        let mut out = String::new();
+        self.render_into(&mut out, root, id);
+        out
+    }
+
+    /// An arena with room for `n` path steps.
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        Self {
+            nodes: Vec::with_capacity(n),
+        }
+    }
+
+    /// [`render`](Self::render), appended to `out`.
+    pub(crate) fn render_into(&self, out: &mut String, root: &str, id: PathId) {
+        // The steps, root first: on the stack for ordinary depths.
+        let mut depth = 0;
         let mut cur = id;
         while cur != ROOT {
+            depth += 1;
+            cur = self.nodes[cur as usize].0;
+        }
+        let mut small = [Seg::Lit(""); 16];
+        let mut large = Vec::new();
+        let segs: &mut [Seg<'a>] = if depth <= small.len() {
+            &mut small[..depth]
+        } else {
+            large.resize(depth, Seg::Lit(""));
+            &mut large
+        };
+        let mut cur = id;
+        for slot in segs.iter_mut().rev() {
             let (parent, seg) = self.nodes[cur as usize];
-            segs.push(seg);
+            *slot = seg;
             cur = parent;
         }
-        let mut out = String::from(root);
-        for seg in segs.into_iter().rev() {
-            match seg {
+        let start = out.len();
+        out.push_str(root);
+        for seg in segs.iter() {
+            match *seg {
                 Seg::Key(k) => {
                     if plain(k) {
-                        if !out.is_empty() {
+                        if out.len() > start {
                             out.push('.');
                         }
                         out.push_str(k);
                     } else {
-                        bracketed(&mut out, k);
+                        bracketed(out, k);
                     }
                 }
                 Seg::Index(i) => {
@@ -73,7 +102,7 @@ impl<'a> PathArena<'a> {
                         out.push_str(k);
                     } else {
                         out.push_str(".properties");
-                        bracketed(&mut out, k);
+                        bracketed(out, k);
                     }
                 }
                 Seg::OneOf(i) => {
@@ -81,13 +110,15 @@ impl<'a> PathArena<'a> {
                 }
             }
         }
-        if out.len() > MAX_PATH_BYTES {
-            let head = floor_char(&out, MAX_PATH_BYTES / 4);
-            let tail = ceil_char(&out, out.len() - MAX_PATH_BYTES / 2);
+        let path = &out[start..];
+        if path.len() > MAX_PATH_BYTES {
+            let head = floor_char(path, MAX_PATH_BYTES / 4);
+            let tail = ceil_char(path, path.len() - MAX_PATH_BYTES / 2);
             let cut = tail - head;
-            out = format!("{}…({cut} bytes of path)…{}", &out[..head], &out[tail..]);
+            let end = path[tail..].to_owned();
+            out.truncate(start + head);
+            let _ = write!(out, "…({cut} bytes of path)…{end}");
         }
-        out
     }
 }
 

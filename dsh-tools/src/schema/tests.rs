@@ -6,29 +6,43 @@ use super::{CompiledSchema, Root, assert_supported};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
+const STRINGS: [&str; 5] = ["", "a", "b", "ab", "ü"];
+const NUMBERS: [&str; 14] = [
+    "0",
+    "1",
+    "1.0",
+    "1.5",
+    "-0",
+    "2",
+    "-1",
+    "1e2",
+    "9007199254740993",
+    "-9223372036854775808",
+    "9223372036854775808",
+    "18446744073709551615",
+    "4294967296",
+    "1e30",
+];
+
+fn number(text: &str) -> Value {
+    serde_json::from_str::<Value>(text).unwrap()
+}
+
 fn scalar() -> impl Strategy<Value = Value> {
     prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
-        prop::sample::select(vec!["", "a", "b", "ab", "ü"]).prop_map(|s| json!(s)),
-        prop::sample::select(vec![
-            "0",
-            "1",
-            "1.0",
-            "1.5",
-            "-0",
-            "2",
-            "-1",
-            "1e2",
-            "9007199254740993",
-            "-9223372036854775808",
-            "9223372036854775808",
-            "18446744073709551615",
-            "4294967296",
-            "1e30"
-        ])
-        .prop_map(|t| serde_json::from_str::<Value>(t).unwrap()),
+        prop::sample::select(STRINGS.to_vec()).prop_map(|s| json!(s)),
+        prop::sample::select(NUMBERS.to_vec()).prop_map(number),
     ]
+}
+
+/// Every scalar `scalar()` draws from, and an empty array and object.
+fn scalar_values() -> Vec<Value> {
+    let mut all = vec![Value::Null, json!(true), json!(false), json!([]), json!({})];
+    all.extend(STRINGS.iter().map(|s| json!(s)));
+    all.extend(NUMBERS.iter().map(|n| number(n)));
+    all
 }
 
 fn value() -> impl Strategy<Value = Value> {
@@ -43,28 +57,32 @@ fn value() -> impl Strategy<Value = Value> {
     })
 }
 
-fn scalar_schema() -> impl Strategy<Value = Value> {
-    prop_oneof![
-        Just(json!({})),
-        Just(json!({"type": "string"})),
-        Just(json!({"type": "string", "enum": ["a", "b"]})),
-        Just(json!({"type": "string", "const": "a"})),
-        Just(json!({"type": "string", "minLength": 1, "maxLength": 1})),
-        Just(json!({"type": "string", "pattern": "^a"})),
-        Just(json!({"type": "number"})),
-        Just(json!({"type": "number", "minimum": 0, "exclusiveMaximum": 2})),
-        Just(json!({"type": "integer"})),
-        Just(json!({"type": "integer", "enum": [1, 2]})),
-        Just(json!({"type": "integer", "maximum": 1.5, "exclusiveMinimum": -1})),
+fn scalar_schemas() -> Vec<Value> {
+    vec![
+        json!({}),
+        json!({"type": "string"}),
+        json!({"type": "string", "enum": ["a", "b"]}),
+        json!({"type": "string", "const": "a"}),
+        json!({"type": "string", "minLength": 1, "maxLength": 1}),
+        json!({"type": "string", "pattern": "^a"}),
+        json!({"type": "number"}),
+        json!({"type": "number", "minimum": 0, "exclusiveMaximum": 2}),
+        json!({"type": "integer"}),
+        json!({"type": "integer", "enum": [1, 2]}),
+        json!({"type": "integer", "maximum": 1.5, "exclusiveMinimum": -1}),
         // The bridge's integer ranges (decided by the integer fast path).
-        Just(json!({"type": "integer", "minimum": i64::MIN, "maximum": i64::MAX})),
-        Just(json!({"type": "integer", "minimum": 0, "maximum": u32::MAX})),
-        Just(json!({"type": "integer", "minimum": 0, "maximum": u64::MAX})),
-        Just(json!({"type": "number", "minimum": -1})),
-        Just(json!({"type": "boolean"})),
-        Just(json!({"type": "boolean", "const": true})),
-        Just(json!({"type": "null"})),
+        json!({"type": "integer", "minimum": i64::MIN, "maximum": i64::MAX}),
+        json!({"type": "integer", "minimum": 0, "maximum": u32::MAX}),
+        json!({"type": "integer", "minimum": 0, "maximum": u64::MAX}),
+        json!({"type": "number", "minimum": -1}),
+        json!({"type": "boolean"}),
+        json!({"type": "boolean", "const": true}),
+        json!({"type": "null"}),
     ]
+}
+
+fn scalar_schema() -> impl Strategy<Value = Value> {
+    prop::sample::select(scalar_schemas())
 }
 
 fn schema() -> impl Strategy<Value = Value> {
@@ -411,4 +429,41 @@ fn one_of_that_matches_nothing_is_explained() {
         two.validate(&json!(1)),
         [r#""value" must match exactly one oneOf branch (matched 2)"#]
     );
+}
+/// Every scalar schema against every scalar value, as an object's member, an array's item and
+/// an `Option` of either (where containers decide members by their type mask): the fast path, the
+/// collector alone (budget 0) and the listing agree. Exhaustive, where the property test above
+/// reaches a given pair only by chance.
+#[test]
+fn members_decided_by_type_agree_with_the_collector() {
+    let (schemas, values) = (scalar_schemas(), scalar_values());
+    let mut checked = 0;
+    for s in &schemas {
+        let wraps = [
+            json!({"type": "object", "properties": {"a": s}}),
+            json!({"type": "object", "properties": {"a": {"oneOf": [s, {"type": "null"}]}}}),
+            json!({"type": "array", "items": s}),
+            json!({"type": "array", "items": {"oneOf": [{"type": "null"}, s]}}),
+        ];
+        for wrapped in &wraps {
+            let compiled = CompiledSchema::compile(wrapped).unwrap();
+            for v in &values {
+                let value = if wrapped["type"] == "object" {
+                    json!({"a": v})
+                } else {
+                    json!([v])
+                };
+                let fast = compiled.is_valid(&value);
+                let listed = compiled.collect(&value, Root::Value);
+                assert_eq!(fast, listed.is_empty(), "{wrapped} {value}: {listed:?}");
+                assert_eq!(
+                    fits_with_budget(&compiled, &value, 0),
+                    fast,
+                    "{wrapped} {value}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 1000, "{checked}");
 }

@@ -157,7 +157,11 @@ impl CompiledSchema {
                         Some((i, p)) => {
                             hint = i + 1;
                             required += usize::from(p.required);
-                            self.fits_child::<PROBE>(p.id, child, depth - 1)
+                            if p.mask.is_empty() {
+                                self.fits_child::<PROBE>(p.id, child, depth - 1)
+                            } else {
+                                p.mask.admits(child)
+                            }
                         }
                         None => match o.additional {
                             Additional::Allow => lossless(child, depth - 1),
@@ -183,6 +187,9 @@ impl CompiledSchema {
                     return false;
                 }
                 let items_ok = match a.items {
+                    Some(_) if !a.items_mask.is_empty() => {
+                        items.iter().all(|x| a.items_mask.admits(x))
+                    }
                     Some(item) => items
                         .iter()
                         .all(|x| self.fits_child::<PROBE>(item, x, depth - 1)),
@@ -270,6 +277,18 @@ fn member<'v>(map: &'v Map<String, Value>, key: &str) -> Option<(&'v String, &'v
     }
 }
 
+/// `"<path>"` (`"arguments"` for the parameter root), in a string with room for the message.
+fn quoted(paths: &PathArena<'_>, label: &str, path: PathId) -> String {
+    let mut m = String::with_capacity(64);
+    m.push('"');
+    paths.render_into(&mut m, label, path);
+    if m.len() == 1 {
+        m.push_str("arguments");
+    }
+    m.push('"');
+    m
+}
+
 enum Task<'a> {
     Visit(NodeId, &'a Value, PathId),
     /// After an object's declared children: undeclared members, then losslessness.
@@ -314,9 +333,9 @@ impl<'a> Collector<'a> {
         Self {
             schema,
             label,
-            paths: PathArena::default(),
+            paths: PathArena::with_capacity(16),
             sink: Sink::default(),
-            tasks: Vec::new(),
+            tasks: Vec::with_capacity(16),
             silent: usize::from(silent),
             abandon: false,
             branch_failed: false,
@@ -341,15 +360,6 @@ impl<'a> Collector<'a> {
         }
     }
 
-    fn quoted(&self, path: PathId) -> String {
-        let p = self.paths.render(self.label, path);
-        if p.is_empty() {
-            "\"arguments\"".to_owned()
-        } else {
-            format!("\"{p}\"")
-        }
-    }
-
     /// Records `"<path>" <what>`.
     fn fail(&mut self, path: PathId, what: impl FnOnce() -> String) {
         if self.silent > 0 {
@@ -357,9 +367,38 @@ impl<'a> Collector<'a> {
             self.abandon = true;
             self.failed |= self.silent == self.base;
         } else {
-            let q = self.quoted(path);
-            self.sink.add(|| format!("{q} {}", what()));
+            let (paths, label) = (&self.paths, self.label);
+            self.sink.add(|| {
+                let mut m = quoted(paths, label, path);
+                m.push(' ');
+                m.push_str(&what());
+                m
+            });
         }
+    }
+
+    /// [`fail`](Self::fail) with a fixed message: nothing but the violation's one string is
+    /// allocated.
+    fn fail_str(&mut self, path: PathId, what: &'static str) {
+        if self.silent > 0 {
+            self.fail(path, String::new);
+        } else {
+            let (paths, label) = (&self.paths, self.label);
+            self.sink.add(|| {
+                let mut m = quoted(paths, label, path);
+                m.push(' ');
+                m.push_str(what);
+                m
+            });
+        }
+    }
+
+    /// Whether a child about to be visited is proven valid by the bounded fast path, so that it
+    /// is neither pushed nor given a path. Only when listing: a silent branch stops at its first
+    /// violation anyway.
+    #[inline]
+    fn proven(&self, id: NodeId, v: &Value) -> bool {
+        self.silent == 0 && self.schema.fits::<true>(id, v, PROBE_DEPTH)
     }
 
     fn run(&mut self, id: NodeId, value: &'a Value) {
@@ -388,7 +427,7 @@ impl<'a> Collector<'a> {
             Task::ObjectLossless(map, path, start) => {
                 // Declared and schema-checked members were validated; the check covers the rest.
                 if self.count() == start && !map.values().all(|m| lossless(m, FAST_DEPTH)) {
-                    self.fail(path, || "must be a lossless JSON object".to_owned());
+                    self.fail_str(path, "must be a lossless JSON object");
                 }
             }
             Task::ArrayTail(id, items, path, start) => {
@@ -406,7 +445,7 @@ impl<'a> Collector<'a> {
                     && a.items.is_none()
                     && !items.iter().all(|x| lossless(x, FAST_DEPTH))
                 {
-                    self.fail(path, || "must be a dense lossless JSON array".to_owned());
+                    self.fail_str(path, "must be a dense lossless JSON array");
                 }
             }
             Task::OneOf {
@@ -587,15 +626,12 @@ impl<'a> Collector<'a> {
 
     fn visit(&mut self, id: NodeId, v: &'a Value, path: PathId) {
         let schema = self.schema;
-        // Listing: a subtree the bounded fast path proves valid has nothing to list. (The root
-        // was just found invalid, so it is not probed again.)
-        if self.silent == 0 && path != ROOT && schema.fits::<true>(id, v, PROBE_DEPTH) {
-            return;
-        }
+        // Listing: a child the bounded fast path proves valid was never pushed ([`proven`]);
+        // the root was just found invalid, so it is not probed again.
         match &schema.nodes[id as usize] {
             Node::Any => {
                 if !lossless(v, FAST_DEPTH) {
-                    self.fail(path, || "must be a lossless JSON value".to_owned());
+                    self.fail_str(path, "must be a lossless JSON value");
                 }
             }
             Node::OneOf(..) => self.tasks.push(Task::OneOf {
@@ -611,7 +647,7 @@ impl<'a> Collector<'a> {
                     string_problems(s, x, &mut problems);
                     self.report(path, problems);
                 }
-                _ => self.fail(path, || "must be a string".to_owned()),
+                _ => self.fail_str(path, "must be a string"),
             },
             Node::Number(n) => match v {
                 Value::Number(x) if number_type_ok(n, x) => {
@@ -620,10 +656,10 @@ impl<'a> Collector<'a> {
                     self.report(path, problems);
                 }
                 Value::Number(_) if !n.integer => {
-                    self.fail(path, || "must be a finite JSON number".to_owned())
+                    self.fail_str(path, "must be a finite JSON number")
                 }
-                _ if n.integer => self.fail(path, || "must be an integer".to_owned()),
-                _ => self.fail(path, || "must be a number".to_owned()),
+                _ if n.integer => self.fail_str(path, "must be an integer"),
+                _ => self.fail_str(path, "must be a number"),
             },
             Node::Literal(l) => {
                 if literal_type_ok(l, v) {
@@ -635,12 +671,12 @@ impl<'a> Collector<'a> {
                     } else {
                         "must be a boolean"
                     };
-                    self.fail(path, || what.to_owned());
+                    self.fail_str(path, what);
                 }
             }
             Node::Object(o) => {
                 let Value::Object(map) = v else {
-                    self.fail(path, || "must be an object".to_owned());
+                    self.fail_str(path, "must be an object");
                     return;
                 };
                 let start = self.count();
@@ -658,7 +694,9 @@ impl<'a> Collector<'a> {
                 }
                 self.tasks.push(Task::ObjectTail(id, map, path, start));
                 for p in o.props.iter().rev() {
-                    if let Some((key, child)) = member(map, &p.key) {
+                    if let Some((key, child)) = member(map, &p.key)
+                        && !self.proven(p.id, child)
+                    {
                         let child_path = self.child(path, Seg::Key(key));
                         self.tasks.push(Task::Visit(p.id, child, child_path));
                     }
@@ -666,7 +704,7 @@ impl<'a> Collector<'a> {
             }
             Node::Array(a) => {
                 let Value::Array(items) = v else {
-                    self.fail(path, || "must be an array".to_owned());
+                    self.fail_str(path, "must be an array");
                     return;
                 };
                 let start = self.count();
@@ -676,6 +714,9 @@ impl<'a> Collector<'a> {
                 self.tasks.push(Task::ArrayTail(id, items, path, start));
                 if let Some(item) = a.items {
                     for (i, x) in items.iter().enumerate().rev() {
+                        if self.proven(item, x) {
+                            continue;
+                        }
                         let child_path = self.child(path, Seg::Index(i));
                         self.tasks.push(Task::Visit(item, x, child_path));
                     }
@@ -695,7 +736,7 @@ impl<'a> Collector<'a> {
                         .iter()
                         .all(|(k, m)| o.find(k).is_some() || lossless(m, FAST_DEPTH))
                 {
-                    self.fail(path, || "must be a lossless JSON object".to_owned());
+                    self.fail_str(path, "must be a lossless JSON object");
                 }
             }
             Additional::Deny => {
@@ -718,6 +759,9 @@ impl<'a> Collector<'a> {
                 self.tasks.push(Task::ObjectLossless(map, path, start));
                 let undeclared: Vec<_> = map.iter().filter(|(k, _)| o.find(k).is_none()).collect();
                 for (k, m) in undeclared.into_iter().rev() {
+                    if self.proven(extra, m) {
+                        continue;
+                    }
                     let child = self.child(path, Seg::Key(k));
                     self.tasks.push(Task::Visit(extra, m, child));
                 }
