@@ -439,7 +439,12 @@ fn count_twin(variant: &str, payload: &str, n: usize) {
         match variant {
             "dsh" => black_box(dsh.validate_at(v, Root::Parameters).len()),
             "walk" => black_box(walk(v)),
-            "jsonschema" => black_box(js.iter_errors(v).map(|e| e.to_string()).count()),
+            "jsonschema" => black_box(
+                js.iter_errors(v)
+                    .map(|e| e.to_string())
+                    .collect::<Vec<_>>()
+                    .len(),
+            ),
             other => panic!("PAIRED_COUNT: no variant {other:?}"),
         };
     }
