@@ -3,6 +3,9 @@
 //! by our `McpServer` over a `#[tool]` (which validates every argument) and by rmcp's own
 //! `#[tool_router]` (which only deserializes). `mcp/list/{dsh,rmcp}`: `tools/list` of 100 such
 //! tools. Both servers run in the same process and runtime, measured in the same run.
+//!
+//! `MCP_PAIRED=1` measures `mcp/call` with the servers interleaved (see [`paired`]);
+//! `MCP_BENCH_ONLY=dsh|rmcp|rmcp_stored` makes calls for valgrind to count (see [`only`]).
 
 use criterion::{Criterion, criterion_group};
 use dsh_tools::mcp::McpServer;
@@ -138,10 +141,7 @@ fn only(which: &str) {
         "rmcp_stored" => rt.block_on(connect(RmcpEchoStored::new())),
         _ => rt.block_on(connect(RmcpEcho)),
     };
-    let calls: usize = std::env::var("MCP_BENCH_CALLS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(1_000);
+    let calls = env_or("MCP_BENCH_CALLS", 1_000);
     if std::env::var("MCP_BENCH_SHOW").is_ok() {
         let out = rt.block_on(client.peer().call_tool(request())).unwrap();
         eprintln!("{}", serde_json::to_string(&out).unwrap());
@@ -151,11 +151,72 @@ fn only(which: &str) {
     }
 }
 
+/// `MCP_PAIRED=1`: `mcp/call` with the three servers interleaved, round after round (criterion
+/// samples one benchmark after another, and on a shared VM the speed drifts between them by more
+/// than the ratio being measured). Each round times `MCP_PAIRED_CALLS` (default 200) calls per
+/// server, in a rotating order; printed are each server's fastest round and the median over
+/// rounds of dsh's time divided by each baseline's in the same round.
+fn paired() {
+    let rounds: usize = env_or("MCP_PAIRED_ROUNDS", 60);
+    let calls: usize = env_or("MCP_PAIRED_CALLS", 200);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let registry = Registry::new();
+    registry.register(Echo).unwrap().keep();
+    let clients = [
+        ("dsh", rt.block_on(connect(McpServer::new(registry)))),
+        ("rmcp", rt.block_on(connect(RmcpEcho))),
+        ("rmcp_stored", rt.block_on(connect(RmcpEchoStored::new()))),
+    ];
+    let mut times = vec![Vec::with_capacity(rounds); clients.len()];
+    for round in 0..rounds + 1 {
+        for k in 0..clients.len() {
+            let i = (round + k) % clients.len();
+            let peer = clients[i].1.peer();
+            let start = std::time::Instant::now();
+            for _ in 0..calls {
+                black_box(rt.block_on(peer.call_tool(request())).unwrap());
+            }
+            // Round 0 warms up.
+            if round > 0 {
+                times[i].push(start.elapsed().as_secs_f64() / calls as f64);
+            }
+        }
+    }
+    for (i, (name, _)) in clients.iter().enumerate() {
+        let best = times[i].iter().copied().fold(f64::INFINITY, f64::min);
+        print!("mcp/call/{name}: best {:.2} us", best * 1e6);
+        if i > 0 {
+            let mut ratios: Vec<f64> = times[0].iter().zip(&times[i]).map(|(d, b)| d / b).collect();
+            ratios.sort_by(f64::total_cmp);
+            let dsh_best = times[0].iter().copied().fold(f64::INFINITY, f64::min);
+            print!(
+                "; dsh / {name}: median of rounds {:.3}, of bests {:.3}",
+                ratios[ratios.len() / 2],
+                dsh_best / best
+            );
+        }
+        println!();
+    }
+}
+
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(default)
+}
+
 criterion_group!(benches, bench);
 
 fn main() {
     if let Ok(which) = std::env::var("MCP_BENCH_ONLY") {
         return only(&which);
+    }
+    if std::env::var("MCP_PAIRED").is_ok() {
+        return paired();
     }
     benches();
     Criterion::default().configure_from_args().final_summary();

@@ -453,15 +453,18 @@ fn rebuild(value: &Value, number: impl Fn(&Number) -> Number, max_depth: usize) 
 
 /// Renders a value as compact JSON text without recursion.
 ///
-/// Used for messages (`must be one of [...]`) and by the CLI for output of any depth.
+/// The text is byte for byte what `serde_json::to_string` writes, for values of any depth.
+/// Used for messages (`must be one of [...]`), for a result's text block, and by the CLI for
+/// output of any depth.
 pub fn to_compact_string(value: &Value) -> String {
     enum Step<'a> {
         Value(&'a Value),
         Text(&'static str),
         Key(&'a str),
     }
-    let mut out = String::new();
-    let mut stack = vec![Step::Value(value)];
+    let mut out = String::with_capacity(64);
+    let mut stack = Vec::with_capacity(16);
+    stack.push(Step::Value(value));
     while let Some(step) = stack.pop() {
         match step {
             Step::Text(t) => out.push_str(t),
@@ -483,8 +486,7 @@ pub fn to_compact_string(value: &Value) -> String {
                 Value::Object(map) => {
                     out.push('{');
                     stack.push(Step::Text("}"));
-                    let entries: Vec<_> = map.iter().collect();
-                    for (i, (k, item)) in entries.into_iter().enumerate().rev() {
+                    for (i, (k, item)) in map.iter().enumerate().rev() {
                         stack.push(Step::Value(item));
                         stack.push(Step::Key(k));
                         if i > 0 {
@@ -493,17 +495,57 @@ pub fn to_compact_string(value: &Value) -> String {
                     }
                 }
                 Value::String(s) => push_json_string(&mut out, s),
-                scalar => out.push_str(&scalar.to_string()),
+                Value::Number(n) => push_number(&mut out, n),
+                Value::Bool(true) => out.push_str("true"),
+                Value::Bool(false) => out.push_str("false"),
+                Value::Null => out.push_str("null"),
             },
         }
     }
     out
 }
 
-/// Appends `s` as a JSON string literal.
+/// Appends a number as serde_json writes it (its `Display` is the serializer's text: `itoa`
+/// and `ryu`, or the kept digits under `arbitrary_precision`).
+fn push_number(out: &mut String, n: &Number) {
+    use std::fmt::Write;
+    // Writing to a `String` cannot fail.
+    let _ = write!(out, "{n}");
+}
+
+/// Appends `s` as a JSON string literal, escaped as serde_json escapes it: `"` and `\\`, the
+/// short escapes `\b \f \n \r \t`, other control characters as `\u00xx` (lowercase hex), and
+/// everything else as it is.
 pub(crate) fn push_json_string(out: &mut String, s: &str) {
-    // serde_json's string escaping, without going through a Value.
-    out.push_str(&serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}")));
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(s.len() + 2);
+    out.push('"');
+    let mut start = 0;
+    for (i, &b) in s.as_bytes().iter().enumerate() {
+        let short = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        // Every escaped byte is ASCII, so `i` is a character boundary.
+        out.push_str(&s[start..i]);
+        start = i + 1;
+        if short.is_empty() {
+            out.push_str("\\u00");
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 0xf)]));
+        } else {
+            out.push_str(short);
+        }
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
 }
 
 #[cfg(test)]
@@ -601,6 +643,36 @@ mod tests {
     fn compact_string_matches_serde_json() {
         let v = json!({"a": [1, 2.5, "x\"y", null, true, {}], "b": {"c": []}});
         assert_eq!(to_compact_string(&v), serde_json::to_string(&v).unwrap());
+        // Every control character, the two that must be escaped, and text that must not be.
+        let all: String = (0u8..0x80).map(char::from).collect();
+        let v = json!({all.clone(): [all, "é\u{2028}😀", -0.0, 1e300, -7, u64::MAX, 0.1]});
+        assert_eq!(to_compact_string(&v), serde_json::to_string(&v).unwrap());
+    }
+
+    fn arb_json() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            any::<u64>().prop_map(|n| json!(n)),
+            any::<f64>().prop_map(|f| json!(f)),
+            any::<String>().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 32, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::btree_map(any::<String>(), inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn compact_string_is_serde_jsons_text(v in arb_json()) {
+            proptest::prop_assert_eq!(to_compact_string(&v), serde_json::to_string(&v).unwrap());
+        }
     }
 
     #[test]

@@ -258,6 +258,18 @@ impl ToolExecutionResult {
         (value, contexts)
     }
 
+    /// A success's value, moved out when this result is its only owner and copied otherwise
+    /// (the copy recurses: the caller bounds the value's depth first).
+    pub(crate) fn into_value(mut self) -> Option<Value> {
+        if let Some(data) = Arc::get_mut(&mut self.data)
+            && let Outcome::Success { value, .. } = &mut data.outcome
+            && let Some(value) = Arc::get_mut(value)
+        {
+            return Some(std::mem::take(value));
+        }
+        self.value().cloned()
+    }
+
     pub(crate) fn tagged(self, token: ExecutionToken) -> Self {
         Self {
             data: self.data,

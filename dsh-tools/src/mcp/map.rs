@@ -114,7 +114,7 @@ pub(crate) fn content_block(block: &ContentBlock) -> mcp::ContentBlock {
 /// A call's result as MCP's. `structured_any`: the peer speaks 2026-07-28 or later, where
 /// `structuredContent` may be any JSON value; older peers get it only for objects (rmcp would
 /// otherwise strip it and prepend a duplicate text block).
-pub(crate) fn call_result(result: &ToolExecutionResult, structured_any: bool) -> CallToolResult {
+pub(crate) fn call_result(result: ToolExecutionResult, structured_any: bool) -> CallToolResult {
     if let Some(value) = result.value()
         && crate::json::deeper_than(value, MAX_RESULT_DEPTH)
     {
@@ -126,18 +126,14 @@ pub(crate) fn call_result(result: &ToolExecutionResult, structured_any: bool) ->
                  more than MCP clients can read"
             ),
         );
-        return call_result(&ToolExecutionResult::failure(error), structured_any);
+        return call_result(ToolExecutionResult::failure(error), structured_any);
     }
     let content: Vec<mcp::ContentBlock> = result.content().iter().map(content_block).collect();
     let mut meta = Map::new();
+    let mut structured = false;
     let mut out = match (result.value(), result.error()) {
         (Some(value), _) => {
-            let mut out = CallToolResult::success(content);
-            if structured_any || value.is_object() {
-                // At most MAX_RESULT_DEPTH deep (checked above): serde's recursive clone is
-                // safe, and faster than the iterative copy.
-                out.structured_content = Some(value.clone());
-            }
+            structured = structured_any || value.is_object();
             // `null` is "no card" (a presenter that declined): nothing to send.
             if let Some(presentation) = result.meta().filter(|m| !m.is_null()) {
                 meta.insert(
@@ -148,7 +144,7 @@ pub(crate) fn call_result(result: &ToolExecutionResult, structured_any: bool) ->
             if result.concludes_turn() {
                 meta.insert(CONCLUDES_TURN_META.to_owned(), Value::Bool(true));
             }
-            out
+            CallToolResult::success(content)
         }
         (None, error) => {
             if let Some(info) = error.and_then(ToolError::info) {
@@ -178,6 +174,13 @@ pub(crate) fn call_result(result: &ToolExecutionResult, structured_any: bool) ->
     if !meta.is_empty() {
         out.meta = Some(MetaObject(meta));
     }
+    if structured {
+        // Moved when the result is its only owner. At most MAX_RESULT_DEPTH deep (checked
+        // above): a copy may use serde's recursive clone, faster than the iterative one.
+        out.structured_content = result.into_value();
+    } else {
+        drop(result);
+    }
     if let Err(size) = fits_in_message(&out) {
         let error = ToolError::coded(
             "ToolOutputError",
@@ -188,7 +191,7 @@ pub(crate) fn call_result(result: &ToolExecutionResult, structured_any: bool) ->
             ),
         );
         drop(out);
-        return call_result(&ToolExecutionResult::failure(error), structured_any);
+        return call_result(ToolExecutionResult::failure(error), structured_any);
     }
     out
 }

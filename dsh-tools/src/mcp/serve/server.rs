@@ -386,7 +386,7 @@ impl McpServer {
                 }
                 Err(e) => {
                     let failed = ToolExecutionResult::failure(e);
-                    let mut result = map::call_result(&failed, modern);
+                    let mut result = map::call_result(failed, modern);
                     if modern {
                         self.stamp(&mut result.meta);
                     }
@@ -401,7 +401,7 @@ impl McpServer {
             return Err(unknown_tool(&name));
         }
         let structured_any = modern;
-        let mut result = map::call_result(&result, structured_any);
+        let mut result = map::call_result(result, structured_any);
         if name == crate::registry::TOOL_SEARCH
             && self
                 .lister(&self.mcp_tools_marked())
