@@ -249,38 +249,44 @@ fn arbitrary_precision() -> bool {
     *ON.get_or_init(|| serde_json::from_str::<Value>("1e400").is_ok())
 }
 
-/// At least as many bytes as `value` takes as compact JSON, or `None` past `limit`; iterative.
+/// At least as many bytes as `value` takes as compact JSON, or `None` past `limit` (or past
+/// [`MAX_RESULT_DEPTH`] levels, which [`call_result`] refuses before asking).
 fn value_bound(value: &Value, limit: usize) -> Option<usize> {
-    let string = |s: &str| s.len().saturating_mul(6).saturating_add(2);
-    let mut total = 0usize;
-    let mut stack = vec![value];
-    while let Some(v) = stack.pop() {
-        let size = match v {
-            Value::Null | Value::Bool(_) => 5,
-            // Under serde_json's `arbitrary_precision` (which any crate in a build can turn
-            // on) a number keeps its text, of any length: no bound then.
-            Value::Number(_) if arbitrary_precision() => return None,
-            Value::Number(_) => 24,
-            Value::String(s) => string(s),
-            Value::Array(items) => {
-                stack.extend(items);
-                items.len().saturating_add(2)
-            }
-            Value::Object(map) => {
-                let mut size = map.len().saturating_mul(2).saturating_add(2);
-                for (key, item) in map {
-                    size = size.saturating_add(string(key));
-                    stack.push(item);
-                }
-                size
-            }
-        };
-        total = total.saturating_add(size);
-        if total > limit {
-            return None;
-        }
-    }
+    let mut total = 0;
+    add_bound(value, limit, &mut total, 0)?;
     Some(total)
+}
+
+/// [`value_bound`]'s walk: recursive, as the depth is bounded (no stack to allocate per call).
+fn add_bound(value: &Value, limit: usize, total: &mut usize, depth: u32) -> Option<()> {
+    let string = |s: &str| s.len().saturating_mul(6).saturating_add(2);
+    if depth > MAX_RESULT_DEPTH {
+        return None;
+    }
+    let size = match value {
+        Value::Null | Value::Bool(_) => 5,
+        // Under serde_json's `arbitrary_precision` (which any crate in a build can turn
+        // on) a number keeps its text, of any length: no bound then.
+        Value::Number(_) if arbitrary_precision() => return None,
+        Value::Number(_) => 24,
+        Value::String(s) => string(s),
+        Value::Array(items) => {
+            for item in items {
+                add_bound(item, limit, total, depth + 1)?;
+            }
+            items.len().saturating_add(2)
+        }
+        Value::Object(map) => {
+            let mut size = map.len().saturating_mul(2).saturating_add(2);
+            for (key, item) in map {
+                size = size.saturating_add(string(key));
+                add_bound(item, limit, total, depth + 1)?;
+            }
+            size
+        }
+    };
+    *total = total.saturating_add(size);
+    (*total <= limit).then_some(())
 }
 
 /// `Ok` when `value` serializes within `limit` bytes; else the size at which counting stopped

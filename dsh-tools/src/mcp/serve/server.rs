@@ -311,7 +311,7 @@ impl McpServer {
         request: CallToolRequestParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let name = request.name.to_string();
+        let name = request.name;
         if self.registry.get(&name, self.agent.as_ref()).is_none() {
             return Err(unknown_tool(&name));
         }
@@ -338,7 +338,7 @@ impl McpServer {
             None
         };
         let mut input =
-            ToolExecutionInput::new(format!("mcp-{}", cx.id), &name, arguments, cx.ct.clone());
+            ToolExecutionInput::new(format!("mcp-{}", cx.id), &*name, arguments, cx.ct.clone());
         if let Some(agent) = &self.agent {
             input = input.agent(agent.clone());
         }
