@@ -4,7 +4,7 @@
 //! `#[tool_router]` (which only deserializes). `mcp/list/{dsh,rmcp}`: `tools/list` of 100 such
 //! tools. Both servers run in the same process and runtime, measured in the same run.
 //!
-//! `MCP_PAIRED=1` measures `mcp/call` with the servers interleaved (see [`paired`]);
+//! `MCP_PAIRED=1` measures `mcp/call` and `mcp/list` with the servers interleaved (see [`paired`]);
 //! `MCP_BENCH_ONLY=dsh|rmcp|rmcp_stored` makes calls for valgrind to count (see [`only`]).
 
 use criterion::{Criterion, criterion_group};
@@ -151,14 +151,15 @@ fn only(which: &str) {
     }
 }
 
-/// `MCP_PAIRED=1`: `mcp/call` with the three servers interleaved, round after round (criterion
-/// samples one benchmark after another, and on a shared VM the speed drifts between them by more
-/// than the ratio being measured). Each round times `MCP_PAIRED_CALLS` (default 200) calls per
-/// server, in a rotating order; printed are each server's fastest round and the median over
-/// rounds of dsh's time divided by each baseline's in the same round.
+/// `MCP_PAIRED=1`: `mcp/call` and `mcp/list` with the servers interleaved, round after round
+/// (criterion samples one benchmark after another, and on a shared VM the speed drifts between
+/// them by more than the ratio being measured). Each round times `MCP_PAIRED_CALLS` (default
+/// 200) calls per server, in a rotating order (a tenth as many lists); printed are each server's
+/// fastest round and the median over rounds of dsh's time divided by each baseline's in the
+/// same round.
 fn paired() {
-    let rounds: usize = env_or("MCP_PAIRED_ROUNDS", 60);
-    let calls: usize = env_or("MCP_PAIRED_CALLS", 200);
+    let rounds = env_or("MCP_PAIRED_ROUNDS", 60);
+    let calls = env_or("MCP_PAIRED_CALLS", 200);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -170,32 +171,54 @@ fn paired() {
         ("rmcp", rt.block_on(connect(RmcpEcho))),
         ("rmcp_stored", rt.block_on(connect(RmcpEchoStored::new()))),
     ];
+    interleave("mcp/call", rounds, &clients, |client| {
+        for _ in 0..calls {
+            black_box(rt.block_on(client.peer().call_tool(request())).unwrap());
+        }
+        calls
+    });
+    let clients = [
+        ("dsh", rt.block_on(connect(McpServer::new(hundred_dsh())))),
+        ("rmcp", rt.block_on(connect(RmcpHundred))),
+    ];
+    interleave("mcp/list", rounds, &clients, |client| {
+        let lists = (calls / 10).max(1);
+        for _ in 0..lists {
+            black_box(rt.block_on(client.peer().list_tools(None)).unwrap());
+        }
+        lists
+    });
+}
+
+/// Runs `batch` on each client in turn, `rounds` times after one round of warm-up, and prints
+/// [`paired`]'s figures, dsh being the first client.
+fn interleave(
+    group: &str,
+    rounds: usize,
+    clients: &[(&str, RunningService<RoleClient, ()>)],
+    mut batch: impl FnMut(&RunningService<RoleClient, ()>) -> usize,
+) {
     let mut times = vec![Vec::with_capacity(rounds); clients.len()];
-    for round in 0..rounds + 1 {
+    for round in 0..=rounds {
         for k in 0..clients.len() {
             let i = (round + k) % clients.len();
-            let peer = clients[i].1.peer();
             let start = std::time::Instant::now();
-            for _ in 0..calls {
-                black_box(rt.block_on(peer.call_tool(request())).unwrap());
-            }
-            // Round 0 warms up.
+            let n = batch(&clients[i].1);
             if round > 0 {
-                times[i].push(start.elapsed().as_secs_f64() / calls as f64);
+                times[i].push(start.elapsed().as_secs_f64() / n as f64);
             }
         }
     }
+    let best = |t: &[f64]| t.iter().copied().fold(f64::INFINITY, f64::min);
     for (i, (name, _)) in clients.iter().enumerate() {
-        let best = times[i].iter().copied().fold(f64::INFINITY, f64::min);
-        print!("mcp/call/{name}: best {:.2} us", best * 1e6);
+        print!("{group}/{name}: best {:.2} us", best(&times[i]) * 1e6);
         if i > 0 {
             let mut ratios: Vec<f64> = times[0].iter().zip(&times[i]).map(|(d, b)| d / b).collect();
             ratios.sort_by(f64::total_cmp);
-            let dsh_best = times[0].iter().copied().fold(f64::INFINITY, f64::min);
             print!(
                 "; dsh / {name}: median of rounds {:.3}, of bests {:.3}",
                 ratios[ratios.len() / 2],
-                dsh_best / best
+                best(&times[0]) / best(&times[i])
             );
         }
         println!();
