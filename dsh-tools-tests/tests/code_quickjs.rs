@@ -1622,3 +1622,125 @@ async fn an_unawaited_call_runs_while_the_program_computes() {
     );
     assert!(text.contains("abort"), "{text}");
 }
+
+// ---------------------------------------------------------------- Unknown members (issue 39.4)
+
+/// A call of a member that does not exist names it and the nearest tools, in the engine's text
+/// and the test double's alike (the bootstrap's JavaScript and `code/missing.rs` agree).
+#[tokio::test]
+async fn unknown_members_name_themselves_and_the_nearest_tools() {
+    let declared = ["read_file", "write_file", "list_directory", "search", "get-time"];
+    let noop = || host(|_| Ok(json!(null)));
+    let bindings = || tools(declared.iter().map(|n| (*n, noop())).collect());
+    let called: Vec<String> = [
+        "readFile",
+        "file",
+        "serch",
+        "nope",
+        "GET_TIME",
+        "a-b\"c",
+        "Search",
+        "",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .chain(["x".repeat(100_000), "😀".repeat(40), "é".repeat(70)])
+    .collect();
+    let program = format!(
+        "const names = {};\n\
+        const out = [];\n\
+        for (const name of names) {{\n\
+          try {{ await tools[name]({{}}); out.push('called'); }}\n\
+          catch (e) {{ out.push([e instanceof TypeError, e.message]); }}\n\
+        }}\n\
+        return out;",
+        serde_json::to_string(&called).unwrap()
+    );
+    let result = run_with(&default_rt(), &program, bindings(), None).await;
+    let engine = value(&result).as_array().unwrap().clone();
+
+    let expected = called.clone();
+    let fake = dsh_tools::testing::FakeRuntime::new(move |_, run| {
+        let called = expected.clone();
+        async move {
+            let mut out = Vec::new();
+            for name in &called {
+                let message = run.call("tools", name, json!({})).await.unwrap_err();
+                out.push(json!([true, message]));
+            }
+            dsh_tools::testing::FakeOutcome::Return(Some(Value::Array(out)))
+        }
+    });
+    let request = CodeRequest {
+        program: String::new(),
+        bindings: bindings(),
+        signal: None,
+    };
+    let reference = fake.run(request).await.unwrap().value.unwrap();
+    assert_eq!(Value::Array(engine.clone()), reference);
+
+    let message = |i: usize| engine[i][1].as_str().unwrap().to_owned();
+    assert_eq!(
+        message(0),
+        "tools.readFile is not a tool; did you mean tools.read_file?"
+    );
+    assert_eq!(
+        message(1),
+        "tools.file is not a tool; did you mean tools.read_file or tools.write_file?"
+    );
+    assert_eq!(
+        message(3),
+        "tools.nope is not a tool; tools has read_file, write_file, list_directory, search, get-time"
+    );
+    assert_eq!(
+        message(4),
+        "tools.GET_TIME is not a tool; did you mean tools[\"get-time\"]?"
+    );
+    assert!(message(8).len() < 300, "a long name is cut: {}", message(8));
+}
+
+/// The namespace keeps its shape (§3.6.2) around the named error: no prototype, only its tools
+/// as keys, `in` false for absent names, Object.prototype's names and the engine's implicit
+/// reads (`then`, `toJSON`) absent, so awaiting and stringifying it are unchanged; and an
+/// uncaught call of an unknown member fails the run with the same text.
+#[tokio::test]
+async fn the_namespace_keeps_its_shape_around_unknown_members() {
+    let bindings = || tools(vec![("echo", host(Ok))]);
+    let program = "return {\n\
+        proto: Object.getPrototypeOf(tools),\n\
+        keys: Object.keys(tools),\n\
+        has: ['echo' in tools, 'nope' in tools],\n\
+        absent: [typeof tools.hasOwnProperty, typeof tools.then, typeof tools.toJSON,\n\
+                 typeof tools.constructor, typeof tools.__proto__, typeof tools[Symbol.iterator]],\n\
+        unknown: typeof tools.nope,\n\
+        awaited: (await tools) === tools,\n\
+        json: JSON.stringify(tools),\n\
+        frozen: Object.isFrozen(tools),\n\
+        call: await tools.echo({a: 1}),\n\
+      };";
+    let result = run_with(&default_rt(), program, bindings(), None).await;
+    assert_eq!(
+        value(&result),
+        &json!({
+            "proto": null,
+            "keys": ["echo"],
+            "has": [true, false],
+            "absent": vec!["undefined"; 6],
+            "unknown": "function",
+            "awaited": true,
+            "json": "{}",
+            "frozen": true,
+            "call": {"a": 1},
+        })
+    );
+    let result = run_with(&default_rt(), "await tools.ecko({});", bindings(), None).await;
+    let failure = failure(&result);
+    assert_eq!(failure.kind, FailureKind::Exception);
+    assert!(
+        failure
+            .message
+            .contains("TypeError: tools.ecko is not a tool; did you mean tools.echo?"),
+        "{}",
+        failure.message
+    );
+}

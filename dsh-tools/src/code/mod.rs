@@ -21,6 +21,7 @@ pub const MAX_QUEUED_SUB_CALLS: usize = 10_000;
 
 mod ledger;
 mod limits;
+pub(crate) mod missing;
 mod number;
 #[cfg(feature = "quickjs")]
 pub mod quickjs;

@@ -39,13 +39,16 @@ impl FakeRun {
     /// Calls `global.name(arg)` as a program would (spec §3.6.3): a non-lossless argument is
     /// refused without calling the host, and so is a non-lossless resolution.
     pub async fn call(&self, global: &str, name: &str, arg: Value) -> Result<Value, String> {
-        let host = self
-            .bindings
-            .iter()
-            .find(|ns| ns.global == global)
+        let namespace = self.bindings.iter().find(|ns| ns.global == global);
+        let host = namespace
             .and_then(|ns| ns.functions.iter().find(|(n, _)| n == name))
             .map(|(_, f)| Arc::clone(f))
-            .ok_or_else(|| format!("{global}.{name} is not a function"))?;
+            .ok_or_else(|| {
+                let names: Vec<&str> = namespace
+                    .map(|ns| ns.functions.iter().map(|(n, _)| n.as_str()).collect())
+                    .unwrap_or_default();
+                crate::code::missing::not_a_tool(global, name, &names)
+            })?;
         if !crate::json::is_lossless(&arg) {
             return Err("binding arguments must be lossless JSON".to_owned());
         }

@@ -27,6 +27,10 @@
   const TypeErrorC = TypeError;
   const SyntaxErrorC = SyntaxError;
   const FunctionC = Function;
+  const ProxyC = Proxy;
+  const jsonStringify = JSON.stringify;
+  const charCodeAt = String.prototype.charCodeAt;
+  const fromCharCode = String.fromCharCode;
   const INSPECTOR_PARAMS =
     'apply, regexpTest, stringReplace, symbolToString, bigintToString, getDesc, getProto, StringC, setHas, setAdd, setDelete, isArray, ownKeys, hasOwn, ObjectProto, ErrorC, IDENT, list, describe';
   const StringC = String;
@@ -309,6 +313,137 @@
     }
   }
 
+  // Issue 39.4: calling a member that does not exist names it and the nearest members
+  // (`tools.nope is not a tool; did you mean tools.note?`) where the engine would only say
+  // `not a function`. The same text as `code/missing.rs`, which a test holds this to: UTF-16
+  // units, ASCII case, `_` and `-` ignored; a long name is cut and not compared.
+  const MAX_SUGGESTED = 3;
+  const MAX_LISTED = 10;
+  const MAX_NAME_UNITS = 64;
+  function cutName(name) {
+    if (name.length <= MAX_NAME_UNITS) return name;
+    let out = '';
+    for (let i = 0; i < MAX_NAME_UNITS; i++) {
+      const u = apply(charCodeAt, name, [i]);
+      // Half a pair at the cut is a replacement character, as the host's text would have it.
+      out += i === MAX_NAME_UNITS - 1 && u >= 0xd800 && u <= 0xdbff ? '\ufffd' : fromCharCode(u);
+    }
+    return out + '\u2026';
+  }
+  function access(global, name) {
+    return apply(regexpTest, IDENT, [name]) && name.length <= MAX_NAME_UNITS
+      ? global + '.' + name
+      : global + '[' + apply(jsonStringify, undefined, [cutName(name)]) + ']';
+  }
+  // `null` past MAX_NAME_UNITS; else the units, ASCII lower-cased, `_` and `-` dropped.
+  function normalized(name) {
+    if (name.length > MAX_NAME_UNITS) return null;
+    const out = list();
+    let n = 0;
+    for (let i = 0; i < name.length; i++) {
+      const u = apply(charCodeAt, name, [i]);
+      if (u === 0x5f || u === 0x2d) continue;
+      out[n++] = u >= 0x41 && u <= 0x5a ? u + 0x20 : u;
+    }
+    out.n = n;
+    return out;
+  }
+  function contains(hay, needle) {
+    for (let i = 0; i + needle.n <= hay.n; i++) {
+      let j = 0;
+      while (j < needle.n && hay[i + j] === needle[j]) j++;
+      if (j === needle.n) return true;
+    }
+    return false;
+  }
+  function edits(a, b) {
+    const row = list();
+    for (let j = 0; j <= b.n; j++) row[j] = j;
+    for (let i = 0; i < a.n; i++) {
+      let diagonal = row[0];
+      row[0] = i + 1;
+      for (let j = 0; j < b.n; j++) {
+        const above = row[j + 1];
+        let best = above + 1;
+        if (row[j] + 1 < best) best = row[j] + 1;
+        const swap = diagonal + (a[i] === b[j] ? 0 : 1);
+        if (swap < best) best = swap;
+        row[j + 1] = best;
+        diagonal = above;
+      }
+    }
+    return row[b.n];
+  }
+  function notATool(global, name, names) {
+    const shown = access(global, name);
+    const wanted = normalized(name);
+    // The names that pass, nearest first, ties in declaration order (an insertion sort).
+    const near = list();
+    let count = 0;
+    if (wanted !== null) {
+      for (let i = 0; i < names.length; i++) {
+        const c = normalized(names[i]);
+        if (c === null) continue;
+        const distance = edits(wanted, c);
+        const longer = wanted.n > c.n ? wanted.n : c.n;
+        const shorter = wanted.n < c.n ? wanted.n : c.n;
+        const third = (longer - (longer % 3)) / 3;
+        const limit = third > 1 ? third : 1;
+        const contained = shorter >= 3 && (contains(c, wanted) || contains(wanted, c));
+        if (distance <= limit || contained) {
+          let k = count++;
+          while (k > 0 && near[k - 1].distance > distance) {
+            near[k] = near[k - 1];
+            k--;
+          }
+          const entry = create(null);
+          entry.distance = distance;
+          entry.index = i;
+          near[k] = entry;
+        }
+      }
+    }
+    if (count > 0) {
+      const shownCount = count < MAX_SUGGESTED ? count : MAX_SUGGESTED;
+      let text = '';
+      for (let k = 0; k < shownCount; k++) {
+        if (k > 0) text += k === shownCount - 1 ? ' or ' : ', ';
+        text += access(global, names[near[k].index]);
+      }
+      return shown + ' is not a tool; did you mean ' + text + '?';
+    }
+    if (names.length === 0) return shown + ' is not a tool; ' + global + ' has none';
+    let text = '';
+    const listed = names.length < MAX_LISTED ? names.length : MAX_LISTED;
+    for (let k = 0; k < listed; k++) text += (k > 0 ? ', ' : '') + cutName(names[k]);
+    if (names.length > MAX_LISTED) text += ' and ' + (names.length - MAX_LISTED) + ' more';
+    return shown + ' is not a tool; ' + global + ' has ' + text;
+  }
+  // What a namespace answers for a name it does not have: nothing (`undefined`, as a plain
+  // object would) for symbols, for the names the engine reads by itself (`then` when awaited,
+  // `toJSON` when stringified) and for Object.prototype's names (`typeof tools.hasOwnProperty`
+  // stays `undefined`, §3.6.2); any other name is a function that throws the TypeError above when
+  // called. So `'nope' in tools` is false and `Object.keys(tools)` lists the tools, but
+  // `tools.nope` is a function: what a call needs to say what went wrong.
+  const ABSENT = new SetC(['then', 'toJSON']);
+  {
+    const protoKeys = ownKeys(ObjectProto);
+    for (let i = 0; i < protoKeys.length; i++) {
+      if (typeof protoKeys[i] === 'string') apply(setAdd, ABSENT, [protoKeys[i]]);
+    }
+  }
+  function namespaceHandler(global, names) {
+    const handler = create(null);
+    handler.get = function (target, key) {
+      if (apply(hasOwn, target, [key])) return target[key];
+      if (typeof key !== 'string' || apply(setHas, ABSENT, [key])) return undefined;
+      return function () {
+        throw new TypeErrorC(notATool(global, key, names));
+      };
+    };
+    return handler;
+  }
+
   function makeNamespace(index, global, names, C) {
     const ns = create(null);
     for (let j = 0; j < names.length; j++) {
@@ -335,7 +470,7 @@
       defineProperty(fn, 'name', { value: member });
       defineProperty(ns, member, { value: fn, enumerable: true });
     }
-    return freeze(ns);
+    return new ProxyC(freeze(ns), namespaceHandler(global, names));
   }
 
   // Builds the namespaces, error classes and console, compiles the program as the body of a
