@@ -274,7 +274,7 @@ async fn cm005_run_code_is_never_bound_even_under_both() {
     assert!(!result.is_error(), "{}", result.text());
     assert_eq!(
         result.value().unwrap()["result"],
-        json!({"names": ["echo"], "runCode": "tools.run_code is not a function"})
+        json!({"names": ["echo"], "runCode": "tools.run_code is not a tool; tools has echo"})
     );
 }
 

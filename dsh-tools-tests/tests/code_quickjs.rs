@@ -1629,7 +1629,14 @@ async fn an_unawaited_call_runs_while_the_program_computes() {
 /// and the test double's alike (the bootstrap's JavaScript and `code/missing.rs` agree).
 #[tokio::test]
 async fn unknown_members_name_themselves_and_the_nearest_tools() {
-    let declared = ["read_file", "write_file", "list_directory", "search", "get-time"];
+    let declared = [
+        "read_file",
+        "write_file",
+        "list_directory",
+        "search",
+        "get-time",
+        "a-b-c-d-e-f",
+    ];
     let noop = || host(|_| Ok(json!(null)));
     let bindings = || tools(declared.iter().map(|n| (*n, noop())).collect());
     let called: Vec<String> = [
@@ -1641,6 +1648,7 @@ async fn unknown_members_name_themselves_and_the_nearest_tools() {
         "a-b\"c",
         "Search",
         "",
+        "A_B_C_D_E_F",
     ]
     .iter()
     .map(|s| (*s).to_owned())
@@ -1690,13 +1698,18 @@ async fn unknown_members_name_themselves_and_the_nearest_tools() {
     );
     assert_eq!(
         message(3),
-        "tools.nope is not a tool; tools has read_file, write_file, list_directory, search, get-time"
+        "tools.nope is not a tool; tools has read_file, write_file, list_directory, search, \
+         get-time, a-b-c-d-e-f"
+    );
+    assert_eq!(
+        message(8),
+        "tools.A_B_C_D_E_F is not a tool; did you mean tools[\"a-b-c-d-e-f\"]?"
     );
     assert_eq!(
         message(4),
         "tools.GET_TIME is not a tool; did you mean tools[\"get-time\"]?"
     );
-    assert!(message(8).len() < 300, "a long name is cut: {}", message(8));
+    assert!(message(9).len() < 300, "a long name is cut: {}", message(9));
 }
 
 /// The namespace keeps its shape (§3.6.2) around the named error: no prototype, only its tools

@@ -230,7 +230,7 @@ async fn the_test_double_keeps_the_seam_contract() {
     assert_eq!(
         result.logs,
         [
-            r#"Ok(Object {"a": Number(1)}) Err("binding arguments must be lossless JSON") Err("tools.nope is not a function")"#
+            r#"Ok(Object {"a": Number(1)}) Err("binding arguments must be lossless JSON") Err("tools.nope is not a tool; tools has echo")"#
         ]
     );
     let failure = result.error.unwrap();
