@@ -434,9 +434,12 @@
   }
   function namespaceHandler(global, names) {
     const handler = create(null);
+    // The target has no prototype: what it does not own reads as `undefined`.
     handler.get = function (target, key) {
-      if (apply(hasOwn, target, [key])) return target[key];
-      if (typeof key !== 'string' || apply(setHas, ABSENT, [key])) return undefined;
+      const member = target[key];
+      if (member !== undefined || typeof key !== 'string' || apply(setHas, ABSENT, [key])) {
+        return member;
+      }
       return function () {
         throw new TypeErrorC(notATool(global, key, names));
       };
