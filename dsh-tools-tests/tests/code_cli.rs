@@ -204,3 +204,73 @@ fn code_run_reports_every_tool_it_skipped() {
         "{stderr}"
     );
 }
+
+/// Runs `dsh-tools code run` with `args` before the program (read from standard input).
+fn code_run_with(args: &[&str], program: &str) -> (Option<i32>, String, String) {
+    let cli = built(&["dsh-tools"]);
+    let mut child = Command::new(&cli)
+        .args(["code", "run"])
+        .args(args)
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(program.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.code(), stdout, stderr)
+}
+
+/// Issue 39.6: two servers exposing one tool name skipped the second's silently. Now that is an
+/// error naming the tool and both servers, before any program runs; named servers
+/// (`--server NAME=CMD`) keep both, as `NAME_tool`; two servers of one name are refused.
+#[test]
+fn code_run_refuses_a_name_two_servers_expose_unless_they_are_named() {
+    let server = built(&["examples", "mcp_server"]);
+    let root = std::env::temp_dir().join(format!("dsh-code-cli-two-{}", std::process::id()));
+    std::fs::create_dir_all(&root).unwrap();
+    let cmd = format!("'{}' --root '{}'", server.display(), root.display());
+    let program = "return Object.keys(tools).filter((n) => n.endsWith('_add') || n === 'add')";
+
+    let (status, stdout, stderr) = code_run_with(&["--server", &cmd, "--server", &cmd], program);
+    assert_eq!(status, Some(2), "{stdout}\n{stderr}");
+    assert!(stdout.is_empty(), "nothing ran: {stdout}");
+    assert!(
+        stderr.contains("tool read_file (and ")
+            && stderr.contains(" more) is exposed by both --server ")
+            && stderr.contains(
+                "name the servers to keep both (--server a=CMD makes its tools a_read_file)"
+            ),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.matches(&*server.display().to_string()).count(),
+        2,
+        "{stderr}"
+    );
+
+    let (first, second) = (format!("one={cmd}"), format!("two={cmd}"));
+    let (status, stdout, stderr) =
+        code_run_with(&["--server", &first, "--server", &second], program);
+    assert_eq!(status, Some(0), "{stdout}\n{stderr}");
+    let names: serde_json::Value = serde_json::from_str(stdout.trim_end()).unwrap();
+    assert_eq!(names, serde_json::json!(["one_add", "two_add"]));
+
+    let (status, _, stderr) = code_run_with(&["--server", &first, "--server", &first], program);
+    assert_eq!(status, Some(2));
+    assert!(stderr.contains("two servers are named one"), "{stderr}");
+
+    // A command whose first word holds `=` but is not a name stays a command line.
+    let (status, _, stderr) = code_run_with(&["--server", "./x=1 y"], program);
+    assert_eq!(status, Some(2));
+    assert!(stderr.contains("--server ./x=1 y"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -24,8 +24,10 @@ pub(crate) enum CodeCommand {
     /// Run a program in the sandbox against the tools of MCP servers started over stdio; print
     /// the `run_code` result text. Exit 0 when the run succeeded, 1 when it failed.
     Run {
-        /// An MCP server's command line, split as a shell would (repeatable).
-        #[arg(long = "server", value_name = "CMD")]
+        /// An MCP server's command line, split as a shell would (repeatable). `NAME=CMD` names
+        /// the server: its tools become `NAME_tool` (NAME: a letter, then letters, digits or
+        /// `_`). A tool name two servers expose is an error unless they are named.
+        #[arg(long = "server", value_name = "[NAME=]CMD")]
         servers: Vec<String>,
         /// The program's CPU budget, in milliseconds.
         #[arg(long, value_name = "N", default_value_t = 60_000)]
@@ -127,7 +129,8 @@ fn run_program(servers: &[String], budgets: Budgets, program: String) -> Result<
     let engine = QuickJsRuntime::new(config).map_err(|e| InputError(e.to_string()))?;
     let mut commands = Vec::new();
     for server in servers {
-        let words = shlex::split(server)
+        let (name, line) = server_name(server);
+        let words = shlex::split(line)
             .filter(|w| !w.is_empty())
             .ok_or_else(|| {
                 InputError(format!(
@@ -135,7 +138,14 @@ fn run_program(servers: &[String], budgets: Budgets, program: String) -> Result<
                     crate::io::printable(server)
                 ))
             })?;
-        commands.push(words);
+        if let Some(name) = name
+            && commands.iter().any(|(n, _)| *n == Some(name))
+        {
+            return Err(InputError(format!(
+                "--server {name}=…: two servers are named {name}"
+            )));
+        }
+        commands.push((name, words));
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -145,23 +155,47 @@ fn run_program(servers: &[String], budgets: Budgets, program: String) -> Result<
     runtime.block_on(async move {
         let registry = Registry::new();
         let mut connections = Vec::new();
-        for words in &commands {
+        // Which server registered each name, to name both when another exposes it too.
+        let mut owners: std::collections::HashMap<String, String> = Default::default();
+        for (name, words) in &commands {
             let mut command = tokio::process::Command::new(&words[0]);
             command.args(&words[1..]).kill_on_drop(true);
             let shown = crate::io::printable(&words.join(" "));
+            let shown = match name {
+                Some(name) => format!("{name}={shown}"),
+                None => shown,
+            };
             let import = McpImport::connect_stdio(command)
                 .await
                 .map_err(|e| InputError(format!("--server {shown}: {e}")))?;
+            let mut options = ImportOptions::default();
+            if let Some(name) = name {
+                options = options.prefix(format!("{name}_"));
+            }
             let tools = import
-                .import_into(&registry, ImportOptions::default())
+                .import_into(&registry, options)
                 .await
                 .map_err(|e| InputError(format!("--server {shown}: {e}")))?;
-            let skipped = tools
-                .collisions()
-                .into_iter()
-                .map(|name| (name, "the name is taken".to_owned()))
-                .chain(tools.skipped());
-            for (name, why) in skipped {
+            let collisions = tools.collisions();
+            if let Some(taken) = collisions.first() {
+                let tool = crate::io::printable(taken);
+                let more = match collisions.len() - 1 {
+                    0 => String::new(),
+                    n => format!(" (and {n} more)"),
+                };
+                let first = owners.get(taken.as_str()).map_or_else(
+                    || "a name the registry reserves".to_owned(),
+                    |owner| format!("--server {owner}"),
+                );
+                return Err(InputError(format!(
+                    "tool {tool}{more} is exposed by both {first} and --server {shown}; name \
+                     the servers to keep both (--server a=CMD makes its tools a_{tool})"
+                )));
+            }
+            for local in tools.names() {
+                owners.insert(local, shown.clone());
+            }
+            for (name, why) in tools.skipped() {
                 let _ = std::io::Write::write_all(
                     &mut std::io::stderr(),
                     format!(
@@ -184,6 +218,23 @@ fn run_program(servers: &[String], budgets: Budgets, program: String) -> Result<
         out!("{}", crate::io::terminal_text(&result.text()));
         Ok(u8::from(result.is_error()))
     })
+}
+
+/// `NAME=CMD`'s name and command; `None` and the whole text when it does not start with a name
+/// (a letter, then letters, digits or `_`) and `=`.
+#[cfg_attr(not(all(feature = "typescript", feature = "mcp")), allow(dead_code))]
+fn server_name(server: &str) -> (Option<&str>, &str) {
+    let Some((name, line)) = server.split_once('=') else {
+        return (None, server);
+    };
+    let named = name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !line.trim().is_empty();
+    if named {
+        (Some(name), line)
+    } else {
+        (None, server)
+    }
 }
 
 #[cfg(not(all(feature = "typescript", feature = "mcp")))]
