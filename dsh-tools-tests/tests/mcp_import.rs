@@ -427,3 +427,66 @@ async fn ten_thousand_remote_tools_are_imported() {
     assert_eq!(local.tools(None).len(), 10_000);
     assert_eq!(run(&local, "tool_9999", json!({})).await.text(), "later");
 }
+
+/// Issue 39.5: an imported tool's `readOnlyHint` is a claim, so imported calls never overlapped,
+/// even under `Promise.all` in a program. `ImportOptions::trust_hints` opts in: the three calls
+/// of a read-only tool are then in flight together; without it, one at a time. Each call waits
+/// (bounded) for the other two, so the count, not the clock, tells.
+#[tokio::test]
+async fn trusted_read_only_hints_let_imported_calls_overlap_in_a_program() {
+    use dsh_tools::code::quickjs::QuickJsRuntime;
+    use dsh_tools::registry::PresentationMode;
+
+    for trust in [false, true] {
+        let in_flight = Arc::new(AtomicUsize::new(0));
+        let peak = Arc::new(AtomicUsize::new(0));
+        let remote = Registry::new();
+        let (now, max) = (Arc::clone(&in_flight), Arc::clone(&peak));
+        let mut hints = dsh_tools::ToolHints::new();
+        hints.read_only = Some(true);
+        let slow = ToolDefinition::new(
+            "slow_read",
+            "Reads slowly.",
+            json!({"type": "object"}),
+            OutputDecl::text(),
+            move |_, _| {
+                let (now, max) = (Arc::clone(&now), Arc::clone(&max));
+                async move {
+                    let mine = now.fetch_add(1, Ordering::SeqCst) + 1;
+                    max.fetch_max(mine, Ordering::SeqCst);
+                    // Wait for the others, bounded: alone, this is where a call would sit.
+                    for _ in 0..50 {
+                        if now.load(Ordering::SeqCst) >= 3 {
+                            break;
+                        }
+                        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                    }
+                    now.fetch_sub(1, Ordering::SeqCst);
+                    Ok(json!("read"))
+                }
+            },
+        )
+        .hints(hints);
+        remote.register(slow).unwrap().keep();
+        let local = Registry::new();
+        let server = import(&remote, Era::Legacy).await;
+        let imported = server
+            .import_into(&local, ImportOptions::default().trust_hints(trust))
+            .await
+            .unwrap();
+        local.set_code_runtime(QuickJsRuntime::new(Default::default()).unwrap());
+        local.set_presentation_mode(PresentationMode::Code);
+        let program = "const out = await Promise.all([tools.slow_read({}), tools.slow_read({}), \
+                       tools.slow_read({})]);\nreturn out.length;";
+        let result = run(
+            &local,
+            "run_code",
+            json!({"code": program, "description": "three reads"}),
+        )
+        .await;
+        assert!(!result.is_error(), "{}", result.text());
+        let expected = if trust { 3 } else { 1 };
+        assert_eq!(peak.load(Ordering::SeqCst), expected, "trust_hints {trust}");
+        drop((imported, server));
+    }
+}

@@ -29,6 +29,11 @@ pub(crate) enum CodeCommand {
         /// `_`). A tool name two servers expose is an error unless they are named.
         #[arg(long = "server", value_name = "[NAME=]CMD")]
         servers: Vec<String>,
+        /// Let the servers' read-only tools (`readOnlyHint`) run concurrently under
+        /// `Promise.all`. Without it every imported call runs alone, in order: a server's
+        /// annotations are its claims.
+        #[arg(long)]
+        trust_hints: bool,
         /// The program's CPU budget, in milliseconds.
         #[arg(long, value_name = "N", default_value_t = 60_000)]
         compute_ms: u64,
@@ -58,6 +63,7 @@ pub(crate) fn run(command: CodeCommand, stdin_used: &mut bool) -> Result<u8, Inp
         }
         CodeCommand::Run {
             servers,
+            trust_hints,
             compute_ms,
             wall_ms,
             memory_mb,
@@ -68,6 +74,7 @@ pub(crate) fn run(command: CodeCommand, stdin_used: &mut bool) -> Result<u8, Inp
                 compute_ms,
                 wall_ms,
                 memory_mb,
+                trust_hints,
             };
             run_program(&servers, budgets, program)
         }
@@ -110,6 +117,7 @@ struct Budgets {
     compute_ms: u64,
     wall_ms: u64,
     memory_mb: u64,
+    trust_hints: bool,
 }
 
 #[cfg(all(feature = "typescript", feature = "mcp"))]
@@ -168,7 +176,7 @@ fn run_program(servers: &[String], budgets: Budgets, program: String) -> Result<
             let import = McpImport::connect_stdio(command)
                 .await
                 .map_err(|e| InputError(format!("--server {shown}: {e}")))?;
-            let mut options = ImportOptions::default();
+            let mut options = ImportOptions::default().trust_hints(budgets.trust_hints);
             if let Some(name) = name {
                 options = options.prefix(format!("{name}_"));
             }

@@ -38,6 +38,11 @@ pub struct ImportOptions {
     /// [`ProviderTools::skipped`](crate::provider::ProviderTools::skipped), so one remote schema
     /// cannot stop a host from sending any tools to its model.
     pub require_export: bool,
+    /// Whether a remote tool that says it is read-only (`readOnlyHint: true`) may run beside
+    /// other such calls (a `run_code` program's `Promise.all`, a turn's parallel calls). Off by
+    /// default: MCP asks clients to treat a server's annotations as claims, and a call that is
+    /// wrongly read-only could race another. Turn it on for servers you trust.
+    pub trust_hints: bool,
 }
 
 impl ImportOptions {
@@ -56,6 +61,12 @@ impl ImportOptions {
     /// Sets the schema policy.
     pub fn schemas(mut self, policy: SchemaPolicy) -> Self {
         self.schemas = policy;
+        self
+    }
+
+    /// Sets [`trust_hints`](Self::trust_hints).
+    pub fn trust_hints(mut self, trust: bool) -> Self {
+        self.trust_hints = trust;
         self
     }
 

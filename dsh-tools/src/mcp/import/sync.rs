@@ -361,6 +361,14 @@ pub(super) fn definition(
     )
     .hints(map::hints(tool.annotations.as_ref()))
     .skip_unexportable(!ctx.options.require_export);
+    let read_only = tool
+        .annotations
+        .as_ref()
+        .and_then(|a| a.read_only_hint)
+        .unwrap_or(false);
+    if ctx.options.trust_hints && read_only {
+        definition = definition.concurrency_safe(|_| true);
+    }
     let title = tool
         .title
         .clone()
