@@ -228,7 +228,9 @@ impl ClientHandler for ImportClient {
 /// A remote tool's `title` and annotations become the definition's title and
 /// [`ToolHints`](crate::ToolHints), as *untrusted* hints: MCP asks clients to treat annotations
 /// from servers they do not trust as claims, never as guarantees (a tool claiming `read_only`
-/// may still write). Policies and approvals should not rely on them for remote tools.
+/// may still write). Policies and approvals should not rely on them for remote tools, and
+/// imported calls run one at a time unless [`ImportOptions::trust_hints`] lets a server's
+/// read-only tools overlap.
 ///
 /// ```no_run
 /// use dsh_tools::Registry;
