@@ -274,3 +274,121 @@ fn code_run_refuses_a_name_two_servers_expose_unless_they_are_named() {
     assert!(stderr.contains("--server ./x=1 y"), "{stderr}");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// Issue 39.7: `code run` reaches a streamable-HTTP server, with a bearer token read from an
+/// environment variable: the example server with JWT authorization (RS256, a JWKS file) answers
+/// a program when the token is good, refuses the connection without one, and the CLI refuses an
+/// unset or empty variable before connecting.
+#[test]
+fn code_run_reaches_an_http_server_with_a_bearer_token_from_the_environment() {
+    use jsonwebtoken::jwk::{Jwk, JwkSet};
+    use jsonwebtoken::{Algorithm, EncodingKey, Header};
+    use std::io::BufRead;
+
+    const ISSUER: &str = "https://auth.test";
+    let key = EncodingKey::from_rsa_pem(include_bytes!("data/auth/rsa.pem")).unwrap();
+    let mut jwk = Jwk::from_encoding_key(&key, Algorithm::RS256).unwrap();
+    jwk.common.key_id = Some("rsa-1".to_owned());
+    let root = std::env::temp_dir().join(format!("dsh-code-cli-http-{}", std::process::id()));
+    std::fs::create_dir_all(&root).unwrap();
+    let jwks = root.join("jwks.json");
+    std::fs::write(
+        &jwks,
+        serde_json::to_vec(&JwkSet { keys: vec![jwk] }).unwrap(),
+    )
+    .unwrap();
+    // The resource the tokens are for names the port: take a free one.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut server = Command::new(built(&["examples", "mcp_server"]))
+        .args(["--root", &root.display().to_string(), "--http", &addr])
+        .args([
+            "--auth-issuer",
+            ISSUER,
+            "--auth-jwks",
+            &jwks.display().to_string(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let url = format!("http://{addr}/mcp");
+    assert_eq!(first.trim_end(), format!("listening on {url}"));
+
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let claims = serde_json::json!({"iss": ISSUER, "aud": url, "sub": "cli-user", "scope": "",
+        "iat": now, "exp": now + 3600});
+    let mut header = Header::new(Algorithm::RS256);
+    header.kid = Some("rsa-1".to_owned());
+    let token = jsonwebtoken::encode(&header, &claims, &key).unwrap();
+
+    let program = "return (await tools.add({a: 2, b: 40})).content[0].text";
+    let cli = built(&["dsh-tools"]);
+    let run = |env: Option<&str>, args: &[&str]| {
+        let mut command = Command::new(&cli);
+        command
+            .args(["code", "run", "--server", &url])
+            .args(args)
+            .arg("-")
+            .env_remove("DSH_TEST_TOKEN")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(value) = env {
+            command.env("DSH_TEST_TOKEN", value);
+        }
+        let mut child = command.spawn().unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(program.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (status, stdout, stderr) = run(Some(&token), &["--bearer-env", "DSH_TEST_TOKEN"]);
+    let without = run(None, &[]);
+    let unset = run(None, &["--bearer-env", "DSH_TEST_TOKEN"]);
+    let empty = run(Some("  "), &["--bearer-env", "DSH_TEST_TOKEN"]);
+    let _ = server.kill();
+    let _ = server.wait();
+    let _ = std::fs::remove_dir_all(&root);
+
+    assert_eq!(status, Some(0), "{stdout}\n{stderr}");
+    assert_eq!(stdout.trim_end(), "42", "{stderr}");
+    assert_eq!(without.0, Some(2), "no token, no connection: {without:?}");
+    assert!(
+        without.2.contains(&format!("--server {url}: ")),
+        "{without:?}"
+    );
+    assert_eq!(unset.0, Some(2));
+    assert!(
+        unset
+            .2
+            .contains("--bearer-env DSH_TEST_TOKEN: the variable is not set"),
+        "{unset:?}"
+    );
+    assert_eq!(empty.0, Some(2));
+    assert!(
+        empty
+            .2
+            .contains("--bearer-env DSH_TEST_TOKEN: the variable is empty"),
+        "{empty:?}"
+    );
+}

@@ -24,7 +24,8 @@ pub(crate) enum CodeCommand {
     /// Run a program in the sandbox against the tools of MCP servers started over stdio; print
     /// the `run_code` result text. Exit 0 when the run succeeded, 1 when it failed.
     Run {
-        /// An MCP server's command line, split as a shell would (repeatable). `NAME=CMD` names
+        /// An MCP server: its command line, split as a shell would, or the URL of a streamable
+        /// HTTP endpoint (`http://host:port/mcp`); repeatable. `NAME=CMD` names
         /// the server: its tools become `NAME_tool` (NAME: a letter, then letters, digits or
         /// `_`). A tool name two servers expose is an error unless they are named.
         #[arg(long = "server", value_name = "[NAME=]CMD")]
@@ -34,6 +35,10 @@ pub(crate) enum CodeCommand {
         /// annotations are its claims.
         #[arg(long)]
         trust_hints: bool,
+        /// The environment variable holding the bearer token sent to every HTTP `--server`
+        /// (a token never goes on the command line, where other users can read it).
+        #[arg(long, value_name = "VAR")]
+        bearer_env: Option<String>,
         /// The program's CPU budget, in milliseconds.
         #[arg(long, value_name = "N", default_value_t = 60_000)]
         compute_ms: u64,
@@ -64,19 +69,21 @@ pub(crate) fn run(command: CodeCommand, stdin_used: &mut bool) -> Result<u8, Inp
         CodeCommand::Run {
             servers,
             trust_hints,
+            bearer_env,
             compute_ms,
             wall_ms,
             memory_mb,
             program,
         } => {
             let program = crate::io::read_text(&program, stdin_used)?;
-            let budgets = Budgets {
+            let options_ = RunOptions {
                 compute_ms,
                 wall_ms,
                 memory_mb,
                 trust_hints,
+                bearer_env,
             };
-            run_program(&servers, budgets, program)
+            run_program(&servers, options_, program)
         }
     }
 }
@@ -113,31 +120,52 @@ fn sdk_tools(doc: &Value) -> Result<Vec<SdkTool<'_>>, InputError> {
 }
 
 #[cfg_attr(not(all(feature = "typescript", feature = "mcp")), allow(dead_code))]
-struct Budgets {
+struct RunOptions {
     compute_ms: u64,
     wall_ms: u64,
     memory_mb: u64,
     trust_hints: bool,
+    bearer_env: Option<String>,
 }
 
 #[cfg(all(feature = "typescript", feature = "mcp"))]
-fn run_program(servers: &[String], budgets: Budgets, program: String) -> Result<u8, InputError> {
+fn run_program(
+    servers: &[String],
+    options_: RunOptions,
+    program: String,
+) -> Result<u8, InputError> {
     use dsh_tools::code::CodeRuntimeConfig;
     use dsh_tools::code::quickjs::QuickJsRuntime;
-    use dsh_tools::mcp::{ImportOptions, McpImport};
+    use dsh_tools::mcp::ImportOptions;
     use dsh_tools::registry::PresentationMode;
     use dsh_tools::{CancellationToken, Registry, ToolExecutionInput};
 
     let config = CodeRuntimeConfig {
-        compute_ms: budgets.compute_ms as f64,
-        max_wall_ms: budgets.wall_ms as f64,
-        max_old_generation_size_mb: budgets.memory_mb as f64,
+        compute_ms: options_.compute_ms as f64,
+        max_wall_ms: options_.wall_ms as f64,
+        max_old_generation_size_mb: options_.memory_mb as f64,
         ..CodeRuntimeConfig::default()
     };
     let engine = QuickJsRuntime::new(config).map_err(|e| InputError(e.to_string()))?;
+    let token = match &options_.bearer_env {
+        None => None,
+        Some(var) => Some(bearer_token(var)?),
+    };
     let mut commands = Vec::new();
     for server in servers {
         let (name, line) = server_name(server);
+        let url = line.trim();
+        if url.starts_with("http://") || url.starts_with("https://") {
+            if let Some(name) = name
+                && commands.iter().any(|(n, _)| *n == Some(name))
+            {
+                return Err(InputError(format!(
+                    "--server {name}=…: two servers are named {name}"
+                )));
+            }
+            commands.push((name, Target::Http(url.to_owned())));
+            continue;
+        }
         let words = shlex::split(line)
             .filter(|w| !w.is_empty())
             .ok_or_else(|| {
@@ -153,7 +181,12 @@ fn run_program(servers: &[String], budgets: Budgets, program: String) -> Result<
                 "--server {name}=…: two servers are named {name}"
             )));
         }
-        commands.push((name, words));
+        commands.push((name, Target::Stdio(words)));
+    }
+    if token.is_some() && !commands.iter().any(|(_, t)| matches!(t, Target::Http(_))) {
+        return Err(InputError(
+            "--bearer-env: no --server is an HTTP URL to send the token to".into(),
+        ));
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -165,18 +198,19 @@ fn run_program(servers: &[String], budgets: Budgets, program: String) -> Result<
         let mut connections = Vec::new();
         // Which server registered each name, to name both when another exposes it too.
         let mut owners: std::collections::HashMap<String, String> = Default::default();
-        for (name, words) in &commands {
-            let mut command = tokio::process::Command::new(&words[0]);
-            command.args(&words[1..]).kill_on_drop(true);
-            let shown = crate::io::printable(&words.join(" "));
+        for (name, target) in &commands {
+            let shown = match target {
+                Target::Stdio(words) => crate::io::printable(&words.join(" ")),
+                Target::Http(url) => crate::io::printable(url),
+            };
             let shown = match name {
                 Some(name) => format!("{name}={shown}"),
                 None => shown,
             };
-            let import = McpImport::connect_stdio(command)
+            let import = connect(target, token.as_deref())
                 .await
                 .map_err(|e| InputError(format!("--server {shown}: {e}")))?;
-            let mut options = ImportOptions::default().trust_hints(budgets.trust_hints);
+            let mut options = ImportOptions::default().trust_hints(options_.trust_hints);
             if let Some(name) = name {
                 options = options.prefix(format!("{name}_"));
             }
@@ -228,6 +262,68 @@ fn run_program(servers: &[String], budgets: Budgets, program: String) -> Result<
     })
 }
 
+/// Where a `--server` is.
+#[cfg_attr(not(all(feature = "typescript", feature = "mcp")), allow(dead_code))]
+enum Target {
+    /// A command line, started and spoken to over stdio.
+    Stdio(Vec<String>),
+    /// A streamable HTTP endpoint.
+    Http(String),
+}
+
+#[cfg(all(feature = "typescript", feature = "mcp"))]
+async fn connect(
+    target: &Target,
+    token: Option<&str>,
+) -> Result<dsh_tools::mcp::McpImport, String> {
+    use dsh_tools::mcp::McpImport;
+    match target {
+        Target::Stdio(words) => {
+            let mut command = tokio::process::Command::new(&words[0]);
+            command.args(&words[1..]).kill_on_drop(true);
+            McpImport::connect_stdio(command)
+                .await
+                .map_err(|e| e.to_string())
+        }
+        #[cfg(feature = "mcp-http")]
+        Target::Http(url) => match token {
+            Some(token) => McpImport::with_limits(Default::default())
+                .connect_http_bearer(url, token)
+                .await
+                .map_err(|e| e.to_string()),
+            None => McpImport::connect_http(url)
+                .await
+                .map_err(|e| e.to_string()),
+        },
+        #[cfg(not(feature = "mcp-http"))]
+        Target::Http(_) => {
+            let _ = token;
+            Err("an HTTP server needs the CLI built with --features mcp-http".to_owned())
+        }
+    }
+}
+
+/// The token in `var`: set, not empty, one line.
+#[cfg_attr(not(all(feature = "typescript", feature = "mcp")), allow(dead_code))]
+fn bearer_token(var: &str) -> Result<String, InputError> {
+    let shown = crate::io::printable(var);
+    match std::env::var(var) {
+        Err(std::env::VarError::NotPresent) => Err(InputError(format!(
+            "--bearer-env {shown}: the variable is not set"
+        ))),
+        Err(std::env::VarError::NotUnicode(_)) => Err(InputError(format!(
+            "--bearer-env {shown}: the variable is not text"
+        ))),
+        Ok(token) if token.trim().is_empty() => Err(InputError(format!(
+            "--bearer-env {shown}: the variable is empty"
+        ))),
+        Ok(token) if token.trim().contains(char::is_control) => Err(InputError(format!(
+            "--bearer-env {shown}: the token holds control characters"
+        ))),
+        Ok(token) => Ok(token.trim().to_owned()),
+    }
+}
+
 /// `NAME=CMD`'s name and command; `None` and the whole text when it does not start with a name
 /// (a letter, then letters, digits or `_`) and `=`.
 #[cfg_attr(not(all(feature = "typescript", feature = "mcp")), allow(dead_code))]
@@ -246,7 +342,7 @@ fn server_name(server: &str) -> (Option<&str>, &str) {
 }
 
 #[cfg(not(all(feature = "typescript", feature = "mcp")))]
-fn run_program(_: &[String], _: Budgets, _: String) -> Result<u8, InputError> {
+fn run_program(_: &[String], _: RunOptions, _: String) -> Result<u8, InputError> {
     Err(InputError(
         "`code run` needs the engine and MCP: build with --features cli,typescript,mcp".into(),
     ))
