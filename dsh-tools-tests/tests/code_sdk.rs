@@ -164,9 +164,9 @@ fn tool_output_map_is_typed_from_a_tools_rust_return_type() {
         .unwrap();
     assert_eq!(
         outputs,
-        // The output schema is open (a serialized struct is not closed) and `u32` carries its
-        // bounds: both show, as spec §7 renders them.
-        "\n  grep: ({\n    /** 1-based line number @minimum 0 @maximum 4294967295 */\n    line: number;\n    text: string;\n  } & Record<string, JsonValue>)[];"
+        // The output schema is open (a serialized struct is not closed). `u32` carries its
+        // bounds, which are the type's own: not shown (issue 39.2).
+        "\n  grep: ({\n    /** 1-based line number */\n    line: number;\n    text: string;\n  } & Record<string, JsonValue>)[];"
     );
     let args = prompt
         .split("interface ToolArgsMap {")
@@ -178,5 +178,30 @@ fn tool_output_map_is_typed_from_a_tools_rust_return_type() {
             "  /** Find a pattern in a file. */\n  grep: {\n    /** The file */\n    path: string;"
         ),
         "{args}"
+    );
+}
+
+/// Issue 39.2: a default reaches the model as `@default` (from the property or its first
+/// branch; not null, not past 120 characters), and integer bounds show only when they are not
+/// the type's own range.
+#[test]
+fn defaults_and_bounds_the_type_does_not_say_are_shown() {
+    let schema = serde_json::json!({
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+            "max_count": {"type": "integer", "minimum": 0, "maximum": 4294967295u64, "default": 10},
+            "offset": {"oneOf": [{"type": "integer", "minimum": -9223372036854775808i64,
+                                  "maximum": 9223372036854775807i64, "default": 0}, {"type": "null"}]},
+            "page": {"type": "integer", "minimum": 1, "maximum": 4294967295u64},
+            "mode": {"type": "string", "default": "fast"},
+            "none": {"type": "string", "default": null},
+            "big": {"type": "string", "default": "x".repeat(200)},
+            "tags": {"type": "array", "items": {"type": "string"}, "default": ["a", "b"]}
+        }
+    });
+    assert_eq!(
+        schema_to_ts(&schema, 0),
+        "{\n  /** @default 10 */\n  max_count?: number;\n  /** @default 0 */\n  offset?: number | null;\n  /** @minimum 1 @maximum 4294967295 */\n  page?: number;\n  /** @default \"fast\" */\n  mode?: string;\n  none?: string;\n  big?: string;\n  /** @default [\"a\",\"b\"] */\n  tags?: string[];\n}"
     );
 }

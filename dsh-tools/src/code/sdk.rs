@@ -246,6 +246,10 @@ fn tags(schema: &Value) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for keyword in KEYWORDS {
         for node in &nodes {
+            let bound = keyword == "minimum" || keyword == "maximum";
+            if bound && integer_type_range(node) {
+                continue;
+            }
             let tag = match (keyword, node.get(keyword)) {
                 (_, None) => continue,
                 ("uniqueItems", Some(Value::Bool(true))) => "@uniqueItems".to_owned(),
@@ -259,7 +263,48 @@ fn tags(schema: &Value) -> Vec<String> {
             }
         }
     }
+    // Issue 39.2 (a deliberate difference from upstream, which renders no default): the
+    // property's default, or its first branch's, unless null (an absent optional value says as
+    // much) or longer than a doc line should carry.
+    let default = schema
+        .get("default")
+        .or_else(|| nodes.iter().find_map(|n| n.get("default")))
+        .filter(|d| !d.is_null())
+        .map(literal)
+        .filter(|d| d.chars().count() <= MAX_DEFAULT_CHARS);
+    if let Some(default) = default {
+        out.push(format!("@default {default}"));
+    }
     out
+}
+
+/// The longest default shown (as JSON text, in characters).
+const MAX_DEFAULT_CHARS: usize = 120;
+
+/// Whether a node's `minimum` and `maximum` are exactly a Rust integer type's own range (what
+/// the bridge writes for every `u32` or `i64`): bounds the type already says, left out (issue
+/// 39.2: no `@minimum -9223372036854775808`).
+fn integer_type_range(node: &Value) -> bool {
+    const RANGES: [(i128, i128); 8] = [
+        (i8::MIN as i128, i8::MAX as i128),
+        (i16::MIN as i128, i16::MAX as i128),
+        (i32::MIN as i128, i32::MAX as i128),
+        (i64::MIN as i128, i64::MAX as i128),
+        (0, u8::MAX as i128),
+        (0, u16::MAX as i128),
+        (0, u32::MAX as i128),
+        (0, u64::MAX as i128),
+    ];
+    let exact = |key: &str| {
+        let n = node.get(key)?.as_number()?;
+        n.as_i64()
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from))
+    };
+    match (exact("minimum"), exact("maximum")) {
+        (Some(lo), Some(hi)) => RANGES.contains(&(lo, hi)),
+        _ => false,
+    }
 }
 
 /// How a finished node's pieces combine.
