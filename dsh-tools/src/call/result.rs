@@ -260,6 +260,7 @@ impl ToolExecutionResult {
 
     /// A success's value, moved out when this result is its only owner and copied otherwise
     /// (the copy recurses: the caller bounds the value's depth first).
+    #[cfg(feature = "mcp")]
     pub(crate) fn into_value(mut self) -> Option<Value> {
         if let Some(data) = Arc::get_mut(&mut self.data)
             && let Outcome::Success { value, .. } = &mut data.outcome
