@@ -392,3 +392,24 @@ fn code_run_reaches_an_http_server_with_a_bearer_token_from_the_environment() {
         "{empty:?}"
     );
 }
+
+/// Issue 39.3: a failed run prints the offending line with a caret under the column, as rustc
+/// and node do, bounded for a long line.
+#[test]
+fn code_run_shows_the_offending_line_with_a_caret() {
+    let program = "function f() {\n  const z = 1;\n  return z.q.y;\n}\nreturn f();";
+    let (status, _, stderr) = code_run_with(&[], program);
+    assert_eq!(status, Some(1));
+    assert!(
+        stderr.contains("  --> program:3:10\n  |\n3 |   return z.q.y;\n  |          ^\n"),
+        "{stderr}"
+    );
+    let long = format!("const q = {};\nconst b = ;", "1+".repeat(30_000) + "1");
+    let (status, _, stderr) = code_run_with(&[], &long);
+    assert_eq!(status, Some(1));
+    assert!(stderr.contains("  --> program:2:11\n"), "{stderr}");
+    let (status, _, stderr) = code_run_with(&[], &format!("const q = {}+;", "x+".repeat(30_000)));
+    assert_eq!(status, Some(1));
+    assert!(stderr.lines().all(|l| l.chars().count() < 200), "{stderr}");
+    assert!(stderr.contains("…"), "{stderr}");
+}

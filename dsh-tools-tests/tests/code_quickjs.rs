@@ -1757,3 +1757,40 @@ async fn the_namespace_keeps_its_shape_around_unknown_members() {
         failure.message
     );
 }
+
+// ---------------------------------------------------------------- Positions (issue 39.3)
+
+/// Errors point at the program's own lines: a caught error's `stack` holds only the program's
+/// frames (no header offset, no `apply (native)` or bootstrap frame), an uncaught one carries
+/// them into the failure, a TypeScript program keeps its lines through stripping, and a syntax
+/// error says its line and column.
+#[tokio::test]
+async fn errors_point_at_the_programs_own_lines() {
+    let runtime = default_rt();
+    let caught = "function f() {\n  const z = 1;\n  return z.q.y;\n}\ntry { f() } catch (e) { return e.stack }";
+    let stack = value(&run(&runtime, caught).await)
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        stack,
+        "    at f (<program>:3:10)\n    at anonymous (<program>:5:7)\n"
+    );
+
+    let uncaught = "const a: number = 1;\nfunction f(x: number): number {\n  return (undefined as any).q + x;\n}\nreturn f(a);";
+    let result = run(&runtime, uncaught).await;
+    let failure = failure(&result);
+    assert_eq!(failure.kind, FailureKind::Exception);
+    assert!(
+        failure.message.starts_with(
+            "TypeError: cannot read property 'q' of undefined\n    at f (<program>:3:"
+        ) && failure.message.contains("\n    at anonymous (<program>:5:"),
+        "{}",
+        failure.message
+    );
+    assert!(!failure.message.contains("eval_script") && !failure.message.contains("native"));
+
+    let result = run(&runtime, "const a = 1;\nconst b = ;\nreturn a").await;
+    let message = &result.error.as_ref().expect("a failure").message;
+    assert!(message.ends_with("(line 2, column 11)"), "{message}");
+}

@@ -252,14 +252,75 @@ fn run_program(
         }
         registry.set_presentation_mode(PresentationMode::Code);
         registry.set_code_runtime(engine);
+        let program_text = program.clone();
         let args = serde_json::json!({"code": program, "description": "dsh-tools code run"});
         let input = ToolExecutionInput::new("cli", "run_code", args, CancellationToken::new());
         let result = registry.execute(input).await;
         drop(connections);
         // Text for a terminal: what the program or a remote tool put in it cannot drive it.
-        out!("{}", crate::io::terminal_text(&result.text()));
+        let text = result.text();
+        out!("{}", crate::io::terminal_text(&text));
+        if result.is_error()
+            && let Some((line, column)) = position(&text)
+            && let Some(excerpt) = excerpt(&program_text, line, column)
+        {
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), excerpt.as_bytes());
+        }
         Ok(u8::from(result.is_error()))
     })
+}
+
+/// The first position a failure names: `(line L, column C)` (a syntax error) or
+/// `<program>:L:C` (a stack frame).
+#[cfg_attr(not(all(feature = "typescript", feature = "mcp")), allow(dead_code))]
+fn position(text: &str) -> Option<(usize, usize)> {
+    let number = |s: &str| -> Option<(usize, usize)> {
+        let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+        Some((s.get(..digits)?.parse().ok()?, digits))
+    };
+    let syntax = text.find("(line ").and_then(|i| {
+        let rest = &text[i + 6..];
+        let (line, n) = number(rest)?;
+        let (column, _) = number(rest[n..].strip_prefix(", column ")?)?;
+        Some((i, line, column))
+    });
+    let frame = text.find("<program>:").and_then(|i| {
+        let rest = &text[i + 10..];
+        let (line, n) = number(rest)?;
+        let (column, _) = number(rest[n..].strip_prefix(':')?)?;
+        Some((i, line, column))
+    });
+    let first = match (syntax, frame) {
+        (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
+        (a, b) => a.or(b),
+    }?;
+    Some((first.1, first.2)).filter(|(l, c)| *l >= 1 && *c >= 1)
+}
+
+/// The program's `line` with a caret under `column`, as rustc and node show a failure: at most
+/// 100 characters of the line around the column, escaped for a terminal.
+#[cfg_attr(not(all(feature = "typescript", feature = "mcp")), allow(dead_code))]
+fn excerpt(program: &str, line: usize, column: usize) -> Option<String> {
+    const WIDTH: usize = 100;
+    let text = program.split('\n').nth(line - 1)?.trim_end_matches('\r');
+    let chars: Vec<char> = text.chars().collect();
+    let at = (column - 1).min(chars.len());
+    let start = at.saturating_sub(WIDTH / 2);
+    let end = (start + WIDTH).min(chars.len());
+    let shown: String = chars[start..end].iter().collect();
+    let shown = crate::io::printable(&shown);
+    let lead = if start > 0 { "…" } else { "" };
+    let trail = if end < chars.len() { "…" } else { "" };
+    let caret_at = lead.chars().count()
+        + crate::io::printable(&chars[start..at].iter().collect::<String>())
+            .chars()
+            .count();
+    let gutter = line.to_string().len();
+    Some(format!(
+        "{pad} --> program:{line}:{column}\n{pad} |\n{line} | {lead}{shown}{trail}\n{pad} | {spaces}^\n",
+        pad = " ".repeat(gutter),
+        spaces = " ".repeat(caret_at),
+    ))
 }
 
 /// Where a `--server` is.

@@ -28,6 +28,7 @@
   const SyntaxErrorC = SyntaxError;
   const FunctionC = Function;
   const ProxyC = Proxy;
+  const WeakMapC = WeakMap;
   const jsonStringify = JSON.stringify;
   const charCodeAt = String.prototype.charCodeAt;
   const fromCharCode = String.fromCharCode;
@@ -203,8 +204,12 @@
         }
         if (isError) {
           const head = StringC(e);
+          // The engine keeps `stack` behind an accessor of Error.prototype (captured before the
+          // program ran; the text is `programStack`'s); an own property is read as it is.
           const d = getDesc(e, 'stack');
-          const stack = d && typeof d.value === 'string' ? d.value : '';
+          const getter = d === undefined ? stackGetter : d.get;
+          const raw = typeof getter === 'function' ? apply(getter, e, []) : d && d.value;
+          const stack = typeof raw === 'string' ? raw : '';
           return stack === '' ? head : head + '\n' + apply(stringReplace, stack, [/\s+$/, '']);
         }
       }
@@ -311,6 +316,58 @@
       default:
         return undefined;
     }
+  }
+
+  // Issue 39.3: stacks in the program's own numbering. The engine compiles the program as the
+  // body of an `AsyncFunction`, whose source has a header (`(async function anonymous(...\n) {`
+  // and our `'use strict';` line) before the program's first line, and it lists the host's own
+  // frames (`apply (native)`, `start (eval_script:…)`). A stack is built by
+  // `Error.prepareStackTrace`: only the program's frames, as `at name (<program>:LINE:COLUMN)`,
+  // the header's lines taken off (measured once, below, not assumed). A program may replace it.
+  const PROGRAM_FILE = '<input>';
+  const stackDesc = getDesc(ErrorC.prototype, 'stack');
+  const stackGetter = stackDesc === undefined ? undefined : stackDesc.get;
+  let callSite = null;
+  let headerLines = 0;
+  {
+    // A function built as the program's is (same header), throwing on the program's line 1.
+    const probe = new FunctionC("'use strict';\nthrow new Error('probe');");
+    const saved = ErrorC.prepareStackTrace;
+    ErrorC.prepareStackTrace = (_, frames) => {
+      if (callSite === null && frames.length > 0) {
+        const proto = getProto(frames[0]);
+        callSite = {
+          file: proto.getFileName,
+          line: proto.getLineNumber,
+          column: proto.getColumnNumber,
+          name: proto.getFunctionName,
+        };
+        headerLines = apply(callSite.line, frames[0], []) - 1;
+      }
+      return '';
+    };
+    try {
+      apply(probe, undefined, []);
+    } catch (e) {
+      // Read, in case the engine builds the stack only when it is read.
+      void e.stack;
+    }
+    ErrorC.prepareStackTrace = saved;
+  }
+  function programStack(_, frames) {
+    let out = '';
+    if (callSite === null) return out;
+    for (let i = 0; i < frames.length; i++) {
+      const frame = frames[i];
+      if (apply(callSite.file, frame, []) !== PROGRAM_FILE) continue;
+      const line = apply(callSite.line, frame, []) - headerLines;
+      if (!(line >= 1)) continue;
+      const column = apply(callSite.column, frame, []);
+      const name = apply(callSite.name, frame, []);
+      const at = '<program>:' + line + ':' + column;
+      out += '    at ' + (typeof name === 'string' && name !== '' ? name + ' (' + at + ')' : at) + '\n';
+    }
+    return out;
   }
 
   // Issue 39.4: calling a member that does not exist names it and the nearest members
@@ -482,6 +539,7 @@
   // likely) is not reported: `start` returns false and nothing ran; the host strips its types and
   // starts it again. Otherwise it returns true.
   return function start(spec, program, javascriptFirst) {
+    ErrorC.prepareStackTrace = programStack;
     try {
       const params = [];
       const args = [];

@@ -22,14 +22,19 @@ pub(super) const MAX_PROGRAM_BYTES: usize = 128 * 1024;
 /// well under 256 MiB (reserved, not committed, until used).
 const STRIP_STACK_BYTES: usize = 384 << 20;
 
-struct Collect(Arc<Mutex<Vec<String>>>);
+/// One stripper message, with where it points (a byte position of the source map).
+type Message = (String, Option<swc_common::BytePos>);
+
+/// The stripper's messages.
+struct Collect(Arc<Mutex<Vec<Message>>>);
 
 impl Emitter for Collect {
     fn emit(&mut self, db: &mut DiagnosticBuilder<'_>) {
+        let at = db.span.primary_span().map(|span| span.lo);
         self.0
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push(db.message());
+            .push((db.message(), at));
     }
 }
 
@@ -75,20 +80,35 @@ fn strip_here(program: &str) -> Result<String, String> {
     }
     let input = format!("{HEAD}{program}{TAIL}");
     let messages = Arc::new(Mutex::new(Vec::new()));
-    let output = GLOBALS.set(&Globals::new(), || {
+    let (output, first) = GLOBALS.set(&Globals::new(), || {
         let cm: Lrc<SourceMap> = Lrc::new(SourceMap::new(FilePathMapping::empty()));
         let handler = Handler::with_emitter(true, false, Box::new(Collect(Arc::clone(&messages))));
         let options = swc_ts_fast_strip::Options {
             module: Some(false),
             ..Default::default()
         };
-        swc_ts_fast_strip::operate(&cm, &handler, input, options)
+        let output = swc_ts_fast_strip::operate(&cm, &handler, input, options);
+        // Issue 39.3: the first message, with its line and column in the program's numbering
+        // (the wrapper's head is one line of its own).
+        let first = messages
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .first()
+            .map(|(message, at)| match at {
+                Some(at) if !at.is_dummy() => {
+                    let loc = cm.lookup_char_pos(*at);
+                    match loc.line.checked_sub(1).filter(|line| *line >= 1) {
+                        Some(line) => {
+                            let (line, column) = within(program, line, loc.col.0 + 1);
+                            format!("{message} (line {line}, column {column})")
+                        }
+                        None => message.clone(),
+                    }
+                }
+                _ => message.clone(),
+            });
+        (output, first)
     });
-    let first = messages
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .first()
-        .cloned();
     match output {
         Ok(out) => {
             let code = out.code;
@@ -107,6 +127,17 @@ fn strip_here(program: &str) -> Result<String, String> {
     }
 }
 
+/// A position past the program's end (the wrapper's closing line) as its last character's
+/// successor.
+fn within(program: &str, line: usize, column: usize) -> (usize, usize) {
+    let lines = program.split('\n').count();
+    if line <= lines {
+        return (line, column);
+    }
+    let last = program.rsplit('\n').next().unwrap_or("");
+    (lines, last.chars().count() + 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::strip;
@@ -121,14 +152,26 @@ mod tests {
 
     #[test]
     fn enum_and_namespace_are_refused_with_node_texts() {
+        // Each with where it points, in the program's own numbering (issue 39.3).
         let e = strip("enum E { A }\nreturn 1").unwrap_err();
-        assert_eq!(e, "TypeScript enum is not supported in strip-only mode");
-        let n = strip("namespace N { export const x = 1 }\nreturn 1").unwrap_err();
+        assert_eq!(
+            e,
+            "TypeScript enum is not supported in strip-only mode (line 1, column 1)"
+        );
+        let n = strip("const a = 1;\n  namespace N { export const x = 1 }\nreturn 1").unwrap_err();
         assert_eq!(
             n,
-            "TypeScript namespace declaration is not supported in strip-only mode"
+            "TypeScript namespace declaration is not supported in strip-only mode (line 2, column 3)"
         );
-        assert_eq!(strip("return (1 +").unwrap_err(), "Expression expected");
+        assert_eq!(
+            strip("return (1 +").unwrap_err(),
+            "Expression expected (line 1, column 12)"
+        );
+        let far = format!("{}const b = ;", "\n".repeat(9_999));
+        assert_eq!(
+            strip(&far).unwrap_err(),
+            "Expression expected (line 10000, column 11)"
+        );
     }
 
     #[test]
