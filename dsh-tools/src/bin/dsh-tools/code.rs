@@ -154,15 +154,15 @@ fn run_program(
     let mut commands = Vec::new();
     for server in servers {
         let (name, line) = server_name(server);
+        if let Some(name) = name
+            && commands.iter().any(|(n, _)| *n == Some(name))
+        {
+            return Err(InputError(format!(
+                "--server {name}=…: two servers are named {name}"
+            )));
+        }
         let url = line.trim();
         if url.starts_with("http://") || url.starts_with("https://") {
-            if let Some(name) = name
-                && commands.iter().any(|(n, _)| *n == Some(name))
-            {
-                return Err(InputError(format!(
-                    "--server {name}=…: two servers are named {name}"
-                )));
-            }
             commands.push((name, Target::Http(url.to_owned())));
             continue;
         }
@@ -174,13 +174,6 @@ fn run_program(
                     crate::io::printable(server)
                 ))
             })?;
-        if let Some(name) = name
-            && commands.iter().any(|(n, _)| *n == Some(name))
-        {
-            return Err(InputError(format!(
-                "--server {name}=…: two servers are named {name}"
-            )));
-        }
         commands.push((name, Target::Stdio(words)));
     }
     if token.is_some() && !commands.iter().any(|(_, t)| matches!(t, Target::Http(_))) {
