@@ -21,7 +21,6 @@ fn built(path: &[&str]) -> std::path::PathBuf {
 
 #[test]
 fn code_run_calls_the_tools_of_an_mcp_server() {
-    let cli = built(&["dsh-tools"]);
     let server = built(&["examples", "mcp_server"]);
     let root = std::env::temp_dir().join(format!("dsh-code-cli-{}", std::process::id()));
     std::fs::create_dir_all(&root).unwrap();
@@ -34,23 +33,8 @@ fn code_run_calls_the_tools_of_an_mcp_server() {
         try { await tools.add({a: 'not a number', b: 1}) } catch (e) { failed = e.name + ': ' + e.message }\n\
         console.log(JSON.stringify(listing).includes('notes.txt'));\n\
         return {sum: sum.content[0].text, echoed: [one.structuredContent.text, two.structuredContent.text], failed};";
-    let mut child = Command::new(&cli)
-        .args(["code", "run", "--server", &server_cmd, "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(program.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let (status, stdout, stderr) = code_run_with(&["--server", &server_cmd], program);
+    assert_eq!(status, Some(0), "{stdout}\n{stderr}");
     let (first, rest) = stdout.split_once('\n').unwrap();
     assert_eq!(first, "true", "the listing holds the file");
     let value: serde_json::Value = serde_json::from_str(rest.trim_end()).unwrap();
@@ -70,37 +54,13 @@ fn code_run_calls_the_tools_of_an_mcp_server() {
 /// `dsh-tools code run PROGRAM` with the example MCP server: the exit status, standard output
 /// and standard error.
 fn code_run(program: &str) -> (Option<i32>, String, String) {
-    let cli = built(&["dsh-tools"]);
     let server = built(&["examples", "mcp_server"]);
     let root = std::env::temp_dir().join(format!("dsh-code-cli-esc-{}", std::process::id()));
     std::fs::create_dir_all(&root).unwrap();
     let server_cmd = format!("'{}' --root '{}'", server.display(), root.display());
-    let mut child = Command::new(&cli)
-        .args([
-            "code",
-            "run",
-            "--wall-ms",
-            "60000",
-            "--server",
-            &server_cmd,
-            "-",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(program.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = code_run_with(&["--wall-ms", "60000", "--server", &server_cmd], program);
     let _ = std::fs::remove_dir_all(&root);
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    (out.status.code(), stdout, stderr.into_owned())
+    out
 }
 
 /// A character a terminal would act on or hide: controls (but `\n` and `\t`), bidirectional
@@ -174,28 +134,13 @@ done
 
 #[test]
 fn code_run_reports_every_tool_it_skipped() {
-    let cli = built(&["dsh-tools"]);
     let script = std::env::temp_dir().join(format!("dsh-code-cli-bad-{}.sh", std::process::id()));
     std::fs::write(&script, LISTS_BAD_TOOLS).unwrap();
     let server_cmd = format!("sh '{}'", script.display());
-    let mut child = Command::new(&cli)
-        .args(["code", "run", "--server", &server_cmd, "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"return Object.keys(tools)")
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let (status, stdout, stderr) =
+        code_run_with(&["--server", &server_cmd], "return Object.keys(tools)");
     let _ = std::fs::remove_file(&script);
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(status, Some(0), "{stdout}\n{stderr}");
     let names: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(names, serde_json::json!(["ok"]), "{stderr}");
     assert!(stderr.contains(r"tool a\u{2028}b skipped: "), "{stderr}");
