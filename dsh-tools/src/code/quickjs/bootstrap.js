@@ -28,7 +28,6 @@
   const SyntaxErrorC = SyntaxError;
   const FunctionC = Function;
   const ProxyC = Proxy;
-  const WeakMapC = WeakMap;
   const jsonStringify = JSON.stringify;
   const charCodeAt = String.prototype.charCodeAt;
   const fromCharCode = String.fromCharCode;
