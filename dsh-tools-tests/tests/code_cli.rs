@@ -152,16 +152,31 @@ fn code_run_reports_every_tool_it_skipped() {
 
 /// Runs `dsh-tools code run` with `args` before the program (read from standard input).
 fn code_run_with(args: &[&str], program: &str) -> (Option<i32>, String, String) {
+    code_run_in_env(args, &[], program)
+}
+
+/// [`code_run_with`], each variable of `env` set to its value or, for `None`, removed.
+fn code_run_in_env(
+    args: &[&str],
+    env: &[(&str, Option<&str>)],
+    program: &str,
+) -> (Option<i32>, String, String) {
     let cli = built(&["dsh-tools"]);
-    let mut child = Command::new(&cli)
+    let mut command = Command::new(&cli);
+    command
         .args(["code", "run"])
         .args(args)
         .arg("-")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::piped());
+    for (name, value) in env {
+        match value {
+            Some(value) => command.env(name, value),
+            None => command.env_remove(name),
+        };
+    }
+    let mut child = command.spawn().unwrap();
     child
         .stdin
         .take()
@@ -279,33 +294,10 @@ fn code_run_reaches_an_http_server_with_a_bearer_token_from_the_environment() {
     let token = jsonwebtoken::encode(&header, &claims, &key).unwrap();
 
     let program = "return (await tools.add({a: 2, b: 40})).content[0].text";
-    let cli = built(&["dsh-tools"]);
     let run = |env: Option<&str>, args: &[&str]| {
-        let mut command = Command::new(&cli);
-        command
-            .args(["code", "run", "--server", &url])
-            .args(args)
-            .arg("-")
-            .env_remove("DSH_TEST_TOKEN")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        if let Some(value) = env {
-            command.env("DSH_TEST_TOKEN", value);
-        }
-        let mut child = command.spawn().unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(program.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        let mut all = vec!["--server", url.as_str()];
+        all.extend_from_slice(args);
+        code_run_in_env(&all, &[("DSH_TEST_TOKEN", env)], program)
     };
     let (status, stdout, stderr) = run(Some(&token), &["--bearer-env", "DSH_TEST_TOKEN"]);
     let without = run(None, &[]);

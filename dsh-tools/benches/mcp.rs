@@ -61,6 +61,14 @@ fn hundred_dsh() -> Registry {
     registry
 }
 
+/// The single-threaded runtime every measurement here runs on (both ends of each pipe).
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// Connects an rmcp client to `server` over an in-process pipe.
 async fn connect<S: rmcp::ServerHandler>(server: S) -> RunningService<RoleClient, ()> {
     let (a, b) = tokio::io::duplex(1 << 20);
@@ -80,10 +88,7 @@ fn request() -> CallToolRequestParams {
 }
 
 fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let registry = Registry::new();
     registry.register(Echo).unwrap().keep();
     let dsh = rt.block_on(connect(McpServer::new(registry)));
@@ -128,10 +133,7 @@ fn bench(c: &mut Criterion) {
 /// `MCP_BENCH_ONLY=dsh|rmcp` runs `MCP_BENCH_CALLS` (default 1,000) calls against one server and exits, for instruction
 /// counts under `valgrind --tool=callgrind` (steadier than wall time on a shared machine).
 fn only(which: &str) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let client = match which {
         "dsh" => {
             let registry = Registry::new();
@@ -160,10 +162,7 @@ fn only(which: &str) {
 fn paired() {
     let rounds = env_or("MCP_PAIRED_ROUNDS", 60);
     let calls = env_or("MCP_PAIRED_CALLS", 200);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let registry = Registry::new();
     registry.register(Echo).unwrap().keep();
     let clients = [

@@ -39,20 +39,14 @@ pub(crate) fn not_a_tool(global: &str, name: &str, names: &[&str]) -> String {
     )
 }
 
-/// `tools.name`, or `tools["na-me"]` for a name that is not an identifier; cut when long.
+/// `tools.name`, or `tools["na-me"]` for a name that is not an identifier (the SDK's own key
+/// rule); cut when long (a cut name ends in `…`, so it is quoted).
 fn access(global: &str, name: &str) -> String {
-    let is_identifier = name
-        .bytes()
-        .next()
-        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_' || b == b'$')
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$');
-    if is_identifier && name.len() <= MAX_NAME_UNITS {
-        format!("{global}.{name}")
+    let key = super::sdk::key(&cut(name));
+    if key.starts_with('"') {
+        format!("{global}[{key}]")
     } else {
-        let quoted = serde_json::to_string(&cut(name)).unwrap_or_default();
-        format!("{global}[{quoted}]")
+        format!("{global}.{key}")
     }
 }
 

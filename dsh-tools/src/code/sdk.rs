@@ -160,7 +160,7 @@ pub fn render_declaration(tool: &SdkTool<'_>) -> String {
 }
 
 /// A name as a TypeScript key: bare when `^[A-Za-z_$][A-Za-z0-9_$]*$`, else a JSON string.
-fn key(name: &str) -> String {
+pub(super) fn key(name: &str) -> String {
     let mut chars = name.chars();
     let bare = chars
         .next()

@@ -76,14 +76,14 @@ pub(crate) fn run(command: CodeCommand, stdin_used: &mut bool) -> Result<u8, Inp
             program,
         } => {
             let program = crate::io::read_text(&program, stdin_used)?;
-            let options_ = RunOptions {
+            let run_options = RunOptions {
                 compute_ms,
                 wall_ms,
                 memory_mb,
                 trust_hints,
                 bearer_env,
             };
-            run_program(&servers, options_, program)
+            run_program(&servers, run_options, program)
         }
     }
 }
@@ -131,7 +131,7 @@ struct RunOptions {
 #[cfg(all(feature = "typescript", feature = "mcp"))]
 fn run_program(
     servers: &[String],
-    options_: RunOptions,
+    run_options: RunOptions,
     program: String,
 ) -> Result<u8, InputError> {
     use dsh_tools::code::CodeRuntimeConfig;
@@ -141,13 +141,13 @@ fn run_program(
     use dsh_tools::{CancellationToken, Registry, ToolExecutionInput};
 
     let config = CodeRuntimeConfig {
-        compute_ms: options_.compute_ms as f64,
-        max_wall_ms: options_.wall_ms as f64,
-        max_old_generation_size_mb: options_.memory_mb as f64,
+        compute_ms: run_options.compute_ms as f64,
+        max_wall_ms: run_options.wall_ms as f64,
+        max_old_generation_size_mb: run_options.memory_mb as f64,
         ..CodeRuntimeConfig::default()
     };
     let engine = QuickJsRuntime::new(config).map_err(|e| InputError(e.to_string()))?;
-    let token = match &options_.bearer_env {
+    let token = match &run_options.bearer_env {
         None => None,
         Some(var) => Some(bearer_token(var)?),
     };
@@ -203,7 +203,7 @@ fn run_program(
             let import = connect(target, token.as_deref())
                 .await
                 .map_err(|e| InputError(format!("--server {shown}: {e}")))?;
-            let mut options = ImportOptions::default().trust_hints(options_.trust_hints);
+            let mut options = ImportOptions::default().trust_hints(run_options.trust_hints);
             if let Some(name) = name {
                 options = options.prefix(format!("{name}_"));
             }
