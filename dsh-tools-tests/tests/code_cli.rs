@@ -350,3 +350,119 @@ fn code_run_shows_the_offending_line_with_a_caret() {
     assert!(stderr.lines().all(|l| l.chars().count() < 200), "{stderr}");
     assert!(stderr.contains("…"), "{stderr}");
 }
+
+/// A stdio MCP server in POSIX `sh` that lists the `tools/list` result in the file `$1` and
+/// answers every call with a text block naming the tool it was asked for.
+const LISTS_A_FILE: &str = r#"while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+  case "$line" in
+    *'"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"0"}}}\n' "$id";;
+    *'"tools/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":' "$id"; cat "$1"; printf '}\n';;
+    *'"tools/call"'*) name=$(printf '%s' "$line" | sed -n 's/.*"name":"\([^"]*\)".*/\1/p'); printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"called %s"}]}}\n' "$id" "$name";;
+  esac
+done
+"#;
+
+/// Issue 39.1: `code sdk --server CMD` prints exactly the SDK a program is shown in `code run`
+/// (one conversion, the importer's), and the same text as `code sdk` given the server's
+/// `tools/list` result; what it leaves out is named the same way. Tool names JavaScript gives
+/// meaning to (`constructor`, `__proto__`, `then`, a keyword) or that hold `-`, `.` or `/`
+/// are typed and callable.
+#[test]
+fn code_sdk_with_a_server_prints_what_code_run_imports() {
+    let names = [
+        "git_log",
+        "constructor",
+        "__proto__",
+        "then",
+        "delete",
+        "my-tool",
+        "a.b/c",
+    ];
+    let tools: Vec<serde_json::Value> = names
+        .iter()
+        .map(|name| {
+            serde_json::json!({
+                "name": name,
+                "description": format!("The {name} tool."),
+                "inputSchema": {
+                    "$schema": "http://json-schema.org/draft-07/schema#",
+                    "type": "object",
+                    "properties": {
+                        "max_count": {"type": "integer", "default": 10},
+                        "since": {"anyOf": [{"type": "string", "format": "date"}, {"type": "null"}]},
+                        "labels": {"type": "object", "propertyNames": {"pattern": "^x"}}
+                    },
+                    "additionalProperties": false
+                },
+                "annotations": {"readOnlyHint": true}
+            })
+        })
+        .collect();
+    let list = serde_json::json!({ "tools": tools });
+    let dir = std::env::temp_dir().join(format!("dsh-code-sdk-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (script, file) = (dir.join("server.sh"), dir.join("tools.json"));
+    std::fs::write(&script, LISTS_A_FILE).unwrap();
+    std::fs::write(&file, list.to_string()).unwrap();
+    let server_cmd = format!("sh '{}' '{}'", script.display(), file.display());
+    let cli = built(&["dsh-tools"]);
+    let sdk = |args: &[&str]| {
+        let out = Command::new(&cli)
+            .args(["code", "sdk"])
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let from_server = sdk(&["--server", &server_cmd]);
+    let from_file = sdk(&[file.to_str().unwrap()]);
+    assert_eq!(from_server.0, Some(0), "{}", from_server.2);
+    assert_eq!(from_server.1, from_file.1, "one SDK path");
+    assert_eq!(from_server.2, from_file.2, "the same report");
+    let text = &from_server.1;
+    assert!(!text.contains("unknown"), "{text}");
+    assert!(
+        text.contains("  \"a.b/c\": {\n    /** @default 10 */\n    max_count?: number;\n    /** @format date */\n    since?: string | null;\n    labels?: Record<string, JsonValue>;\n  };"),
+        "{text}"
+    );
+    for name in ["constructor", "__proto__", "then", "delete"] {
+        assert!(text.contains(&format!("\n  {name}: {{\n")), "{name}: {text}");
+    }
+    assert!(text.contains("\n  \"my-tool\": {\n"), "{text}");
+    assert_eq!(
+        from_server.2.lines().count(),
+        names.len(),
+        "one line per tool: {}",
+        from_server.2
+    );
+    assert!(
+        from_server.2.contains(
+            "dsh-tools: tool then: parameters #/properties/labels: `propertyNames` left out"
+        ),
+        "{}",
+        from_server.2
+    );
+    let strict = sdk(&["--strict", "--server", &server_cmd]);
+    assert_eq!((strict.0, strict.1.as_str()), (Some(1), ""), "{}", strict.2);
+
+    // Every one of those names is called through the namespace as the SDK types it.
+    let program = r#"const out = [];
+        for (const name of ["git_log", "constructor", "__proto__", "then", "delete", "my-tool", "a.b/c"]) {
+          out.push((await tools[name]({})).content[0].text);
+        }
+        out.push((await tools.constructor({max_count: 1})).content[0].text);
+        out.push((await tools.then({})).content[0].text);
+        return out;"#;
+    let (status, stdout, stderr) = code_run_with(&["--server", &server_cmd], program);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(status, Some(0), "{stdout}\n{stderr}");
+    let called: Vec<String> = serde_json::from_str(stdout.trim_end()).unwrap();
+    let mut expected: Vec<String> = names.iter().map(|n| format!("called {n}")).collect();
+    expected.extend(["called constructor".into(), "called then".into()]);
+    assert_eq!(called, expected);
+}

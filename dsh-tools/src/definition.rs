@@ -228,6 +228,8 @@ pub struct ToolDefinition {
     pub(crate) defer_loading: Option<bool>,
     /// The group the tool belongs to.
     pub(crate) namespace: Option<Arc<Namespace>>,
+    /// The parameters and output Code Mode's SDK shows, when not the ones validated with.
+    pub(crate) sdk: Option<Arc<(Value, Value)>>,
 }
 
 /// A named group of tools with a description the model reads (one per imported MCP server,
@@ -365,6 +367,7 @@ impl ToolDefinition {
             editable_arguments: false,
             defer_loading: None,
             namespace: None,
+            sdk: None,
         }
     }
 
@@ -431,6 +434,29 @@ impl ToolDefinition {
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.title = Some(title.into());
         self
+    }
+
+    /// The parameters and output schemas Code Mode's SDK renders for this tool, when they are
+    /// not the ones it validates with: an imported tool's remote schemas as
+    /// [`code::foreign_tool`](crate::code::foreign_tool) shows them (formats and examples as
+    /// doc tags, what the subset cannot say left out), while the call is checked against the
+    /// exact conversion. Both must be in the subset to render (else `unknown`, as for any
+    /// schema).
+    pub fn sdk_schemas(mut self, parameters: Value, output: Value) -> Self {
+        self.sdk = Some(Arc::new((parameters, output)));
+        self
+    }
+
+    /// The parameters schema Code Mode's SDK renders: [`sdk_schemas`](Self::sdk_schemas)'
+    /// when set, else [`parameters`](Self::parameters).
+    pub fn sdk_parameters(&self) -> &Value {
+        self.sdk.as_ref().map_or(&self.parameters, |s| &s.0)
+    }
+
+    /// The output schema Code Mode's SDK renders: [`sdk_schemas`](Self::sdk_schemas)' when
+    /// set, else the output declaration's.
+    pub fn sdk_output(&self) -> &Value {
+        self.sdk.as_ref().map_or(self.output.schema(), |s| &s.1)
     }
 
     /// Behaviour hints ([`ToolHints`]).

@@ -603,6 +603,114 @@ fn code_sdk_prints_the_section() {
         assert_eq!(r.code, 2, "{bad}");
         assert!(r.stderr.starts_with("dsh-tools: TOOLS"), "{}", r.stderr);
     }
+    let r = run(&["code", "sdk"], "");
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("give TOOLS"), "{}", r.stderr);
+    let r = run(&["code", "sdk", "--trust-hints", "-"], tools);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("go with --server"), "{}", r.stderr);
+}
+
+/// Issue 39.1: `code sdk` converted nothing, so one keyword outside the subset (`$schema`, which
+/// every TypeScript server sends) made a whole tool `unknown`, silently. It now takes an MCP
+/// `tools/list` result and converts each schema as the importer does: what it can express
+/// becomes types and doc tags, what it cannot is left out and named on standard error with its
+/// path, and `--strict` makes that a failure.
+#[test]
+fn code_sdk_converts_an_mcp_tool_list_as_the_importer_does() {
+    let list = serde_json::json!({"tools": [
+        {"name": "git_log", "description": "Shows the commit logs",
+         "inputSchema": {"$schema": "http://json-schema.org/draft-07/schema#", "$id": "urn:git_log",
+            "title": "GitLog", "type": "object",
+            "properties": {
+                "repo_path": {"type": "string", "title": "Repo Path"},
+                "max_count": {"type": "integer", "default": 10, "title": "Max Count"},
+                "since": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}], "default": null},
+                "author": {"$ref": "#/$defs/Person", "deprecated": true},
+                "labels": {"type": "object", "patternProperties": {"^x-": {"type": "string"}}}
+            },
+            "required": ["repo_path"], "additionalProperties": false,
+            "$defs": {"Person": {"type": "object", "properties": {"name": {"type": "string", "examples": ["Ada"]}}}}},
+         "outputSchema": {"type": "object", "properties": {"commits": {"type": "array", "items": {"type": "string"}}},
+            "required": ["commits"]}},
+        {"name": "a.b/c", "inputSchema": {"type": "object", "properties": {"x": {"not": {"type": "null"}}}}}
+    ]});
+    let r = run(&["code", "sdk", "-"], &list.to_string());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let sdk = &r.stdout;
+    assert!(!sdk.contains("unknown"), "{sdk}");
+    for text in [
+        "  /** Shows the commit logs */\n  git_log: {\n    repo_path: string;\n    /** @default 10 */\n    max_count?: number;\n    /** @format date-time */\n    since?: string | null;\n    /** @deprecated */\n    author?: {\n      /** @example \"Ada\" */\n      name?: string;\n    } & Record<string, JsonValue>;\n    labels?: Record<string, JsonValue>;\n  };",
+        // An MCP tool's call resolves to its result: content blocks and the structured value.
+        "  git_log: {\n    content: Record<string, JsonValue>[];\n    structuredContent?: {\n      commits: string[];\n    } & Record<string, JsonValue>;\n  } & Record<string, JsonValue>;",
+        "  \"a.b/c\": {\n    x?: JsonValue;\n  } & Record<string, JsonValue>;",
+    ] {
+        assert!(sdk.contains(text), "{text}\n---\n{sdk}");
+    }
+    assert_eq!(
+        r.stderr,
+        "dsh-tools: tool git_log: parameters #/properties/labels: `patternProperties` left out: the subset has no word for it\n\
+         dsh-tools: tool a.b/c: parameters #/properties/x: `not` left out: the subset has no word for it\n",
+        "in the tools' order"
+    );
+    let strict = run(&["code", "sdk", "--strict", "-"], &list.to_string());
+    assert_eq!(strict.code, 1, "{}", strict.stderr);
+    assert_eq!(strict.stdout, "", "nothing printed under --strict");
+    assert!(
+        strict
+            .stderr
+            .ends_with("dsh-tools: --strict: the SDK leaves out 2 parts of the tools' schemas (listed above)\n"),
+        "{}",
+        strict.stderr
+    );
+    // The same conversion for the `{name, parameters}` shape (no MCP result around the output).
+    let plain = serde_json::json!([{"name": "t", "description": "T.",
+        "parameters": list["tools"][0]["inputSchema"], "output": list["tools"][0]["outputSchema"]}]);
+    let r = run(&["code", "sdk", "-"], &plain.to_string());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("    /** @format date-time */\n    since?: string | null;"), "{}", r.stdout);
+    assert!(r.stdout.contains("  t: {\n    commits: string[];\n  } & Record<string, JsonValue>;"), "{}", r.stdout);
+}
+
+/// Hostile schemas in `code sdk`: a `$ref` that loops, a 10,000-deep schema and a root that is
+/// not a schema are each bounded and named on standard error; the other tools still render.
+#[test]
+fn code_sdk_bounds_hostile_schemas() {
+    let mut deep = String::new();
+    for _ in 0..10_000 {
+        deep.push_str(r#"{"type": "object", "properties": {"a": "#);
+    }
+    deep.push_str(r#"{"type": "string"}"#);
+    for _ in 0..10_000 {
+        deep.push_str("}}");
+    }
+    let list = format!(
+        r##"{{"tools": [
+            {{"name": "loop", "inputSchema": {{"type": "object", "properties": {{"self": {{"$ref": "#"}}, "n": {{"type": "integer"}}}}}}}},
+            {{"name": "deep", "inputSchema": {deep}}},
+            {{"name": "odd", "inputSchema": 5}},
+            {{"name": "fine", "inputSchema": {{"type": "object", "properties": {{"n": {{"type": "integer"}}}}}}}}
+        ]}}"##
+    );
+    let r = run(&["code", "sdk", "-"], &list);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stdout.contains("unknown"), "{}", r.stdout);
+    assert!(r.stdout.contains("  loop: {\n    self?: JsonValue;\n    n?: number;\n  }"), "{}", r.stdout);
+    assert!(r.stdout.contains("  fine: {\n    n?: number;\n  }"), "{}", r.stdout);
+    assert!(r.stdout.contains("  odd: JsonValue;"), "{}", r.stdout);
+    assert!(
+        r.stderr.contains(r#"dsh-tools: tool loop: parameters #/properties/self: shown as any value: recursive type"#),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("dsh-tools: tool deep: parameters #/properties/a/") 
+            && r.stderr.contains("nested more than 64 levels deep"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("dsh-tools: tool odd: parameters #: shown as any value: "), "{}", r.stderr);
+    assert!(r.stderr.len() < 8 << 10, "bounded: {} bytes", r.stderr.len());
 }
 
 #[test]

@@ -19,6 +19,7 @@ pub const ABORT_REASON: &str = "AbortError: This operation was aborted";
 /// exclusive call or a full pool); a call past it is refused with a message, not queued.
 pub const MAX_QUEUED_SUB_CALLS: usize = 10_000;
 
+mod foreign;
 mod ledger;
 mod limits;
 pub(crate) mod missing;
@@ -31,6 +32,9 @@ mod runtime;
 mod sdk;
 pub(crate) use sdk::js_space;
 
+pub use foreign::{Dropped, ForeignTool, foreign_tool};
+#[cfg(feature = "mcp")]
+pub(crate) use foreign::mcp_result_schema;
 pub use ledger::{LOG_ENTRY_HOST_BYTES, OutputLedger, string_cost, value_cost};
 pub use limits::CodeHostLimits;
 pub use number::js_number;

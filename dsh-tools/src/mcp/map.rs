@@ -400,18 +400,6 @@ pub(crate) fn remote_value(result: CallToolResult) -> Value {
     Value::Object(map)
 }
 
-/// The output schema of an imported tool's value (see [`remote_value`]).
-pub(crate) fn remote_output_schema(structured: Value) -> Value {
-    serde_json::json!({
-        "type": "object",
-        "properties": {
-            "content": {"type": "array", "items": {"type": "object"}},
-            "structuredContent": structured,
-        },
-        "required": ["content"],
-    })
-}
-
 /// The model-facing content of an imported tool's value: its `content` blocks, verbatim.
 pub(crate) fn remote_content(value: &Value) -> Vec<ContentBlock> {
     let blocks: Vec<ContentBlock> = value

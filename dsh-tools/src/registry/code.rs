@@ -214,8 +214,8 @@ impl Registry {
             .map(|t| SdkTool {
                 name: t.name(),
                 description: t.definition().description(),
-                parameters: t.definition().parameters(),
-                output: t.definition().output().schema(),
+                parameters: t.definition().sdk_parameters(),
+                output: t.definition().sdk_output(),
             })
             .collect();
         let mut sections = Vec::with_capacity(2);

@@ -246,8 +246,8 @@ impl Registry {
             &crate::code::SdkTool {
                 name: tool.name(),
                 description: tool.description(),
-                parameters: tool.parameters(),
-                output: tool.output().schema(),
+                parameters: tool.definition().sdk_parameters(),
+                output: tool.definition().sdk_output(),
             },
         )))
     }

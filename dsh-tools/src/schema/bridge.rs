@@ -223,6 +223,186 @@ pub fn from_foreign(schema: &Value) -> Result<Value, BridgeError> {
     }
 }
 
+/// What [`from_foreign_lossy`] made of a schema.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lossy {
+    /// The schema in the subset, never stricter than the original: what a reader should be
+    /// shown of it.
+    pub schema: Value,
+    /// What had to be left out, each with the path of its node: a keyword the subset has no
+    /// word for (the node converted without it), or a node that could not be converted at all
+    /// (it accepts anything there, keeping its description).
+    pub dropped: Vec<BridgeProblem>,
+    /// How many more were left out than are listed.
+    pub unlisted: usize,
+}
+
+/// Converts a schema written by someone else for *showing* it (Code Mode's SDK): as
+/// [`from_foreign`], but never failing. What the subset cannot express is left out and listed
+/// in [`Lossy::dropped`]; annotations a reader needs become doc tags at the end of the
+/// description of the node they describe (for a branch of `anyOf`/`oneOf`, its parent's):
+/// `format` as `@format uri`, `deprecated: true` as `@deprecated`, and the first of `examples`
+/// as `@example <JSON>` (up to 120 characters).
+///
+/// The result is for reading, not validating: it may accept values the original rejects. A
+/// host validates with [`from_foreign`] or the original schema.
+///
+/// ```
+/// use dsh_tools::schema::bridge::from_foreign_lossy;
+/// use serde_json::json;
+///
+/// let shown = from_foreign_lossy(&json!({
+///     "$schema": "http://json-schema.org/draft-07/schema#",
+///     "type": "object",
+///     "properties": {
+///         "url": {"type": "string", "format": "uri", "description": "Where."},
+///         "tags": {"type": "object", "patternProperties": {"^x-": {"type": "string"}}}
+///     }
+/// }));
+/// assert_eq!(shown.schema["properties"]["url"]["description"], "Where. @format uri");
+/// assert_eq!(shown.schema["properties"]["tags"], json!({"type": "object"}));
+/// assert_eq!(shown.dropped.len(), 1);
+/// assert_eq!(shown.dropped[0].path(), "#/properties/tags");
+/// ```
+pub fn from_foreign_lossy(schema: &Value) -> Lossy {
+    let mut cleaned = crate::json::clone_deep(schema);
+    doc_tags(&mut cleaned);
+    strip_annotations(&mut cleaned);
+    let mut problems = Problems::default();
+    let mut out = match schemars::Schema::try_from(cleaned) {
+        Ok(schema) => {
+            let out = convert::run_lossy(schema.as_value(), &mut problems);
+            crate::json::drop_deep(schema.to_value());
+            out
+        }
+        Err(e) => {
+            problems.add(
+                "#",
+                format!("shown as any value: a schema must be an object or a boolean: {e}"),
+            );
+            Value::Object(Map::new())
+        }
+    };
+    if let Err(e) = super::assert_supported(&out) {
+        for v in e.violations() {
+            problems.add(
+                "#",
+                format!("internal error: the shown schema is outside the subset: {v}"),
+            );
+        }
+        crate::json::drop_deep(std::mem::replace(&mut out, Value::Object(Map::new())));
+    }
+    let error = problems.finish();
+    Lossy {
+        schema: out,
+        unlisted: error.unlisted(),
+        dropped: error.problems().to_vec(),
+    }
+}
+
+/// The longest `@example` shown, as JSON text in characters.
+const MAX_EXAMPLE_CHARS: usize = 120;
+
+/// Appends `format`, `deprecated` and the first of `examples` to the description of the node
+/// they describe (a branch's to its parent's), as doc tags; to [`MAX_DEPTH`] levels.
+fn doc_tags(schema: &mut Value) {
+    // Pass one, read-only: which node gets which tags, by JSON pointer.
+    let mut found: Vec<(String, Vec<String>)> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = Default::default();
+    let mut stack: Vec<(&Value, String, String, usize)> =
+        vec![(&*schema, String::new(), String::new(), 1)];
+    while let Some((node, here, target, depth)) = stack.pop() {
+        let Value::Object(map) = node else { continue };
+        let mut tags = Vec::new();
+        if let Some(Value::String(f)) = map.get("format") {
+            tags.push(format!("@format {f}"));
+        }
+        if map.get("deprecated") == Some(&Value::Bool(true)) {
+            tags.push("@deprecated".to_owned());
+        }
+        if let Some(first) = map
+            .get("examples")
+            .and_then(Value::as_array)
+            .and_then(|e| e.first())
+            && !crate::json::deeper_than(first, 8)
+        {
+            let text = crate::json::to_compact_string(first);
+            if text.chars().count() <= MAX_EXAMPLE_CHARS {
+                tags.push(format!("@example {text}"));
+            }
+        }
+        if !tags.is_empty() {
+            match index.get(&target) {
+                Some(&i) => found[i].1.extend(tags),
+                None => {
+                    index.insert(target.clone(), found.len());
+                    found.push((target.clone(), tags));
+                }
+            }
+        }
+        if depth >= MAX_DEPTH {
+            continue;
+        }
+        for (key, child) in map {
+            let at = format!("{here}/{}", pointer_token(key));
+            match key.as_str() {
+                "properties" | "$defs" | "definitions" => {
+                    if let Value::Object(children) = child {
+                        for (name, c) in children {
+                            let p = format!("{at}/{}", pointer_token(name));
+                            stack.push((c, p.clone(), p, depth + 1));
+                        }
+                    }
+                }
+                "anyOf" | "oneOf" => {
+                    if let Value::Array(items) = child {
+                        for (i, c) in items.iter().enumerate() {
+                            stack.push((c, format!("{at}/{i}"), here.clone(), depth + 1));
+                        }
+                    }
+                }
+                "items" | "additionalProperties" | "allOf" => match child {
+                    Value::Array(items) => {
+                        for (i, c) in items.iter().enumerate() {
+                            let p = format!("{at}/{i}");
+                            stack.push((c, p.clone(), p, depth + 1));
+                        }
+                    }
+                    other => stack.push((other, at.clone(), at, depth + 1)),
+                },
+                _ => {}
+            }
+        }
+    }
+    // Pass two: write them.
+    for (target, tags) in found {
+        let Some(Value::Object(map)) = schema.pointer_mut(&target) else {
+            continue;
+        };
+        let tags = tags.join(" ");
+        match map.get_mut("description") {
+            Some(Value::String(d)) if !d.trim().is_empty() => {
+                d.push(' ');
+                d.push_str(&tags);
+            }
+            Some(Value::String(d)) => *d = tags,
+            Some(_) => {}
+            None => {
+                map.insert("description".to_owned(), Value::String(tags));
+            }
+        }
+    }
+}
+
+/// `key` as one JSON-pointer token (`~` as `~0`, `/` as `~1`).
+fn pointer_token(key: &str) -> std::borrow::Cow<'_, str> {
+    if key.contains(['~', '/']) {
+        key.replace('~', "~0").replace('/', "~1").into()
+    } else {
+        key.into()
+    }
+}
+
 /// Removes annotation-only keywords from every schema position of `schema`, iteratively.
 fn strip_annotations(schema: &mut Value) {
     /// Keywords whose value is a map of schemas.
@@ -251,6 +431,12 @@ fn strip_annotations(schema: &mut Value) {
         "then",
         "else",
     ];
+    // The root's `$id` names the document; local `$ref`s resolve the same without it.
+    if let Value::Object(root) = schema
+        && let Some(id) = root.shift_remove("$id")
+    {
+        crate::json::drop_deep(id);
+    }
     let mut stack = vec![schema];
     while let Some(node) = stack.pop() {
         let Value::Object(map) = node else { continue };

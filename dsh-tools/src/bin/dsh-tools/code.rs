@@ -1,9 +1,9 @@
 //! `dsh-tools code types|sdk|run`: what a model is shown in Code Mode, and running a program
 //! against the tools of MCP servers.
 
-use crate::io::{EMPTY_OBJECT, InputError, out, read_json};
+use crate::io::{InputError, out, read_json};
 use clap::Subcommand;
-use dsh_tools::code::{SdkTool, render_sdk, schema_to_ts};
+use dsh_tools::code::{SdkTool, foreign_tool, render_sdk, schema_to_ts};
 use serde_json::Value;
 
 #[derive(Subcommand)]
@@ -16,29 +16,27 @@ pub(crate) enum CodeCommand {
         /// The schema (`-` for standard input).
         schema: String,
     },
-    /// Print the SDK section for a JSON array of `{name, description, parameters, output?}`.
+    /// Print the SDK section a program is shown: for the tools of a JSON file, or (`--server`)
+    /// for the tools of MCP servers exactly as `code run` imports them. Schemas are converted
+    /// as the importer converts them; what the SDK cannot show is named on standard error, per
+    /// tool, with its path.
     Sdk {
-        /// The tools (`-` for standard input).
-        tools: String,
-    },
-    /// Run a program in the sandbox against the tools of MCP servers started over stdio; print
-    /// the `run_code` result text. Exit 0 when the run succeeded, 1 when it failed.
-    Run {
-        /// An MCP server: its command line, split as a shell would, or the URL of a streamable
-        /// HTTP endpoint (`http://host:port/mcp`); repeatable. `NAME=CMD` names
-        /// the server: its tools become `NAME_tool` (NAME: a letter, then letters, digits or
-        /// `_`). A tool name two servers expose is an error unless they are named.
-        #[arg(long = "server", value_name = "[NAME=]CMD")]
-        servers: Vec<String>,
-        /// Let the servers' read-only tools (`readOnlyHint`) run concurrently under
-        /// `Promise.all`. Without it every imported call runs alone, in order: a server's
-        /// annotations are its claims.
+        /// The tools (`-` for standard input): a JSON array of `{name, description?,
+        /// parameters, output?}`, or an MCP `tools/list` result (`{"tools": [{name,
+        /// description?, inputSchema, outputSchema?}]}`, or its array), typed as an imported
+        /// call's value. Not with `--server`.
+        tools: Option<String>,
+        #[command(flatten)]
+        servers: crate::servers::ServerArgs,
+        /// Fail (exit 1, no SDK printed) when a schema had something the SDK cannot show.
         #[arg(long)]
-        trust_hints: bool,
-        /// The environment variable holding the bearer token sent to every HTTP `--server`
-        /// (a token never goes on the command line, where other users can read it).
-        #[arg(long, value_name = "VAR")]
-        bearer_env: Option<String>,
+        strict: bool,
+    },
+    /// Run a program in the sandbox against the tools of MCP servers; print the `run_code`
+    /// result text. Exit 0 when the run succeeded, 1 when it failed.
+    Run {
+        #[command(flatten)]
+        servers: crate::servers::ServerArgs,
         /// The program's CPU budget, in milliseconds.
         #[arg(long, value_name = "N", default_value_t = 60_000)]
         compute_ms: u64,
@@ -60,16 +58,28 @@ pub(crate) fn run(command: CodeCommand, stdin_used: &mut bool) -> Result<u8, Inp
             out!("{}", schema_to_ts(&schema, indent));
             Ok(0)
         }
-        CodeCommand::Sdk { tools } => {
-            let doc = read_json(&tools, stdin_used)?;
-            let tools = sdk_tools(&doc)?;
-            out!("{}", render_sdk(&tools));
-            Ok(0)
-        }
+        CodeCommand::Sdk {
+            tools,
+            servers,
+            strict,
+        } => match (tools, servers.servers.is_empty()) {
+            (Some(_), false) => Err(InputError(
+                "give TOOLS or --server, not both".into(),
+            )),
+            (None, true) => Err(InputError("give TOOLS (a file or -) or --server".into())),
+            (Some(tools), true) => {
+                if servers.trust_hints || servers.bearer_env.is_some() {
+                    return Err(InputError(
+                        "--trust-hints and --bearer-env go with --server".into(),
+                    ));
+                }
+                let doc = read_json(&tools, stdin_used)?;
+                file_sdk(&doc, strict)
+            }
+            (None, false) => server_sdk(&servers, strict),
+        },
         CodeCommand::Run {
             servers,
-            trust_hints,
-            bearer_env,
             compute_ms,
             wall_ms,
             memory_mb,
@@ -80,43 +90,126 @@ pub(crate) fn run(command: CodeCommand, stdin_used: &mut bool) -> Result<u8, Inp
                 compute_ms,
                 wall_ms,
                 memory_mb,
-                trust_hints,
-                bearer_env,
             };
             run_program(&servers, run_options, program)
         }
     }
 }
 
-/// The tools of `code sdk`: each `{name, description, parameters, output?}` (`output` absent:
-/// `{}`, rendered `JsonValue`).
-fn sdk_tools(doc: &Value) -> Result<Vec<SdkTool<'_>>, InputError> {
-    let Some(items) = doc.as_array() else {
-        return Err(InputError(
-            "TOOLS must be a JSON array of {name, description, parameters, output?}".into(),
-        ));
+/// `code sdk TOOLS`: each tool converted as the importer converts it.
+fn file_sdk(doc: &Value, strict: bool) -> Result<u8, InputError> {
+    const SHAPE: &str = "TOOLS must be a JSON array of {name, description?, parameters, output?} \
+                         or an MCP tools/list result ({\"tools\": [...]})";
+    let items = match doc {
+        Value::Array(items) => items,
+        Value::Object(map) => match map.get("tools") {
+            Some(Value::Array(items)) => items,
+            _ => return Err(InputError(SHAPE.into())),
+        },
+        _ => return Err(InputError(SHAPE.into())),
     };
-    items
+    let mut shown = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let field = |key: &str| item.get(key);
+        let name = field("name").and_then(Value::as_str);
+        let description = match field("description") {
+            None | Some(Value::Null) => Some(""),
+            Some(d) => d.as_str(),
+        };
+        // An MCP tool names its schemas `inputSchema` / `outputSchema`.
+        let (parameters, output, mcp) = match field("inputSchema") {
+            Some(input) => (Some(input), field("outputSchema"), true),
+            None => (field("parameters"), field("output"), false),
+        };
+        let (Some(name), Some(description), Some(parameters)) = (name, description, parameters)
+        else {
+            return Err(InputError(format!(
+                "TOOLS[{i}] needs a string \"name\" and \"parameters\" (or \"inputSchema\"); \
+                 \"description\", if given, a string"
+            )));
+        };
+        let output = output.filter(|o| !o.is_null());
+        shown.push((name, description, foreign_tool(parameters, output, mcp)));
+    }
+    let mut dropped = 0;
+    for (name, _, tool) in &shown {
+        for what in &tool.dropped {
+            dropped += 1;
+            crate::servers::warn_dropped(name, what);
+        }
+    }
+    if strict && dropped > 0 {
+        return Ok(strict_failure(dropped));
+    }
+    let tools: Vec<SdkTool<'_>> = shown
         .iter()
-        .enumerate()
-        .map(|(i, item)| {
-            let field = |key: &str| item.get(key);
-            let name = field("name").and_then(Value::as_str);
-            let description = field("description").and_then(Value::as_str);
-            let parameters = field("parameters");
-            match (name, description, parameters) {
-                (Some(name), Some(description), Some(parameters)) => Ok(SdkTool {
-                    name,
-                    description,
-                    parameters,
-                    output: field("output").unwrap_or(&EMPTY_OBJECT),
-                }),
-                _ => Err(InputError(format!(
-                    "TOOLS[{i}] needs a string \"name\", a string \"description\" and \"parameters\""
-                ))),
-            }
+        .map(|(name, description, tool)| SdkTool {
+            name,
+            description,
+            parameters: &tool.parameters,
+            output: &tool.output,
         })
-        .collect()
+        .collect();
+    out!("{}", render_sdk(&tools));
+    Ok(0)
+}
+
+/// `--strict`'s failure, after the list on standard error: exit 1, nothing printed.
+fn strict_failure(dropped: usize) -> u8 {
+    crate::io::warn(&format!(
+        "--strict: the SDK leaves out {dropped} part{} of the tools' schemas (listed above)",
+        if dropped == 1 { "" } else { "s" }
+    ));
+    1
+}
+
+/// `code sdk --server`: the SDK section of a registry the servers' tools were imported into,
+/// as `code run` builds it.
+#[cfg(all(feature = "typescript", feature = "mcp"))]
+fn server_sdk(args: &crate::servers::ServerArgs, strict: bool) -> Result<u8, InputError> {
+    use dsh_tools::Registry;
+    use dsh_tools::code::CodeRuntimeConfig;
+    use dsh_tools::code::quickjs::QuickJsRuntime;
+    use dsh_tools::registry::PresentationMode;
+
+    let (servers, token) = crate::servers::parse(args)?;
+    let engine =
+        QuickJsRuntime::new(CodeRuntimeConfig::default()).map_err(|e| InputError(e.to_string()))?;
+    crate::servers::runtime()?.block_on(async move {
+        let registry = Registry::new();
+        let (connections, dropped) = crate::servers::import_all(
+            &registry,
+            &servers,
+            token.as_deref(),
+            args.trust_hints,
+            true,
+        )
+        .await?;
+        if strict && dropped > 0 {
+            return Ok(strict_failure(dropped));
+        }
+        registry.set_presentation_mode(PresentationMode::Code);
+        registry.set_code_runtime(engine);
+        let sections = registry
+            .code_prompt_sections(None)
+            .map_err(|e| InputError(e.to_string()))?;
+        drop(connections);
+        let sdk = sections
+            .into_iter()
+            .find(|s| s.id == "tools:sdk")
+            .map(|s| s.text)
+            .unwrap_or_default();
+        out!("{sdk}");
+        Ok(0)
+    })
+}
+
+#[cfg(not(all(feature = "typescript", feature = "mcp")))]
+fn server_sdk(_: &crate::servers::ServerArgs, _: bool) -> Result<u8, InputError> {
+    Err(InputError(
+        "`code sdk --server` needs the engine and MCP: build with --features cli,typescript,mcp"
+            .into(),
+    ))
 }
 
 #[cfg_attr(not(all(feature = "typescript", feature = "mcp")), allow(dead_code))]
@@ -124,22 +217,20 @@ struct RunOptions {
     compute_ms: u64,
     wall_ms: u64,
     memory_mb: u64,
-    trust_hints: bool,
-    bearer_env: Option<String>,
 }
 
 #[cfg(all(feature = "typescript", feature = "mcp"))]
 fn run_program(
-    servers: &[String],
+    args: &crate::servers::ServerArgs,
     run_options: RunOptions,
     program: String,
 ) -> Result<u8, InputError> {
     use dsh_tools::code::CodeRuntimeConfig;
     use dsh_tools::code::quickjs::QuickJsRuntime;
-    use dsh_tools::mcp::ImportOptions;
     use dsh_tools::registry::PresentationMode;
     use dsh_tools::{CancellationToken, Registry, ToolExecutionInput};
 
+    let (servers, token) = crate::servers::parse(args)?;
     let config = CodeRuntimeConfig {
         compute_ms: run_options.compute_ms as f64,
         max_wall_ms: run_options.wall_ms as f64,
@@ -147,102 +238,16 @@ fn run_program(
         ..CodeRuntimeConfig::default()
     };
     let engine = QuickJsRuntime::new(config).map_err(|e| InputError(e.to_string()))?;
-    let token = match &run_options.bearer_env {
-        None => None,
-        Some(var) => Some(bearer_token(var)?),
-    };
-    let mut commands = Vec::new();
-    for server in servers {
-        let (name, line) = server_name(server);
-        if let Some(name) = name
-            && commands.iter().any(|(n, _)| *n == Some(name))
-        {
-            return Err(InputError(format!(
-                "--server {name}=…: two servers are named {name}"
-            )));
-        }
-        let url = line.trim();
-        if url.starts_with("http://") || url.starts_with("https://") {
-            commands.push((name, Target::Http(url.to_owned())));
-            continue;
-        }
-        let words = shlex::split(line)
-            .filter(|w| !w.is_empty())
-            .ok_or_else(|| {
-                InputError(format!(
-                    "--server {}: not a command line",
-                    crate::io::printable(server)
-                ))
-            })?;
-        commands.push((name, Target::Stdio(words)));
-    }
-    if token.is_some() && !commands.iter().any(|(_, t)| matches!(t, Target::Http(_))) {
-        return Err(InputError(
-            "--bearer-env: no --server is an HTTP URL to send the token to".into(),
-        ));
-    }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| InputError(format!("cannot start the async runtime: {e}")))?;
-    runtime.block_on(async move {
+    crate::servers::runtime()?.block_on(async move {
         let registry = Registry::new();
-        let mut connections = Vec::new();
-        // Which server registered each name, to name both when another exposes it too.
-        let mut owners: std::collections::HashMap<String, String> = Default::default();
-        for (name, target) in &commands {
-            let shown = match target {
-                Target::Stdio(words) => crate::io::printable(&words.join(" ")),
-                Target::Http(url) => crate::io::printable(url),
-            };
-            let shown = match name {
-                Some(name) => format!("{name}={shown}"),
-                None => shown,
-            };
-            let import = connect(target, token.as_deref())
-                .await
-                .map_err(|e| InputError(format!("--server {shown}: {e}")))?;
-            let mut options = ImportOptions::default().trust_hints(run_options.trust_hints);
-            if let Some(name) = name {
-                options = options.prefix(format!("{name}_"));
-            }
-            let tools = import
-                .import_into(&registry, options)
-                .await
-                .map_err(|e| InputError(format!("--server {shown}: {e}")))?;
-            let collisions = tools.collisions();
-            if let Some(taken) = collisions.first() {
-                let tool = crate::io::printable(taken);
-                let more = match collisions.len() - 1 {
-                    0 => String::new(),
-                    n => format!(" (and {n} more)"),
-                };
-                let first = owners.get(taken.as_str()).map_or_else(
-                    || "a name the registry reserves".to_owned(),
-                    |owner| format!("--server {owner}"),
-                );
-                return Err(InputError(format!(
-                    "tool {tool}{more} is exposed by both {first} and --server {shown}; name \
-                     the servers to keep both (--server a=CMD makes its tools a_{tool})"
-                )));
-            }
-            for local in tools.names() {
-                owners.insert(local, shown.clone());
-            }
-            for (name, why) in tools.skipped() {
-                let _ = std::io::Write::write_all(
-                    &mut std::io::stderr(),
-                    format!(
-                        "dsh-tools: --server {shown}: tool {} skipped: {}\n",
-                        crate::io::printable(&name),
-                        crate::io::printable(&why)
-                    )
-                    .as_bytes(),
-                );
-            }
-            connections.push((import, tools));
-        }
+        let (connections, _) = crate::servers::import_all(
+            &registry,
+            &servers,
+            token.as_deref(),
+            args.trust_hints,
+            false,
+        )
+        .await?;
         registry.set_presentation_mode(PresentationMode::Code);
         registry.set_code_runtime(engine);
         let program_text = program.clone();
@@ -316,87 +321,8 @@ fn excerpt(program: &str, line: usize, column: usize) -> Option<String> {
     ))
 }
 
-/// Where a `--server` is.
-#[cfg_attr(not(all(feature = "typescript", feature = "mcp")), allow(dead_code))]
-enum Target {
-    /// A command line, started and spoken to over stdio.
-    Stdio(Vec<String>),
-    /// A streamable HTTP endpoint.
-    Http(String),
-}
-
-#[cfg(all(feature = "typescript", feature = "mcp"))]
-async fn connect(
-    target: &Target,
-    token: Option<&str>,
-) -> Result<dsh_tools::mcp::McpImport, String> {
-    use dsh_tools::mcp::McpImport;
-    match target {
-        Target::Stdio(words) => {
-            let mut command = tokio::process::Command::new(&words[0]);
-            command.args(&words[1..]).kill_on_drop(true);
-            McpImport::connect_stdio(command)
-                .await
-                .map_err(|e| e.to_string())
-        }
-        #[cfg(feature = "mcp-http")]
-        Target::Http(url) => match token {
-            Some(token) => McpImport::with_limits(Default::default())
-                .connect_http_bearer(url, token)
-                .await
-                .map_err(|e| e.to_string()),
-            None => McpImport::connect_http(url)
-                .await
-                .map_err(|e| e.to_string()),
-        },
-        #[cfg(not(feature = "mcp-http"))]
-        Target::Http(_) => {
-            let _ = token;
-            Err("an HTTP server needs the CLI built with --features mcp-http".to_owned())
-        }
-    }
-}
-
-/// The token in `var`: set, not empty, one line.
-#[cfg_attr(not(all(feature = "typescript", feature = "mcp")), allow(dead_code))]
-fn bearer_token(var: &str) -> Result<String, InputError> {
-    let shown = crate::io::printable(var);
-    match std::env::var(var) {
-        Err(std::env::VarError::NotPresent) => Err(InputError(format!(
-            "--bearer-env {shown}: the variable is not set"
-        ))),
-        Err(std::env::VarError::NotUnicode(_)) => Err(InputError(format!(
-            "--bearer-env {shown}: the variable is not text"
-        ))),
-        Ok(token) if token.trim().is_empty() => Err(InputError(format!(
-            "--bearer-env {shown}: the variable is empty"
-        ))),
-        Ok(token) if token.trim().contains(char::is_control) => Err(InputError(format!(
-            "--bearer-env {shown}: the token holds control characters"
-        ))),
-        Ok(token) => Ok(token.trim().to_owned()),
-    }
-}
-
-/// `NAME=CMD`'s name and command; `None` and the whole text when it does not start with a name
-/// (a letter, then letters, digits or `_`) and `=`.
-#[cfg_attr(not(all(feature = "typescript", feature = "mcp")), allow(dead_code))]
-fn server_name(server: &str) -> (Option<&str>, &str) {
-    let Some((name, line)) = server.split_once('=') else {
-        return (None, server);
-    };
-    let named = name.starts_with(|c: char| c.is_ascii_alphabetic())
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && !line.trim().is_empty();
-    if named {
-        (Some(name), line)
-    } else {
-        (None, server)
-    }
-}
-
 #[cfg(not(all(feature = "typescript", feature = "mcp")))]
-fn run_program(_: &[String], _: RunOptions, _: String) -> Result<u8, InputError> {
+fn run_program(_: &crate::servers::ServerArgs, _: RunOptions, _: String) -> Result<u8, InputError> {
     Err(InputError(
         "`code run` needs the engine and MCP: build with --features cli,typescript,mcp".into(),
     ))

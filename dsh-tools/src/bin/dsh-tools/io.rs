@@ -47,6 +47,7 @@ pub(crate) fn printable(text: &str) -> String {
 /// [`printable`] escapes but `\n` and `\t`, written as a JSON escape (`\u001b`; two surrogate
 /// escapes past U+FFFF), so neither a program nor a remote tool's result can drive the terminal,
 /// and JSON in the text (a structured result) still parses to the same value.
+#[cfg_attr(not(all(feature = "typescript", feature = "mcp")), allow(dead_code))]
 pub(crate) fn terminal_text(text: &str) -> std::borrow::Cow<'_, str> {
     let escaped = |c: char| c != '\n' && c != '\t' && hidden(c);
     if !text.contains(escaped) {
@@ -205,4 +206,12 @@ pub(crate) fn report(json: bool, ok: bool, key: &str, violations: &[String], goo
         }
     }
     if ok { 0 } else { 1 }
+}
+
+/// One line on standard error, `dsh-tools: <text>` (a closed stream is not worth a panic).
+pub(crate) fn warn(text: &str) {
+    let _ = std::io::Write::write_all(
+        &mut std::io::stderr(),
+        format!("dsh-tools: {text}\n").as_bytes(),
+    );
 }

@@ -8,12 +8,12 @@
 //! dsh-tools provider lint --dialect D [--strict] [--json] SCHEMA
 //! dsh-tools provider restore --dialect D [--strict] SCHEMA ARGS
 //! dsh-tools code types [--indent N] SCHEMA
-//! dsh-tools code sdk TOOLS
-//! dsh-tools code run [--server CMD]... [--compute-ms N] [--wall-ms N] [--memory-mb N] PROGRAM
+//! dsh-tools code sdk [--strict] (TOOLS | --server [NAME=]CMD... [--trust-hints] [--bearer-env VAR])
+//! dsh-tools code run [--server [NAME=]CMD]... [--trust-hints] [--bearer-env VAR] [--compute-ms N] [--wall-ms N] [--memory-mb N] PROGRAM
 //! dsh-tools tools search [--limit N] [--json] TOOLS QUERY
 //! ```
 //!
-//! `code run` needs the features `typescript` and `mcp` besides `cli`.
+//! `code run` and `code sdk --server` need the features `typescript` and `mcp` besides `cli`.
 //!
 //! Exit status: 0 supported / valid / compiled / portable / run succeeded / found, 1 not, 2 usage errors, unreadable
 //! input or invalid JSON (one line on standard error). A `FILE` of `-` reads standard input.
@@ -25,6 +25,7 @@ mod dsl;
 mod io;
 mod provider;
 mod schema;
+mod servers;
 mod tools;
 
 use clap::{Parser, Subcommand};

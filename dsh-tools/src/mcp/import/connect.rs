@@ -502,6 +502,14 @@ impl ImportedTools {
         self.with(|s| s.passed_through.clone())
     }
 
+    /// What Code Mode's SDK leaves out of the tools' schemas (local name, what): keywords the
+    /// subset has no word for and nodes it cannot convert, which the SDK shows as accepting
+    /// anything. The calls are still checked against the schema as the server wrote it (by the
+    /// server, or locally when it converted exactly).
+    pub fn sdk_dropped(&self) -> Vec<(String, crate::code::Dropped)> {
+        self.with(|s| s.sdk_dropped.clone())
+    }
+
     /// Tools not registered for another reason (name, why): an entry of the listing that is not
     /// a tool (no `inputSchema`, say; named `#<position>` when it has no string name), a name
     /// that is empty, longer than 128 characters or holds control, invisible, line-separator or

@@ -29,6 +29,8 @@ pub(super) struct SyncState {
     pub(super) collisions: Vec<String>,
     pub(super) passed_through: Vec<(String, String)>,
     pub(super) skipped: Vec<(String, String)>,
+    /// What Code Mode's SDK could not show of each tool's schemas.
+    pub(super) sdk_dropped: Vec<(String, crate::code::Dropped)>,
 }
 
 pub(super) struct SyncCtx {
@@ -214,6 +216,7 @@ pub(super) fn sync(ctx: &SyncCtx, state: &Mutex<SyncState>, listing: Listing) {
     state.order.clear();
     state.collisions.clear();
     state.passed_through.clear();
+    state.sdk_dropped.clear();
     state.skipped = bad;
     let prefix = ctx.options.prefix.as_deref().unwrap_or("");
     // The tools to keep, de-duplicated (the first of a name wins) and with printable names.
@@ -317,6 +320,7 @@ pub(super) fn definition(
     state: &mut SyncState,
 ) -> Result<ToolDefinition, String> {
     let raw = Value::Object((*tool.input_schema).clone());
+    let raw_input = raw.clone();
     let (parameters, compiled) = match ctx.options.schemas {
         SchemaPolicy::PassThrough => (raw, None),
         policy => match bridge::from_foreign(&raw) {
@@ -331,14 +335,16 @@ pub(super) fn definition(
             }
         },
     };
-    let structured = tool
-        .output_schema
+    let remote_output = tool.output_schema.as_ref().map(|s| Value::Object((**s).clone()));
+    let structured = remote_output
         .as_ref()
-        .and_then(|s| bridge::from_foreign(&Value::Object((**s).clone())).ok())
+        .and_then(|s| bridge::from_foreign(s).ok())
         .unwrap_or_else(|| serde_json::json!({}));
-    let output = OutputDecl::new(map::remote_output_schema(structured), |_, value| {
+    let output = OutputDecl::new(crate::code::mcp_result_schema(structured), |_, value| {
         map::remote_content(value)
     });
+    // What Code Mode's SDK shows: the same conversion `dsh-tools code sdk` prints.
+    let shown = crate::code::foreign_tool(&raw_input, remote_output.as_ref(), true);
     let remote = tool.name.to_string();
     let peer = ctx.peer.clone();
     let in_flight = ctx.in_flight.clone();
@@ -360,7 +366,9 @@ pub(super) fn definition(
         },
     )
     .hints(map::hints(tool.annotations.as_ref()))
-    .skip_unexportable(!ctx.options.require_export);
+    .skip_unexportable(!ctx.options.require_export)
+    .sdk_schemas(shown.parameters, shown.output);
+    let dropped = shown.dropped;
     let read_only = tool
         .annotations
         .as_ref()
@@ -376,6 +384,9 @@ pub(super) fn definition(
     if let Some(title) = title {
         definition = definition.title(title);
     }
+    state
+        .sdk_dropped
+        .extend(dropped.into_iter().map(|d| (local.to_owned(), d)));
     Ok(definition)
 }
 

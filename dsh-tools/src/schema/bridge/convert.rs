@@ -18,7 +18,19 @@ const MAX_ANNOTATION_DEPTH: usize = MAX_DEPTH;
 
 /// Converts `root`; on problems, reports them (in document order) and returns `null`.
 pub(super) fn run(root: &Value, problems: &mut Problems) -> Value {
+    run_in(root, problems, false)
+}
+
+/// Converts `root` as far as it goes: a keyword the subset has no word for is left out, and a
+/// node that cannot be converted accepts anything (keeping its description). Everything left
+/// out is reported in `problems`, in document order; the result is never `null`.
+pub(super) fn run_lossy(root: &Value, problems: &mut Problems) -> Value {
+    run_in(root, problems, true)
+}
+
+fn run_in(root: &Value, problems: &mut Problems, lossy: bool) -> Value {
     let mut notes: Vec<(NodeId, String)> = Vec::new();
+    let mut dropped: Vec<(NodeId, String)> = Vec::new();
     let arena = load::load(root, &mut notes);
     let mut outs: Vec<Option<Out>> = Vec::new();
     outs.resize_with(arena.nodes.len(), || None);
@@ -30,30 +42,54 @@ pub(super) fn run(root: &Value, problems: &mut Problems) -> Value {
             id,
             outs: &mut outs,
             notes: &mut notes,
+            dropped: lossy.then_some(&mut dropped),
         };
         let out = cx.convert(&mut budget);
         outs[id] = Some(if notes.len() > before {
             // A neutral placeholder keeps one mistake from causing others further up.
-            Out::any()
+            match (lossy, arena.nodes[id].map) {
+                (true, Some(map)) => described_any(map),
+                _ => Out::any(),
+            }
         } else {
             out
         });
     }
+    if lossy {
+        for (_, message) in &mut notes {
+            *message = format!("shown as any value: {message}");
+        }
+    }
+    notes.append(&mut dropped);
     if !notes.is_empty() {
         let rank = load::preorder(&arena);
         notes.sort_by_key(|(id, _)| rank[*id]);
         for (id, message) in notes {
             problems.add(&arena.paths.render(arena.nodes[id].path), message);
         }
-        return Value::Null;
+        if !lossy {
+            return Value::Null;
+        }
     }
     match outs[0].take().map(shape::settle) {
         Some(Some(out)) => out.into_value(),
         _ => {
             problems.add("#", UNSATISFIABLE_REQUIRED);
-            Value::Null
+            if lossy {
+                Value::Object(Map::new())
+            } else {
+                Value::Null
+            }
         }
     }
+}
+
+/// What a node that could not be converted shows under the lossy conversion: anything, with
+/// its own description.
+fn described_any(map: &Map<String, Value>) -> Out {
+    let mut out = Out::any();
+    out.ann.description = map.get("description").filter(|d| d.is_string()).cloned();
+    out
 }
 
 /// The keywords of one node that the own-part conversion reads.
@@ -78,11 +114,25 @@ struct NodeCx<'c, 'a> {
     id: NodeId,
     outs: &'c mut Vec<Option<Out>>,
     notes: &'c mut Vec<(NodeId, String)>,
+    /// Under the lossy conversion: the keywords left out (the node converts without them).
+    dropped: Option<&'c mut Vec<(NodeId, String)>>,
 }
 
 impl<'a> NodeCx<'_, 'a> {
     fn report(&mut self, message: impl Into<String>) {
         self.notes.push((self.id, message.into()));
+    }
+
+    /// A keyword the subset has no word for: a problem, or under the lossy conversion a
+    /// keyword left out.
+    fn unsupported(&mut self, keyword: &str, message: impl Into<String>) {
+        match &mut self.dropped {
+            Some(dropped) => dropped.push((
+                self.id,
+                format!("`{keyword}` left out: the subset has no word for it"),
+            )),
+            None => self.report(message),
+        }
     }
 
     fn take(&mut self, child: NodeId) -> Out {
@@ -126,9 +176,14 @@ impl<'a> NodeCx<'_, 'a> {
             parts.extend(Out::union(Annotations::default(), branches));
         }
         if let Some(ids) = &node.any_of {
-            let branches = ids.iter().map(|&b| self.take(b)).collect();
+            let branches: Vec<Out> = ids.iter().map(|&b| self.take(b)).collect();
+            // Shown, not checked: overlapping branches are still a TypeScript union.
+            let shown = self.dropped.is_some().then(|| branches.clone());
             match disjoint::any_of(Annotations::default(), branches) {
                 Ok(u) => parts.extend(u),
+                Err(_) if shown.is_some() => {
+                    parts.extend(shown.and_then(|b| Out::union(Annotations::default(), b)));
+                }
                 Err(message) => {
                     self.report(message);
                     return Out::any();
@@ -206,12 +261,12 @@ impl<'a> NodeCx<'_, 'a> {
                     let i = COUNT_NAMES.iter().position(|b| *b == name).unwrap_or(0);
                     kw.counts[i] = Some(v);
                 }
-                "prefixItems" | "additionalItems" | "unevaluatedItems" => self.report(TUPLE),
-                "patternProperties" | "propertyNames" => self.report(format!("{k} is not supported: schemars emits it for maps whose keys are not strings (integers, newtypes, ...); use HashMap<String, _> (or a map keyed by a unit-only enum)")),
-                "not" => self.report("`not` is not supported (schemars emits it for NonZeroI* integers): use the plain integer type and reject 0 in the tool"),
-                "nullable" => self.report("`nullable` (OpenAPI 3.0) is not supported: generate the schema with draft 2020-12 settings, which use \"type\": [\"T\", \"null\"]"),
-                "example" => self.report("`example` (OpenAPI) is not supported: use `examples` (an array)"),
-                other => self.report(format!(
+                "prefixItems" | "additionalItems" | "unevaluatedItems" => self.unsupported(k, TUPLE),
+                "patternProperties" | "propertyNames" => self.unsupported(k, format!("{k} is not supported: schemars emits it for maps whose keys are not strings (integers, newtypes, ...); use HashMap<String, _> (or a map keyed by a unit-only enum)")),
+                "not" => self.unsupported(k, "`not` is not supported (schemars emits it for NonZeroI* integers): use the plain integer type and reject 0 in the tool"),
+                "nullable" => self.unsupported(k, "`nullable` (OpenAPI 3.0) is not supported: generate the schema with draft 2020-12 settings, which use \"type\": [\"T\", \"null\"]"),
+                "example" => self.unsupported(k, "`example` (OpenAPI) is not supported: use `examples` (an array)"),
+                other => self.unsupported(other, format!(
                     "keyword \"{other}\" is not supported by the subset ({SUBSET_TEXT}; the bridge also rewrites $ref, anyOf, allOf, format and unevaluatedProperties)"
                 )),
             }
