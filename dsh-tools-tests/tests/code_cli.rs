@@ -431,7 +431,10 @@ fn code_sdk_with_a_server_prints_what_code_run_imports() {
         "{text}"
     );
     for name in ["constructor", "__proto__", "then", "delete"] {
-        assert!(text.contains(&format!("\n  {name}: {{\n")), "{name}: {text}");
+        assert!(
+            text.contains(&format!("\n  {name}: {{\n")),
+            "{name}: {text}"
+        );
     }
     assert!(text.contains("\n  \"my-tool\": {\n"), "{text}");
     assert_eq!(

@@ -657,9 +657,9 @@ fn code_sdk_converts_an_mcp_tool_list_as_the_importer_does() {
     assert_eq!(strict.code, 1, "{}", strict.stderr);
     assert_eq!(strict.stdout, "", "nothing printed under --strict");
     assert!(
-        strict
-            .stderr
-            .ends_with("dsh-tools: --strict: the SDK leaves out 2 parts of the tools' schemas (listed above)\n"),
+        strict.stderr.ends_with(
+            "dsh-tools: --strict: the SDK leaves out 2 parts of the tools' schemas (listed above)\n"
+        ),
         "{}",
         strict.stderr
     );
@@ -668,8 +668,18 @@ fn code_sdk_converts_an_mcp_tool_list_as_the_importer_does() {
         "parameters": list["tools"][0]["inputSchema"], "output": list["tools"][0]["outputSchema"]}]);
     let r = run(&["code", "sdk", "-"], &plain.to_string());
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.contains("    /** @format date-time */\n    since?: string | null;"), "{}", r.stdout);
-    assert!(r.stdout.contains("  t: {\n    commits: string[];\n  } & Record<string, JsonValue>;"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("    /** @format date-time */\n    since?: string | null;"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("  t: {\n    commits: string[];\n  } & Record<string, JsonValue>;"),
+        "{}",
+        r.stdout
+    );
 }
 
 /// Hostile schemas in `code sdk`: a `$ref` that loops, a 10,000-deep schema and a root that is
@@ -695,8 +705,17 @@ fn code_sdk_bounds_hostile_schemas() {
     let r = run(&["code", "sdk", "-"], &list);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(!r.stdout.contains("unknown"), "{}", r.stdout);
-    assert!(r.stdout.contains("  loop: {\n    self?: JsonValue;\n    n?: number;\n  }"), "{}", r.stdout);
-    assert!(r.stdout.contains("  fine: {\n    n?: number;\n  }"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("  loop: {\n    self?: JsonValue;\n    n?: number;\n  }"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("  fine: {\n    n?: number;\n  }"),
+        "{}",
+        r.stdout
+    );
     assert!(r.stdout.contains("  odd: JsonValue;"), "{}", r.stdout);
     assert!(
         r.stderr.contains(r#"dsh-tools: tool loop: parameters #/properties/self: shown as any value: recursive type"#),
@@ -704,13 +723,23 @@ fn code_sdk_bounds_hostile_schemas() {
         r.stderr
     );
     assert!(
-        r.stderr.contains("dsh-tools: tool deep: parameters #/properties/a/") 
+        r.stderr
+            .contains("dsh-tools: tool deep: parameters #/properties/a/")
             && r.stderr.contains("nested more than 64 levels deep"),
         "{}",
         r.stderr
     );
-    assert!(r.stderr.contains("dsh-tools: tool odd: parameters #: shown as any value: "), "{}", r.stderr);
-    assert!(r.stderr.len() < 8 << 10, "bounded: {} bytes", r.stderr.len());
+    assert!(
+        r.stderr
+            .contains("dsh-tools: tool odd: parameters #: shown as any value: "),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.len() < 8 << 10,
+        "bounded: {} bytes",
+        r.stderr.len()
+    );
 }
 
 #[test]

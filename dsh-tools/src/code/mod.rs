@@ -32,9 +32,9 @@ mod runtime;
 mod sdk;
 pub(crate) use sdk::js_space;
 
-pub use foreign::{Dropped, ForeignTool, foreign_tool};
 #[cfg(feature = "mcp")]
 pub(crate) use foreign::mcp_result_schema;
+pub use foreign::{Dropped, ForeignTool, foreign_tool};
 pub use ledger::{LOG_ENTRY_HOST_BYTES, OutputLedger, string_cost, value_cost};
 pub use limits::CodeHostLimits;
 pub use number::js_number;

@@ -266,7 +266,7 @@ pub struct Lossy {
 /// ```
 pub fn from_foreign_lossy(schema: &Value) -> Lossy {
     let mut cleaned = crate::json::clone_deep(schema);
-    doc_tags(&mut cleaned);
+    prepare_lossy(&mut cleaned);
     strip_annotations(&mut cleaned);
     let mut problems = Problems::default();
     let mut out = match schemars::Schema::try_from(cleaned) {
@@ -303,16 +303,30 @@ pub fn from_foreign_lossy(schema: &Value) -> Lossy {
 /// The longest `@example` shown, as JSON text in characters.
 const MAX_EXAMPLE_CHARS: usize = 120;
 
-/// Appends `format`, `deprecated` and the first of `examples` to the description of the node
-/// they describe (a branch's to its parent's), as doc tags; to [`MAX_DEPTH`] levels.
-fn doc_tags(schema: &mut Value) {
+/// Readies a schema for the lossy conversion, to [`MAX_DEPTH`] levels: appends `format`,
+/// `deprecated` and the first of `examples` to the description of the node they describe (a
+/// branch's to its parent's) as doc tags, and removes what would make the result stricter once
+/// the conversion leaves a keyword out: `items` beside `prefixItems` (it then applies to every
+/// item) and `additionalProperties` / `unevaluatedProperties` beside `patternProperties` (they
+/// would then refuse the keys the patterns admit).
+fn prepare_lossy(schema: &mut Value) {
     // Pass one, read-only: which node gets which tags, by JSON pointer.
     let mut found: Vec<(String, Vec<String>)> = Vec::new();
+    let mut loosen: Vec<(String, &'static [&'static str])> = Vec::new();
     let mut index: std::collections::HashMap<String, usize> = Default::default();
     let mut stack: Vec<(&Value, String, String, usize)> =
         vec![(&*schema, String::new(), String::new(), 1)];
     while let Some((node, here, target, depth)) = stack.pop() {
         let Value::Object(map) = node else { continue };
+        if map.contains_key("prefixItems") && map.contains_key("items") {
+            loosen.push((here.clone(), &["items"]));
+        }
+        if map.contains_key("patternProperties") {
+            loosen.push((
+                here.clone(),
+                &["additionalProperties", "unevaluatedProperties"],
+            ));
+        }
         let mut tags = Vec::new();
         if let Some(Value::String(f)) = map.get("format") {
             tags.push(format!("@format {f}"));
@@ -375,6 +389,15 @@ fn doc_tags(schema: &mut Value) {
         }
     }
     // Pass two: write them.
+    for (at, keys) in loosen {
+        if let Some(Value::Object(map)) = schema.pointer_mut(&at) {
+            for key in keys {
+                if let Some(value) = map.shift_remove(*key) {
+                    crate::json::drop_deep(value);
+                }
+            }
+        }
+    }
     for (target, tags) in found {
         let Some(Value::Object(map)) = schema.pointer_mut(&target) else {
             continue;

@@ -63,9 +63,7 @@ pub(crate) fn run(command: CodeCommand, stdin_used: &mut bool) -> Result<u8, Inp
             servers,
             strict,
         } => match (tools, servers.servers.is_empty()) {
-            (Some(_), false) => Err(InputError(
-                "give TOOLS or --server, not both".into(),
-            )),
+            (Some(_), false) => Err(InputError("give TOOLS or --server, not both".into())),
             (None, true) => Err(InputError("give TOOLS (a file or -) or --server".into())),
             (Some(tools), true) => {
                 if servers.trust_hints || servers.bearer_env.is_some() {

@@ -74,7 +74,10 @@ pub(crate) fn parse(args: &ServerArgs) -> Result<(Vec<Server>, Option<String>), 
         let words = shlex::split(line)
             .filter(|w| !w.is_empty())
             .ok_or_else(|| {
-                InputError(format!("--server {}: not a command line", printable(server)))
+                InputError(format!(
+                    "--server {}: not a command line",
+                    printable(server)
+                ))
             })?;
         servers.push(Server {
             name,
@@ -256,4 +259,3 @@ fn server_name(server: &str) -> (Option<&str>, &str) {
         (None, server)
     }
 }
-

@@ -335,7 +335,10 @@ pub(super) fn definition(
             }
         },
     };
-    let remote_output = tool.output_schema.as_ref().map(|s| Value::Object((**s).clone()));
+    let remote_output = tool
+        .output_schema
+        .as_ref()
+        .map(|s| Value::Object((**s).clone()));
     let structured = remote_output
         .as_ref()
         .and_then(|s| bridge::from_foreign(s).ok())

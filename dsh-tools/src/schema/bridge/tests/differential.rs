@@ -252,3 +252,92 @@ proptest! {
         }
     }
 }
+
+/// [`root`] with one keyword the subset has no word for, at the root or at a property (with
+/// the keyword beside it that leaving it out must not make stricter).
+fn foreign_root() -> impl Strategy<Value = Value> {
+    let extra = prop::sample::select(vec![
+        ("not", json!({"type": "string"}), None),
+        (
+            "patternProperties",
+            json!({"^d": true}),
+            Some(("additionalProperties", json!(false))),
+        ),
+        (
+            "patternProperties",
+            json!({"^d": {"type": "integer"}}),
+            Some(("unevaluatedProperties", json!(false))),
+        ),
+        ("propertyNames", json!({"maxLength": 1}), None),
+        (
+            "prefixItems",
+            json!([{"type": "string"}]),
+            Some(("items", json!({"type": "integer"}))),
+        ),
+        ("format", json!("email"), None),
+        ("deprecated", json!(true), None),
+        ("examples", json!([1, "a"]), None),
+        ("$id", json!("urn:x"), None),
+        ("if", json!({"type": "string"}), None),
+    ]);
+    (root(), extra, any::<bool>()).prop_map(|(mut root, (key, value, beside), deep)| {
+        let target = match root.pointer_mut("/properties/a") {
+            Some(Value::Object(a)) if deep => a,
+            _ => root.as_object_mut().expect("an object root"),
+        };
+        target.insert(key.to_owned(), value);
+        if let Some((key, value)) = beside {
+            target.insert(key.to_owned(), value);
+        }
+        root
+    })
+}
+
+/// Every `oneOf` as an `anyOf`: what the shown schema means as a TypeScript union.
+fn as_union(mut schema: Value) -> Value {
+    let mut stack = vec![&mut schema];
+    while let Some(node) = stack.pop() {
+        match node {
+            Value::Object(map) => {
+                if let Some(branches) = map.shift_remove("oneOf") {
+                    map.insert("anyOf".into(), branches);
+                }
+                stack.extend(map.values_mut());
+            }
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            _ => {}
+        }
+    }
+    schema
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1500))]
+
+    /// Issue 39.1: the SDK's conversion of a foreign schema never fails, is in the subset, and
+    /// read as TypeScript reads it (a union admits what any branch admits) accepts every value
+    /// the original accepts; it leaves nothing out when the exact conversion succeeds.
+    #[test]
+    fn the_lossy_conversion_is_in_the_subset_and_never_stricter(
+        original in foreign_root(),
+        values in vec(instance(), 12),
+    ) {
+        let shown = from_foreign_lossy(&original);
+        prop_assert!(assert_supported(&shown.schema).is_ok(), "{}", shown.schema);
+        if from_foreign(&original).is_ok() {
+            prop_assert!(shown.dropped.is_empty(), "{:?}", shown.dropped);
+        }
+        let Ok(reference) = jsonschema::validator_for(&original) else {
+            return Ok(());
+        };
+        let read = jsonschema::validator_for(&as_union(shown.schema.clone())).expect("a schema");
+        for v in &values {
+            if reference.is_valid(v) {
+                prop_assert!(
+                    read.is_valid(v),
+                    "value {} accepted by {} but not by its SDK view {}", v, original, shown.schema
+                );
+            }
+        }
+    }
+}
