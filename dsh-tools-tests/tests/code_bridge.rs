@@ -241,7 +241,15 @@ fn cm003_the_collapse_statement_precedes_tool_guidance() {
     noop_runtime(&registry);
     let sections = registry.code_prompt_sections(None).unwrap();
     let order: Vec<(&str, u32)> = sections.iter().map(|s| (s.id, s.order)).collect();
-    assert_eq!(order, [("tools:code-only", 99), ("tools:sdk", 150)]);
+    // `tools:overlap` is ours (issue 39.5): after the spec's two, in the tool-guidance band.
+    assert_eq!(
+        order,
+        [
+            ("tools:code-only", 99),
+            ("tools:sdk", 150),
+            ("tools:overlap", 152)
+        ]
+    );
     assert!(sections[0].order < 100, "before the per-tool guidance band");
     assert_eq!(
         sections[0].text,
@@ -250,7 +258,10 @@ fn cm003_the_collapse_statement_precedes_tool_guidance() {
     let prompt = registry.code_prompt(None).unwrap();
     assert_eq!(
         prompt,
-        format!("{}\n\n{}", sections[0].text, sections[1].text)
+        format!(
+            "{}\n\n{}\n\n{}",
+            sections[0].text, sections[1].text, sections[2].text
+        )
     );
 }
 
@@ -1796,4 +1807,58 @@ async fn a_binding_future_kept_past_the_run_does_not_hold_the_outer_result() {
         "written at the drain"
     );
     assert_eq!(kept.lock().unwrap().len(), 1);
+}
+
+/// Issue 39.5: the instructions say read-only calls MAY overlap; the `tools:overlap` section
+/// says which of the declared tools' calls can (those with a concurrency classifier), so the
+/// prompt promises nothing the scheduler does not do. Registration order does not matter.
+#[test]
+fn the_prompt_names_the_tools_whose_calls_overlap() {
+    let registry = registry(PresentationMode::Code);
+    noop_runtime(&registry);
+    echo(&registry, "write");
+    let safe = |name: &str| {
+        ToolDefinition::new(
+            name,
+            "Reads.",
+            json!({"type": "object"}),
+            OutputDecl::json(json!({})),
+            |_, _| async { Ok(json!(null)) },
+        )
+        .concurrency_safe(|_| true)
+    };
+    registry.register(safe("stat")).unwrap();
+    registry.register(safe("read")).unwrap();
+    let overlap = |registry: &Registry| {
+        registry
+            .code_prompt_sections(None)
+            .unwrap()
+            .into_iter()
+            .find(|s| s.id == "tools:overlap")
+            .map(|s| s.text)
+    };
+    assert_eq!(
+        overlap(&registry).unwrap(),
+        "Every tool above may overlap under `Promise.all` but these, whose calls run alone, in submission order: `write`."
+    );
+    echo(&registry, "append");
+    echo(&registry, "delete");
+    assert_eq!(
+        overlap(&registry).unwrap(),
+        "Of the tools above, only these may overlap under `Promise.all`: `read`, `stat`. Every other call runs alone, in submission order."
+    );
+    let alone = registry_with(&["b", "a"]);
+    assert_eq!(
+        overlap(&alone).unwrap(),
+        "No tool above overlaps: every call runs alone, in submission order, also under `Promise.all`."
+    );
+}
+
+fn registry_with(names: &[&str]) -> Registry {
+    let registry = registry(PresentationMode::Code);
+    noop_runtime(&registry);
+    for name in names {
+        echo(&registry, name);
+    }
+    registry
 }

@@ -450,6 +450,20 @@ fn code_sdk_with_a_server_prints_what_code_run_imports() {
         "{}",
         from_server.2
     );
+    assert!(
+        text.ends_with("\n\nNo tool above overlaps: every call runs alone, in submission order, also under `Promise.all`.\n"),
+        "imported calls run alone unless hints are trusted: {text}"
+    );
+    // Issue 39.5: with the servers' hints trusted, the section says the read-only tools overlap.
+    let trusted = sdk(&["--trust-hints", "--server", &server_cmd]);
+    assert_eq!(trusted.1, sdk(&["--trust-hints", file.to_str().unwrap()]).1);
+    assert!(
+        trusted
+            .1
+            .ends_with("\n\nEvery tool above may overlap under `Promise.all`.\n"),
+        "{}",
+        trusted.1
+    );
     let strict = sdk(&["--strict", "--server", &server_cmd]);
     assert_eq!((strict.0, strict.1.as_str()), (Some(1), ""), "{}", strict.2);
 

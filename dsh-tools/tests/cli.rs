@@ -587,7 +587,13 @@ fn code_sdk_prints_the_section() {
     let r = run(&["code", "sdk", "-"], tools);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.starts_with("## Writing code for run_code\n"));
-    assert!(r.stdout.ends_with("```\n"), "the text and one newline");
+    assert!(
+        r.stdout.ends_with(
+            "```\n\nNo tool above overlaps: every call runs alone, in submission order, also under `Promise.all`.\n"
+        ),
+        "the SDK, what overlaps and one newline: {}",
+        r.stdout
+    );
     assert!(
         r.stdout.contains("  echo: {\n    text: string;\n  };"),
         "{}",
@@ -606,9 +612,9 @@ fn code_sdk_prints_the_section() {
     let r = run(&["code", "sdk"], "");
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("give TOOLS"), "{}", r.stderr);
-    let r = run(&["code", "sdk", "--trust-hints", "-"], tools);
+    let r = run(&["code", "sdk", "--bearer-env", "T", "-"], tools);
     assert_eq!(r.code, 2);
-    assert!(r.stderr.contains("go with --server"), "{}", r.stderr);
+    assert!(r.stderr.contains("goes with --server"), "{}", r.stderr);
 }
 
 /// Issue 39.1: `code sdk` converted nothing, so one keyword outside the subset (`$schema`, which

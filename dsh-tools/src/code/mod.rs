@@ -49,5 +49,6 @@ pub use runtime::{
 };
 pub use sdk::{
     CODE_ONLY_INSTRUCTION, DeferredSdkTool, PROGRAM_DESCRIBE, PROGRAM_SEARCH, SDK_INSTRUCTIONS,
-    SDK_LANGUAGES, SdkTool, render_declaration, render_deferred, render_sdk, schema_to_ts,
+    SDK_LANGUAGES, SdkTool, render_declaration, render_deferred, render_overlap, render_sdk,
+    schema_to_ts,
 };

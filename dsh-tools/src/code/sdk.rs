@@ -142,6 +142,65 @@ pub fn render_deferred(tools: &[DeferredSdkTool<'_>]) -> String {
     text
 }
 
+/// The most tool names the `tools:overlap` section lists.
+const MAX_OVERLAP_NAMES: usize = 40;
+
+/// The `tools:overlap` section (issue 39.5): which of the declared tools' calls may overlap
+/// under `Promise.all` (those with a concurrency classifier, `(name, true)`) and which run alone,
+/// so that the instructions' "read-only calls MAY overlap" does not promise what does not
+/// happen. Names the smaller group, at most 40 of them.
+///
+/// ```
+/// use dsh_tools::code::render_overlap;
+///
+/// assert_eq!(
+///     render_overlap(&[("read", true), ("write", false), ("stat", true)]),
+///     "Of the tools above, only these may overlap under `Promise.all`: `read`, `stat`. Every other call runs alone, in submission order."
+/// );
+/// assert!(render_overlap(&[("write", false)]).starts_with("No tool above overlaps"));
+/// ```
+pub fn render_overlap(tools: &[(&str, bool)]) -> String {
+    let names = |safe: bool| -> String {
+        let group: Vec<String> = tools
+            .iter()
+            .filter(|(_, s)| *s == safe)
+            .map(|(name, _)| {
+                let mut quoted = String::from("`");
+                quoted.push_str(&key(name).replace('`', "\\`"));
+                quoted.push('`');
+                quoted
+            })
+            .collect();
+        let more = group.len().saturating_sub(MAX_OVERLAP_NAMES);
+        let mut text = group
+            .into_iter()
+            .take(MAX_OVERLAP_NAMES)
+            .collect::<Vec<_>>()
+            .join(", ");
+        if more > 0 {
+            text.push_str(&format!(" and {more} more"));
+        }
+        text
+    };
+    let safe = tools.iter().filter(|(_, s)| *s).count();
+    let alone = tools.len() - safe;
+    if safe == 0 {
+        "No tool above overlaps: every call runs alone, in submission order, also under `Promise.all`.".to_owned()
+    } else if alone == 0 {
+        "Every tool above may overlap under `Promise.all`.".to_owned()
+    } else if safe <= alone {
+        format!(
+            "Of the tools above, only these may overlap under `Promise.all`: {}. Every other call runs alone, in submission order.",
+            names(true)
+        )
+    } else {
+        format!(
+            "Every tool above may overlap under `Promise.all` but these, whose calls run alone, in submission order: {}.",
+            names(false)
+        )
+    }
+}
+
 /// One tool's declaration, as `tools.$describe` returns it: its doc line, then its argument and
 /// output types.
 pub fn render_declaration(tool: &SdkTool<'_>) -> String {

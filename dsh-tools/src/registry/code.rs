@@ -179,7 +179,9 @@ impl Registry {
     }
 
     /// The sections Code Mode adds to `agent`'s system prompt (Code Mode spec §5.1): none under
-    /// `native`; `tools:code-only` and `tools:sdk` under `code`; `tools:sdk` under `both`. The
+    /// `native`; `tools:code-only` and `tools:sdk` under `code`; `tools:sdk` under `both`; then
+    /// `tools:deferred` when tools are deferred (issue 34) and `tools:overlap`, which of the
+    /// declared tools' calls may overlap under `Promise.all` (issue 39.5). The
     /// SDK declares the scope's visible tools (restrictions applied, `run_code` never), sorted,
     /// byte-identical whatever the registration order. Fails, as [`schemas`](Self::schemas)
     /// does, when the scope is not native and the registry has no runtime, or the runtime's
@@ -208,9 +210,17 @@ impl Registry {
         let deferred = self.deferred_tools(agent);
         let hidden: std::collections::HashSet<*const super::RegisteredTool> =
             deferred.iter().map(Arc::as_ptr).collect();
-        let sdk: Vec<SdkTool<'_>> = tools
+        let declared: Vec<&Arc<super::RegisteredTool>> = tools
             .iter()
             .filter(|t| t.name() != RUN_CODE && !hidden.contains(&Arc::as_ptr(t)))
+            .collect();
+        let mut overlap: Vec<(&str, bool)> = declared
+            .iter()
+            .map(|t| (t.name(), t.definition().classifier().is_some()))
+            .collect();
+        overlap.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+        let sdk: Vec<SdkTool<'_>> = declared
+            .iter()
             .map(|t| SdkTool {
                 name: t.name(),
                 description: t.definition().description(),
@@ -243,6 +253,13 @@ impl Registry {
                 id: "tools:deferred",
                 order: 151,
                 text: crate::code::render_deferred(&named),
+            });
+        }
+        if !overlap.is_empty() {
+            sections.push(PromptSection {
+                id: "tools:overlap",
+                order: 152,
+                text: crate::code::render_overlap(&overlap),
             });
         }
         Ok(sections)

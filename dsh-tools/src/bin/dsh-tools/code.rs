@@ -3,7 +3,7 @@
 
 use crate::io::{InputError, out, read_json};
 use clap::Subcommand;
-use dsh_tools::code::{SdkTool, foreign_tool, render_sdk, schema_to_ts};
+use dsh_tools::code::{SdkTool, foreign_tool, render_overlap, render_sdk, schema_to_ts};
 use serde_json::Value;
 
 #[derive(Subcommand)]
@@ -29,6 +29,8 @@ pub(crate) enum CodeCommand {
         #[command(flatten)]
         servers: crate::servers::ServerArgs,
         /// Fail (exit 1, no SDK printed) when a schema had something the SDK cannot show.
+        /// (`--trust-hints` also applies to TOOLS: the section on what overlaps then counts
+        /// the MCP tools marked `readOnlyHint`.)
         #[arg(long)]
         strict: bool,
     },
@@ -66,13 +68,11 @@ pub(crate) fn run(command: CodeCommand, stdin_used: &mut bool) -> Result<u8, Inp
             (Some(_), false) => Err(InputError("give TOOLS or --server, not both".into())),
             (None, true) => Err(InputError("give TOOLS (a file or -) or --server".into())),
             (Some(tools), true) => {
-                if servers.trust_hints || servers.bearer_env.is_some() {
-                    return Err(InputError(
-                        "--trust-hints and --bearer-env go with --server".into(),
-                    ));
+                if servers.bearer_env.is_some() {
+                    return Err(InputError("--bearer-env goes with --server".into()));
                 }
                 let doc = read_json(&tools, stdin_used)?;
-                file_sdk(&doc, strict)
+                file_sdk(&doc, strict, servers.trust_hints)
             }
             (None, false) => server_sdk(&servers, strict),
         },
@@ -94,8 +94,9 @@ pub(crate) fn run(command: CodeCommand, stdin_used: &mut bool) -> Result<u8, Inp
     }
 }
 
-/// `code sdk TOOLS`: each tool converted as the importer converts it.
-fn file_sdk(doc: &Value, strict: bool) -> Result<u8, InputError> {
+/// `code sdk TOOLS`: each tool converted as the importer converts it, and which may overlap as
+/// `code run` would import them (an MCP tool marked `readOnlyHint`, under `--trust-hints`).
+fn file_sdk(doc: &Value, strict: bool, trust_hints: bool) -> Result<u8, InputError> {
     const SHAPE: &str = "TOOLS must be a JSON array of {name, description?, parameters, output?} \
                          or an MCP tools/list result ({\"tools\": [...]})";
     let items = match doc {
@@ -127,10 +128,18 @@ fn file_sdk(doc: &Value, strict: bool) -> Result<u8, InputError> {
             )));
         };
         let output = output.filter(|o| !o.is_null());
-        shown.push((name, description, foreign_tool(parameters, output, mcp)));
+        let read_only = mcp
+            && trust_hints
+            && item.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true));
+        shown.push((
+            name,
+            description,
+            foreign_tool(parameters, output, mcp),
+            read_only,
+        ));
     }
     let mut dropped = 0;
-    for (name, _, tool) in &shown {
+    for (name, _, tool, _) in &shown {
         for what in &tool.dropped {
             dropped += 1;
             crate::servers::warn_dropped(name, what);
@@ -141,14 +150,20 @@ fn file_sdk(doc: &Value, strict: bool) -> Result<u8, InputError> {
     }
     let tools: Vec<SdkTool<'_>> = shown
         .iter()
-        .map(|(name, description, tool)| SdkTool {
+        .map(|(name, description, tool, _)| SdkTool {
             name,
             description,
             parameters: &tool.parameters,
             output: &tool.output,
         })
         .collect();
-    out!("{}", render_sdk(&tools));
+    let mut overlap: Vec<(&str, bool)> = shown.iter().map(|t| (t.0, t.3)).collect();
+    overlap.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+    if overlap.is_empty() {
+        out!("{}", render_sdk(&tools));
+    } else {
+        out!("{}\n\n{}", render_sdk(&tools), render_overlap(&overlap));
+    }
     Ok(0)
 }
 
@@ -192,12 +207,13 @@ fn server_sdk(args: &crate::servers::ServerArgs, strict: bool) -> Result<u8, Inp
             .code_prompt_sections(None)
             .map_err(|e| InputError(e.to_string()))?;
         drop(connections);
-        let sdk = sections
+        // What a program is shown about the tools (not that `run_code` is the only tool).
+        let sdk: Vec<String> = sections
             .into_iter()
-            .find(|s| s.id == "tools:sdk")
+            .filter(|s| s.id != "tools:code-only")
             .map(|s| s.text)
-            .unwrap_or_default();
-        out!("{sdk}");
+            .collect();
+        out!("{}", sdk.join("\n\n"));
         Ok(0)
     })
 }
