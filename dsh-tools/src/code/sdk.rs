@@ -154,7 +154,7 @@ const MAX_OVERLAP_NAMES: usize = 40;
 /// use dsh_tools::code::render_overlap;
 ///
 /// assert_eq!(
-///     render_overlap(&[("read", true), ("write", false), ("stat", true)]),
+///     render_overlap(&[("read", true), ("write", false), ("stat", true), ("move", false), ("copy", false)]),
 ///     "Of the tools above, only these may overlap under `Promise.all`: `read`, `stat`. Every other call runs alone, in submission order."
 /// );
 /// assert!(render_overlap(&[("write", false)]).starts_with("No tool above overlaps"));
