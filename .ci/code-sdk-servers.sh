@@ -100,12 +100,14 @@ for program in .ci/code-sdk/programs/*.ts; do
     fi
     out=$(printf '%s' "$body" | timeout 120 "$CLI" code run "${servers[@]}" - 2>>"$LOG") && rc=0 || rc=$?
     expected=$(cat ".ci/code-sdk/programs/$name.expect")
+    shown=$(printf '%s' "$out" | tr -s ' \n' ' ')
     if (( errors == 0 && rc == 0 )) && [[ $out == "$expected" ]]; then
         passed=$((passed + 1))
-        echo "code-sdk-servers: $name: tsc --strict 0 errors; run: $out"
+        echo "code-sdk-servers: $name: tsc --strict 0 errors; run: $shown"
     else
         failed=$((failed + 1))
-        echo "code-sdk-servers: $name: tsc --strict $errors errors; run exit $rc: $out (expected: $expected)"
+        echo "code-sdk-servers: $name: tsc --strict $errors errors; run exit $rc: $shown"
+        printf 'expected:\n%s\n' "$expected" | sed 's/^/    /'
         sed 's/^/    /' "$work/$name.tsc" | head -20
     fi
 done
