@@ -349,6 +349,15 @@ fn code_run_shows_the_offending_line_with_a_caret() {
     assert_eq!(status, Some(1));
     assert!(stderr.lines().all(|l| l.chars().count() < 200), "{stderr}");
     assert!(stderr.contains("…"), "{stderr}");
+    // A syntax error at line 10,000: the position in the result and the excerpt name it.
+    let far = format!("{}const late = ;", "let a = 1;\n".repeat(9_999));
+    let (status, stdout, stderr) = code_run_with(&[], &far);
+    assert_eq!(status, Some(1));
+    assert!(stdout.contains("(line 10000, column "), "{stdout}");
+    assert!(
+        stderr.contains(" --> program:10000:") && stderr.contains("10000 | const late = ;"),
+        "{stderr}"
+    );
 }
 
 /// A stdio MCP server in POSIX `sh` that lists the `tools/list` result in the file `$1` and
