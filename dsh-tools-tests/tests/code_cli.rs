@@ -121,25 +121,22 @@ fn code_run_escapes_what_would_drive_the_terminal() {
     );
 }
 
-/// A stdio MCP server in POSIX `sh` that lists one good tool, one whose name holds U+2028 and
-/// one entry without an `inputSchema`.
-const LISTS_BAD_TOOLS: &str = r#"while IFS= read -r line; do
-  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
-  case "$line" in
-    *'"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"0"}}}\n' "$id";;
-    *'"tools/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"ok","inputSchema":{"type":"object"}},{"name":"a\\u2028b","inputSchema":{"type":"object"}},{"name":"broken"}]}}\n' "$id";;
-  esac
-done
-"#;
-
 #[test]
 fn code_run_reports_every_tool_it_skipped() {
-    let script = std::env::temp_dir().join(format!("dsh-code-cli-bad-{}.sh", std::process::id()));
-    std::fs::write(&script, LISTS_BAD_TOOLS).unwrap();
-    let server_cmd = format!("sh '{}'", script.display());
+    // One good tool, one whose name holds U+2028 and one entry without an `inputSchema`.
+    let dir = std::env::temp_dir().join(format!("dsh-code-cli-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (script, file) = (dir.join("server.sh"), dir.join("tools.json"));
+    std::fs::write(&script, LISTS_A_FILE).unwrap();
+    std::fs::write(
+        &file,
+        r#"{"tools":[{"name":"ok","inputSchema":{"type":"object"}},{"name":"a\u2028b","inputSchema":{"type":"object"}},{"name":"broken"}]}"#,
+    )
+    .unwrap();
+    let server_cmd = format!("sh '{}' '{}'", script.display(), file.display());
     let (status, stdout, stderr) =
         code_run_with(&["--server", &server_cmd], "return Object.keys(tools)");
-    let _ = std::fs::remove_file(&script);
+    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(status, Some(0), "{stdout}\n{stderr}");
     let names: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(names, serde_json::json!(["ok"]), "{stderr}");
