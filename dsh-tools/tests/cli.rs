@@ -648,7 +648,11 @@ fn code_sdk_converts_an_mcp_tool_list_as_the_importer_does() {
     for text in [
         "  /** Shows the commit logs */\n  git_log: {\n    repo_path: string;\n    /** @default 10 */\n    max_count?: number;\n    /** @format date-time */\n    since?: string | null;\n    /** @deprecated */\n    author?: {\n      /** @example \"Ada\" */\n      name?: string;\n    } & Record<string, JsonValue>;\n    labels?: Record<string, JsonValue>;\n  };",
         // An MCP tool's call resolves to its result: content blocks and the structured value.
-        "  git_log: {\n    content: Record<string, JsonValue>[];\n    structuredContent?: {\n      commits: string[];\n    } & Record<string, JsonValue>;\n  } & Record<string, JsonValue>;",
+        "  git_log: McpResult<{\n    commits: string[];\n  } & Record<string, JsonValue>>;",
+        "  \"a.b/c\": McpResult;",
+        // Issue 39.2: the content blocks typed, declared once.
+        "\ntype McpContent = (\n  | { type: \"text\"; text: string }\n",
+        "\ninterface McpResult<T = JsonValue> {\n  content: McpContent[];\n  structuredContent?: T;\n}\n",
         "  \"a.b/c\": {\n    x?: JsonValue;\n  } & Record<string, JsonValue>;",
     ] {
         assert!(sdk.contains(text), "{text}\n---\n{sdk}");

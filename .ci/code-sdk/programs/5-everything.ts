@@ -1,4 +1,5 @@
 // Typed arguments, a caught failure and structured content (everything server).
+const text = (r: McpResult) => r.content.map((c) => (c.type === "text" ? c.text : "")).join("");
 const sum = await tools["every_get-sum"]({ a: 2, b: 40 });
 const echoed = await tools.every_echo({ message: "hello" });
 let failed = "";
@@ -10,8 +11,8 @@ try {
 }
 const weather = await tools["every_get-structured-content"]({ location: "New York" });
 return {
-  sum: String(sum.content[0].text),
-  echoed: String(echoed.content[0].text),
+  sum: text(sum),
+  echoed: text(echoed),
   failed,
   structured: weather.structuredContent !== undefined,
 };

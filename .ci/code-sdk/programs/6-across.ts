@@ -1,15 +1,18 @@
-// Across servers: write a note with the current UTC time, commit-free status of the repo,
-// and the note read back (filesystem, time, git).
-const [root] = String((await tools.fs_list_allowed_directories({})).content[0].text)
+// Across servers: write a note stamped by the time server, read it back beside the repository's
+// status (filesystem, time, git).
+const text = (r: McpResult<unknown>) =>
+  r.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+const [root] = text(await tools.fs_list_allowed_directories({}))
   .split("\n")
-  .filter((line: string) => line.startsWith("/"));
-const now = JSON.parse(String((await tools.time_get_current_time({ timezone: "Etc/UTC" })).content[0].text)) as {
-  datetime: string;
-};
-await tools.fs_write_file({ path: `${root}/note.md`, content: `written at ${now.datetime}\n` });
+  .filter((line) => line.startsWith("/"));
+const now = await tools.time_get_current_time({ timezone: "Etc/UTC" });
+await tools.fs_write_file({
+  path: `${root}/note.md`,
+  content: `written at ${now.structuredContent?.datetime}\n`,
+});
 const [note, status] = await Promise.all([
   tools.fs_read_text_file({ path: `${root}/note.md`, head: 1 }),
   tools.git_git_status({ repo_path: REPO }),
 ]);
-console.log(String(status.content[0].text).split("\n")[0]);
-return String(note.content[0].text).startsWith("written at ");
+console.log(text(status).split("\n")[0]);
+return text(note).startsWith("written at 20");

@@ -35,10 +35,15 @@ impl std::fmt::Display for Dropped {
     }
 }
 
+/// The title that marks an MCP call's result schema.
+pub(crate) const MCP_RESULT: &str = "McpResult";
+
 /// What an imported MCP tool's call resolves to (`mcp::map::remote_value`), around its
 /// converted `outputSchema` (`{}`: none).
 pub(crate) fn mcp_result_schema(structured: Value) -> Value {
     json!({
+        // The SDK renders a schema of this title and shape as `McpResult<T>` (`sdk::mcp_result`).
+        "title": MCP_RESULT,
         "type": "object",
         "properties": {
             "content": {"type": "array", "items": {"type": "object"}},

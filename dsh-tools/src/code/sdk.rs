@@ -26,6 +26,41 @@ pub const CODE_ONLY_INSTRUCTION: &str = "`run_code` is the only tool you can cal
 
 const JSON_VALUE: &str = "type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }";
 
+/// What an imported MCP tool's call resolves to, declared once when a tool returns it (issue
+/// 39.2: the five content blocks typed, not `JsonValue`).
+const MCP_TYPES: &str = "type McpContent = (
+  | { type: \"text\"; text: string }
+  | { type: \"image\"; data: string; mimeType: string }
+  | { type: \"audio\"; data: string; mimeType: string }
+  | { type: \"resource_link\"; uri: string; name: string; title?: string; description?: string; mimeType?: string; size?: number }
+  | { type: \"resource\"; resource: { uri: string; mimeType?: string; text?: string; blob?: string } }
+) & { annotations?: JsonValue; _meta?: { [key: string]: JsonValue } }
+
+/** An MCP tool's result: its content blocks, and its structured value when it declares one. */
+interface McpResult<T = JsonValue> {
+  content: McpContent[];
+  structuredContent?: T;
+}";
+
+/// The structured part of an MCP call's result schema (`code::foreign_tool`'s wrapper: titled
+/// `McpResult`, `content` an array of objects, `structuredContent`): `McpResult<T>`'s `T`.
+fn mcp_result(schema: &Value) -> Option<&Value> {
+    let map = schema.as_object()?;
+    if map.get("title").and_then(Value::as_str) != Some(super::foreign::MCP_RESULT)
+        || map.get("type").and_then(Value::as_str) != Some("object")
+    {
+        return None;
+    }
+    let properties = map.get("properties")?.as_object()?;
+    let content = properties.get("content")?;
+    let items_are_objects = content.get("type").and_then(Value::as_str) == Some("array")
+        && content.pointer("/items/type").and_then(Value::as_str) == Some("object");
+    if properties.len() != 2 || !items_are_objects {
+        return None;
+    }
+    properties.get("structuredContent")
+}
+
 /// One tool as the SDK declares it.
 #[derive(Clone, Copy, Debug)]
 pub struct SdkTool<'a> {
@@ -41,11 +76,17 @@ pub struct SdkTool<'a> {
 
 /// The complete `tools:sdk` section for `tools` (spec §5.2): instructions, `JsonValue`, the two
 /// maps in UTF-16 name order, `ToolName`, `ToolCallError` and `tools`.
+///
+/// An output schema that is an imported MCP tool's result (as [`foreign_tool`](super::foreign_tool)
+/// writes it, titled `McpResult`) renders as `McpResult<T>` (or `McpResult` without an
+/// `outputSchema`), and the section then declares `McpContent`, the five MCP content blocks, and
+/// `McpResult` once, after `JsonValue` (issue 39.2; ours, not upstream's).
 pub fn render_sdk(tools: &[SdkTool<'_>]) -> String {
     let mut sorted: Vec<&SdkTool<'_>> = tools.iter().collect();
     sorted.sort_by(|a, b| a.name.encode_utf16().cmp(b.name.encode_utf16()));
     let mut args = Vec::new();
     let mut outputs = Vec::new();
+    let mut mcp = false;
     for tool in &sorted {
         if let Some(doc) = doc_line(Some(tool.description), &[], 1) {
             args.push(doc);
@@ -55,11 +96,17 @@ pub fn render_sdk(tools: &[SdkTool<'_>]) -> String {
             key(tool.name),
             schema_to_ts(tool.parameters, 1)
         ));
-        outputs.push(format!(
-            "  {}: {};",
-            key(tool.name),
-            schema_to_ts(tool.output, 1)
-        ));
+        let output = match mcp_result(tool.output) {
+            Some(structured) => {
+                mcp = true;
+                match schema_to_ts(structured, 1).as_str() {
+                    "JsonValue" => "McpResult".to_owned(),
+                    text => format!("McpResult<{text}>"),
+                }
+            }
+            None => schema_to_ts(tool.output, 1),
+        };
+        outputs.push(format!("  {}: {output};", key(tool.name)));
     }
     let map = |name: &str, lines: Vec<String>| {
         if lines.is_empty() {
@@ -76,7 +123,11 @@ pub fn render_sdk(tools: &[SdkTool<'_>]) -> String {
         "declare const tools: {\n  [K in ToolName]: (args: ToolArgsMap[K]) => Promise<ToolOutputMap[K]>;\n}".to_owned(),
     ]
     .join("\n\n");
-    format!("{SDK_INSTRUCTIONS}\n\n```ts\n{JSON_VALUE}\n\n{declarations}\n```")
+    if mcp {
+        format!("{SDK_INSTRUCTIONS}\n\n```ts\n{JSON_VALUE}\n\n{MCP_TYPES}\n\n{declarations}\n```")
+    } else {
+        format!("{SDK_INSTRUCTIONS}\n\n```ts\n{JSON_VALUE}\n\n{declarations}\n```")
+    }
 }
 
 /// The member of `tools` a program searches with, where the view defers tools (reserved).
@@ -563,6 +614,41 @@ fn render_node<'a>(node: &'a Value, i: usize, tasks: &mut Vec<Task<'a>>, out: &m
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_an_mcp_result_renders_as_one() {
+        let tool = |output: &Value| {
+            let parameters = serde_json::json!({"type": "object"});
+            render_sdk(&[SdkTool {
+                name: "t",
+                description: "",
+                parameters: &parameters,
+                output,
+            }])
+        };
+        let wrapped = super::super::foreign::mcp_result_schema(serde_json::json!({
+            "type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"],
+            "additionalProperties": false
+        }));
+        let text = tool(&wrapped);
+        assert!(
+            text.contains("  t: McpResult<{\n    n: number;\n  }>;"),
+            "{text}"
+        );
+        assert_eq!(
+            text.matches("interface McpResult<T = JsonValue>").count(),
+            1
+        );
+        // The same title on another shape is an ordinary object, and nothing is declared.
+        let mut other = wrapped.clone();
+        other["properties"]["extra"] = serde_json::json!({"type": "string"});
+        let text = tool(&other);
+        assert!(!text.contains("McpResult"), "{text}");
+        assert!(!text.contains("McpContent"), "{text}");
+        let mut untitled = wrapped;
+        untitled.as_object_mut().unwrap().shift_remove("title");
+        assert!(!tool(&untitled).contains("McpResult"));
+    }
 
     #[test]
     fn deferred_tools_are_named_under_their_namespaces() {
