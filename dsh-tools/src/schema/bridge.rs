@@ -265,8 +265,28 @@ pub struct Lossy {
 /// assert_eq!(shown.dropped[0].path(), "#/properties/tags");
 /// ```
 pub fn from_foreign_lossy(schema: &Value) -> Lossy {
+    let tagged = lossy_pass(schema, true);
+    if tagged.dropped.is_empty() {
+        return tagged;
+    }
+    // A doc tag changes a description, and two copies of one property that differ only there
+    // no longer merge (a property pushed into the branches of a flattened `oneOf`): when the
+    // tags cost more than they show, the schema is shown without them.
+    let plain = lossy_pass(schema, false);
+    let count = |l: &Lossy| l.dropped.len() + l.unlisted;
+    if count(&plain) < count(&tagged) {
+        crate::json::drop_deep(tagged.schema);
+        plain
+    } else {
+        crate::json::drop_deep(plain.schema);
+        tagged
+    }
+}
+
+/// One lossy conversion, with or without doc tags.
+fn lossy_pass(schema: &Value, tags: bool) -> Lossy {
     let mut cleaned = crate::json::clone_deep(schema);
-    prepare_lossy(&mut cleaned);
+    prepare_lossy(&mut cleaned, tags);
     strip_annotations(&mut cleaned);
     let mut problems = Problems::default();
     let mut out = match schemars::Schema::try_from(cleaned) {
@@ -303,13 +323,13 @@ pub fn from_foreign_lossy(schema: &Value) -> Lossy {
 /// The longest `@example` shown, as JSON text in characters.
 const MAX_EXAMPLE_CHARS: usize = 120;
 
-/// Readies a schema for the lossy conversion, to [`MAX_DEPTH`] levels: appends `format`,
-/// `deprecated` and the first of `examples` to the description of the node they describe (a
-/// branch's to its parent's) as doc tags, and removes what would make the result stricter once
+/// Readies a schema for the lossy conversion, to [`MAX_DEPTH`] levels: (with `tags`) appends
+/// `format`, `deprecated` and the first of `examples` to the description of the node they
+/// describe (a branch's to its parent's) as doc tags, and removes what would make the result stricter once
 /// the conversion leaves a keyword out: `items` beside `prefixItems` (it then applies to every
 /// item) and `additionalProperties` / `unevaluatedProperties` beside `patternProperties` (they
 /// would then refuse the keys the patterns admit).
-fn prepare_lossy(schema: &mut Value) {
+fn prepare_lossy(schema: &mut Value, tags: bool) {
     // Pass one, read-only: which node gets which tags, by JSON pointer.
     let mut found: Vec<(String, Vec<String>)> = Vec::new();
     let mut loosen: Vec<(String, &'static [&'static str])> = Vec::new();
@@ -327,12 +347,12 @@ fn prepare_lossy(schema: &mut Value) {
                 &["additionalProperties", "unevaluatedProperties"],
             ));
         }
-        let mut tags = Vec::new();
+        let mut found_here = Vec::new();
         if let Some(Value::String(f)) = map.get("format") {
-            tags.push(format!("@format {f}"));
+            found_here.push(format!("@format {f}"));
         }
         if map.get("deprecated") == Some(&Value::Bool(true)) {
-            tags.push("@deprecated".to_owned());
+            found_here.push("@deprecated".to_owned());
         }
         if let Some(first) = map
             .get("examples")
@@ -342,15 +362,15 @@ fn prepare_lossy(schema: &mut Value) {
         {
             let text = crate::json::to_compact_string(first);
             if text.chars().count() <= MAX_EXAMPLE_CHARS {
-                tags.push(format!("@example {text}"));
+                found_here.push(format!("@example {text}"));
             }
         }
-        if !tags.is_empty() {
+        if tags && !found_here.is_empty() {
             match index.get(&target) {
-                Some(&i) => found[i].1.extend(tags),
+                Some(&i) => found[i].1.extend(found_here),
                 None => {
                     index.insert(target.clone(), found.len());
-                    found.push((target.clone(), tags));
+                    found.push((target.clone(), found_here));
                 }
             }
         }

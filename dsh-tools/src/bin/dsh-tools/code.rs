@@ -19,7 +19,8 @@ pub(crate) enum CodeCommand {
     /// Print the SDK section a program is shown: for the tools of a JSON file, or (`--server`)
     /// for the tools of MCP servers exactly as `code run` imports them. Schemas are converted
     /// as the importer converts them; what the SDK cannot show is named on standard error, per
-    /// tool, with its path.
+    /// tool, with its path. `--trust-hints` also applies to TOOLS: the closing section on
+    /// what overlaps then counts the MCP tools marked `readOnlyHint`, as `code run` would.
     Sdk {
         /// The tools (`-` for standard input): a JSON array of `{name, description?,
         /// parameters, output?}`, or an MCP `tools/list` result (`{"tools": [{name,
@@ -29,8 +30,6 @@ pub(crate) enum CodeCommand {
         #[command(flatten)]
         servers: crate::servers::ServerArgs,
         /// Fail (exit 1, no SDK printed) when a schema had something the SDK cannot show.
-        /// (`--trust-hints` also applies to TOOLS: the section on what overlaps then counts
-        /// the MCP tools marked `readOnlyHint`.)
         #[arg(long)]
         strict: bool,
     },
