@@ -32,13 +32,15 @@ fn code_run_calls_the_tools_of_an_mcp_server() {
         let failed = '';\n\
         try { await tools.add({a: 'not a number', b: 1}) } catch (e) { failed = e.name + ': ' + e.message }\n\
         console.log(JSON.stringify(listing).includes('notes.txt'));\n\
-        return {sum: sum.content[0].text, echoed: [one.structuredContent.text, two.structuredContent.text], failed};";
+        return {sum: sum.content[0].text, echoed: [one.text, two.text], failed};";
     let (status, stdout, stderr) = code_run_with(&["--server", &server_cmd], program);
     assert_eq!(status, Some(0), "{stdout}\n{stderr}");
     let (first, rest) = stdout.split_once('\n').unwrap();
     assert_eq!(first, "true", "the listing holds the file");
     let value: serde_json::Value = serde_json::from_str(rest.trim_end()).unwrap();
-    // An imported tool's value is `{content, structuredContent?}` (its declared output).
+    // An object value is what the tool returned (issue 39.8), as in-process; over stdio the
+    // import speaks 2025-11-25, which gives a number no `outputSchema`: `add`'s value is the
+    // MCP result there.
     assert_eq!(value["sum"], "42");
     assert_eq!(value["echoed"], serde_json::json!(["x", "y"]));
     assert!(
@@ -91,8 +93,8 @@ fn code_run_escapes_what_would_drive_the_terminal() {
     let program = r#"const echoed = await tools.echo({text: 'remote \x1b]0;owned\x07 \u202e\u2066 nul:\0 csi:\x9b sep:\u2029'});
         console.log('log \x1b[31mred\x1b[0m\tkept tab');
         console.log('cr\r ls\u2028 zw\u200b bom\ufeff tag\u{E0041} shy\u00ad');
-        console.log(echoed.structuredContent.text);
-        return {text: echoed.structuredContent.text};"#;
+        console.log(echoed.text);
+        return {text: echoed.text};"#;
     let (status, stdout, stderr) = code_run(program);
     assert_eq!(status, Some(0), "{stdout}\n{stderr}");
     assert!(!stdout.contains(hidden), "{stdout:?}");
@@ -290,7 +292,7 @@ fn code_run_reaches_an_http_server_with_a_bearer_token_from_the_environment() {
     header.kid = Some("rsa-1".to_owned());
     let token = jsonwebtoken::encode(&header, &claims, &key).unwrap();
 
-    let program = "return (await tools.add({a: 2, b: 40})).content[0].text";
+    let program = "return await tools.add({a: 2, b: 40})";
     let run = |env: Option<&str>, args: &[&str]| {
         let mut all = vec!["--server", url.as_str()];
         all.extend_from_slice(args);

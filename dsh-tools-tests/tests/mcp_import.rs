@@ -490,3 +490,86 @@ async fn trusted_read_only_hints_let_imported_calls_overlap_in_a_program() {
         drop((imported, server));
     }
 }
+
+/// The tools of the value-shape test: an object, an integer and a string value.
+fn shaped_tools(registry: &Registry) {
+    let tools = [
+        ToolDefinition::new(
+            "point",
+            "A point.",
+            json!({"type": "object"}),
+            OutputDecl::json(
+                json!({"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}}, "required": ["x", "y"]}),
+            ),
+            |_, _| async { Ok(json!({"x": 1, "y": -2})) },
+        ),
+        ToolDefinition::new(
+            "count",
+            "A number.",
+            json!({"type": "object"}),
+            OutputDecl::json(json!({"type": "integer"})),
+            |_, _| async { Ok(json!(42)) },
+        ),
+        ToolDefinition::new(
+            "greet",
+            "A string.",
+            json!({"type": "object"}),
+            OutputDecl::json(json!({"type": "string"})),
+            |_, _| async { Ok(json!("hello")) },
+        ),
+    ];
+    for tool in tools {
+        registry.register(tool).unwrap().keep();
+    }
+}
+
+/// Issue 39.8: server-side and client-side Code Mode hand a program the same value for the same
+/// tool result. The same program runs against the tools in-process and against the same tools
+/// imported from an MCP server, and prints the same text (under 2026-07-28; under 2025-11-25
+/// for object values, the only ones that revision gives an `outputSchema`).
+#[tokio::test]
+async fn a_program_sees_the_same_values_in_process_and_through_an_import() {
+    use dsh_tools::code::quickjs::QuickJsRuntime;
+    use dsh_tools::registry::PresentationMode;
+
+    let program = "const [p, n, g] = await Promise.all([tools.point({}), tools.count({}), tools.greet({})]);\n\
+                   return {p, n, g, kinds: [typeof p, typeof n, typeof g], sum: p.x + p.y + n};";
+    let code = |registry: &Registry| {
+        registry.set_code_runtime(QuickJsRuntime::new(Default::default()).unwrap());
+        registry.set_presentation_mode(PresentationMode::Code);
+    };
+    let native = Registry::new();
+    shaped_tools(&native);
+    code(&native);
+    let args = json!({"code": program, "description": "shapes"});
+    let inside = run(&native, "run_code", args.clone()).await;
+    assert!(!inside.is_error(), "{}", inside.text());
+    assert_eq!(
+        serde_json::from_str::<Value>(&inside.text()).unwrap(),
+        json!({"p": {"x": 1, "y": -2}, "n": 42, "g": "hello", "kinds": ["object", "number", "string"], "sum": 41})
+    );
+    for era in ERAS {
+        let remote = Registry::new();
+        shaped_tools(&remote);
+        let local = Registry::new();
+        let server = import(&remote, era).await;
+        let imported = server
+            .import_into(&local, ImportOptions::default())
+            .await
+            .unwrap();
+        code(&local);
+        let outside = run(&local, "run_code", args.clone()).await;
+        match era {
+            Era::Modern => assert_eq!(outside.text(), inside.text()),
+            // 2025-11-25 declares an `outputSchema` only for objects (rmcp drops others for
+            // those peers): a value that is not an object arrives as a result with no schema,
+            // and a program gets the result. Objects are the same value in both eras.
+            Era::Legacy => {
+                let value: Value = serde_json::from_str(&outside.text()).unwrap();
+                assert_eq!(value["p"], json!({"x": 1, "y": -2}));
+                assert_eq!(value["n"]["content"][0]["text"], "42");
+            }
+        }
+        drop((imported, server));
+    }
+}

@@ -24,6 +24,9 @@ pub type ExecuteFn =
     Arc<dyn Fn(Arc<Value>, ToolRunContext) -> BoxFuture<Result<Value, ToolError>> + Send + Sync>;
 /// Whether a call may run in parallel with its siblings, from its raw arguments.
 pub type ClassifierFn = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
+/// What a Code Mode program receives for a tool's value, when not the value itself (see
+/// [`ToolDefinition::program_value`]); `None` hands over the value.
+pub type ProgramValueFn = Arc<dyn Fn(&Value) -> Option<Value> + Send + Sync>;
 /// Rewrites the final content of any outcome, once per call; `None` keeps it.
 pub type FinalizeFn =
     Arc<dyn Fn(&ToolExecution, &ToolExecutionResult) -> Option<Vec<ContentBlock>> + Send + Sync>;
@@ -230,6 +233,8 @@ pub struct ToolDefinition {
     pub(crate) namespace: Option<Arc<Namespace>>,
     /// The parameters and output Code Mode's SDK shows, when not the ones validated with.
     pub(crate) sdk: Option<Arc<(Value, Value)>>,
+    /// What a Code Mode program receives for the value, when not the value.
+    pub(crate) program_value: Option<ProgramValueFn>,
 }
 
 /// A named group of tools with a description the model reads (one per imported MCP server,
@@ -368,6 +373,7 @@ impl ToolDefinition {
             defer_loading: None,
             namespace: None,
             sdk: None,
+            program_value: None,
         }
     }
 
@@ -445,6 +451,25 @@ impl ToolDefinition {
     pub fn sdk_schemas(mut self, parameters: Value, output: Value) -> Self {
         self.sdk = Some(Arc::new((parameters, output)));
         self
+    }
+
+    /// What a `run_code` program receives for this tool's value, when it is not the value
+    /// itself: `view` returns it, or `None` to hand over the value. The pipeline, the model, the
+    /// observers and any MCP client still see the value; only the program's `await` resolves to
+    /// the view. An imported MCP tool that declares an `outputSchema` hands a program its
+    /// structured value, as the same tool run in-process would (issue 39.8); say what the
+    /// program receives in [`sdk_schemas`](Self::sdk_schemas)' output.
+    pub fn program_value(
+        mut self,
+        view: impl Fn(&Value) -> Option<Value> + Send + Sync + 'static,
+    ) -> Self {
+        self.program_value = Some(Arc::new(view));
+        self
+    }
+
+    /// The view set by [`program_value`](Self::program_value).
+    pub fn program_view(&self) -> Option<&ProgramValueFn> {
+        self.program_value.as_ref()
     }
 
     /// The parameters schema Code Mode's SDK renders: [`sdk_schemas`](Self::sdk_schemas)'

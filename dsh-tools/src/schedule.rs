@@ -149,6 +149,18 @@ impl crate::run_code::lane::Stages for Registry {
     fn placements(&self) -> std::sync::Arc<crate::run_code::placement::Placements> {
         std::sync::Arc::clone(&self.inner.placements)
     }
+
+    fn program_view(
+        &self,
+        started: Option<&Stage>,
+        name: &str,
+        agent: Option<&AgentId>,
+    ) -> Option<crate::definition::ProgramValueFn> {
+        match started.and_then(Stage::tool) {
+            Some(tool) => tool.definition().program_view().cloned(),
+            None => self.get(name, agent)?.definition().program_view().cloned(),
+        }
+    }
 }
 
 /// One call of a deferred turn, in model order.

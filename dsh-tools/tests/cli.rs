@@ -647,8 +647,9 @@ fn code_sdk_converts_an_mcp_tool_list_as_the_importer_does() {
     assert!(!sdk.contains("unknown"), "{sdk}");
     for text in [
         "  /** Shows the commit logs */\n  git_log: {\n    repo_path: string;\n    /** @default 10 */\n    max_count?: number;\n    /** @format date-time */\n    since?: string | null;\n    /** @deprecated */\n    author?: {\n      /** @example \"Ada\" */\n      name?: string;\n    } & Record<string, JsonValue>;\n    labels?: Record<string, JsonValue>;\n  };",
-        // An MCP tool's call resolves to its result: content blocks and the structured value.
-        "  git_log: McpResult<{\n    commits: string[];\n  } & Record<string, JsonValue>>;",
+        // With an `outputSchema`, a call resolves to the structured value (issue 39.8);
+        // without, to the result, its content blocks typed (issue 39.2).
+        "  git_log: {\n    commits: string[];\n  } & Record<string, JsonValue>;",
         "  \"a.b/c\": McpResult;",
         // Issue 39.2: the content blocks typed, declared once.
         "\ntype McpContent = (\n  | { type: \"text\"; text: string }\n",

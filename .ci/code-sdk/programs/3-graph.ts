@@ -1,4 +1,4 @@
-// A small knowledge graph, then what it holds (memory server).
+// A small knowledge graph, then what it holds (memory server; typed structured values).
 await tools.mem_create_entities({
   entities: [
     { name: "Ada", entityType: "person", observations: ["wrote the first program"] },
@@ -9,10 +9,9 @@ await tools.mem_create_relations({
   relations: [{ from: "Ada", to: "Engine", relationType: "programmed" }],
 });
 const graph = await tools.mem_read_graph({});
-const shown = graph.structuredContent as { entities: { name: string }[]; relations: unknown[] } | undefined;
 const found = await tools.mem_search_nodes({ query: "Ada" });
 return {
-  entities: shown ? shown.entities.map((e) => e.name).sort() : [],
-  relations: shown ? shown.relations.length : 0,
-  found: JSON.stringify(found.structuredContent ?? found.content).includes("Ada"),
+  entities: graph.entities.map((e) => e.name).sort(),
+  relations: graph.relations.length,
+  found: found.entities.some((e) => e.name === "Ada"),
 };

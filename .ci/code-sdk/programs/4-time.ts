@@ -6,9 +6,9 @@ const converted = await tools.time_convert_time({
   time: "12:00",
   target_timezone: "Asia/Tokyo",
 });
-const at = converted.structuredContent?.target.datetime.slice(11, 16) ?? "";
+const at = converted.target.datetime.slice(11, 16);
 // 20:00 in winter, 19:00 when Paris keeps summer time (Tokyo has none).
 return {
-  zones: now.map((r) => r.structuredContent?.timezone),
+  zones: now.map((r) => r.timezone),
   noonInParisIsEveningInTokyo: ["19:00", "20:00"].includes(at),
 };

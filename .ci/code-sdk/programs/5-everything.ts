@@ -14,5 +14,5 @@ return {
   sum: text(sum),
   echoed: text(echoed),
   failed,
-  structured: weather.structuredContent !== undefined,
+  structured: typeof weather === "object" && weather !== null && !("content" in weather),
 };

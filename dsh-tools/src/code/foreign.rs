@@ -10,9 +10,9 @@ use serde_json::{Value, json};
 pub struct ForeignTool {
     /// The parameters, in the subset (never stricter than the original).
     pub parameters: Value,
-    /// The output: for an MCP tool, `{content, structuredContent?}` around the converted
-    /// `outputSchema` (what an imported tool's call resolves to); otherwise the converted output
-    /// schema, `{}` when there is none.
+    /// The output, what a program's call resolves to: the converted output schema (`{}` when
+    /// there is none); for an MCP tool without an `outputSchema`, the call's result
+    /// `{content, structuredContent?}` (rendered `McpResult`).
     pub output: Value,
     /// What was left out, each under the schema it came from.
     pub dropped: Vec<Dropped>,
@@ -55,8 +55,9 @@ pub(crate) fn mcp_result_schema(structured: Value) -> Value {
 
 /// Converts a foreign tool's schemas for the SDK
 /// ([`from_foreign_lossy`]: formats, examples and deprecation as doc tags, what the subset
-/// cannot say left out and listed, never a whole-tool `unknown`). `mcp`: the output is an MCP
-/// `outputSchema`, wrapped as an imported call's value is.
+/// cannot say left out and listed, never a whole-tool `unknown`). `mcp`: the tool is an MCP
+/// server's, whose call resolves to its structured value when it declares an `outputSchema`
+/// ([`mcp_program_value`]) and to its whole result otherwise.
 ///
 /// ```
 /// use dsh_tools::code::{foreign_tool, schema_to_ts};
@@ -70,6 +71,7 @@ pub(crate) fn mcp_result_schema(structured: Value) -> Value {
 /// });
 /// let tool = foreign_tool(&input, None, true);
 /// assert!(tool.dropped.is_empty());
+/// assert!(tool.output.get("title").is_some(), "no outputSchema: the whole result");
 /// assert_eq!(
 ///     schema_to_ts(&tool.parameters, 0),
 ///     "{\n  /** @default 10 */\n  max_count?: number;\n  /** @format date */\n  since?: string | null;\n}"
@@ -93,21 +95,55 @@ pub fn foreign_tool(parameters: &Value, output: Option<&Value>, mcp: bool) -> Fo
     };
     let input = from_foreign_lossy(parameters);
     take("parameters", input.dropped, input.unlisted);
-    let structured = match output {
+    let output = match output {
         Some(schema) => {
             let shown = from_foreign_lossy(schema);
             take("output", shown.dropped, shown.unlisted);
             shown.schema
         }
+        None if mcp => mcp_result_schema(json!({})),
         None => json!({}),
     };
     ForeignTool {
         parameters: input.schema,
-        output: if mcp {
-            mcp_result_schema(structured)
-        } else {
-            structured
-        },
+        output,
         dropped,
     }
+}
+
+/// What a program receives from an imported MCP tool that declares an `outputSchema` (issue
+/// 39.8: the value the same tool hands a program in-process): the result's
+/// `structuredContent`; without one (a server of the 2025 revisions sends none for a value that
+/// is not an object), its one text block, parsed when it is JSON (the serialized value the
+/// revisions ask for beside structured content) or as the string; otherwise `None`, the whole
+/// result.
+///
+/// ```
+/// use dsh_tools::code::mcp_program_value;
+/// use serde_json::json;
+///
+/// let result = json!({"content": [{"type": "text", "text": "{\"n\":1}"}], "structuredContent": {"n": 1}});
+/// assert_eq!(mcp_program_value(&result), Some(json!({"n": 1})));
+/// assert_eq!(mcp_program_value(&json!({"content": [{"type": "text", "text": "42"}]})), Some(json!(42)));
+/// assert_eq!(mcp_program_value(&json!({"content": [{"type": "text", "text": "hi"}]})), Some(json!("hi")));
+/// assert_eq!(mcp_program_value(&json!({"content": []})), None);
+/// ```
+pub fn mcp_program_value(result: &Value) -> Option<Value> {
+    if let Some(structured) = result.get("structuredContent") {
+        return Some(crate::json::clone_deep(structured));
+    }
+    let [block] = result.get("content")?.as_array()?.as_slice() else {
+        return None;
+    };
+    if block.get("type")?.as_str()? != "text" {
+        return None;
+    }
+    let text = block.get("text")?.as_str()?;
+    // serde_json refuses nesting past 128 levels: deep text stays a string.
+    Some(
+        serde_json::from_str::<Value>(text)
+            .ok()
+            .filter(crate::json::is_lossless)
+            .unwrap_or_else(|| Value::String(text.to_owned())),
+    )
 }

@@ -34,7 +34,7 @@ pub(crate) use sdk::js_space;
 
 #[cfg(feature = "mcp")]
 pub(crate) use foreign::mcp_result_schema;
-pub use foreign::{Dropped, ForeignTool, foreign_tool};
+pub use foreign::{Dropped, ForeignTool, foreign_tool, mcp_program_value};
 pub use ledger::{LOG_ENTRY_HOST_BYTES, OutputLedger, string_cost, value_cost};
 pub use limits::CodeHostLimits;
 pub use number::js_number;

@@ -98,6 +98,18 @@ pub(crate) enum Stage {
     Suspended,
 }
 
+impl Stage {
+    /// The tool the call runs, while there is a call.
+    pub(crate) fn tool(&self) -> Option<&Arc<RegisteredTool>> {
+        match self {
+            Stage::Dispatch(call) | Stage::Post(call, _) | Stage::Final(call, _) => {
+                call.executable.as_ref()
+            }
+            Stage::Pending(_) | Stage::Suspended => None,
+        }
+    }
+}
+
 pub(super) fn failure(e: ToolError) -> ToolExecutionResult {
     ToolExecutionResult::failure(e)
 }

@@ -67,6 +67,15 @@ pub(crate) trait Stages: Clone + Send + Sync + 'static {
     fn max_parallel(&self) -> usize;
     /// Where each tool's dispatches are polled ([`placement`](super::placement)).
     fn placements(&self) -> Arc<Placements>;
+    /// What the program receives for the value of a call of `name` (its tool's
+    /// [`program_value`](crate::ToolDefinition::program_value)): from the started call's tool
+    /// when there is one, else looked up for `agent` (a journaled call, answered on replay).
+    fn program_view(
+        &self,
+        started: Option<&Self::Started>,
+        name: &str,
+        agent: Option<&AgentId>,
+    ) -> Option<crate::definition::ProgramValueFn>;
 }
 
 /// A dispatch in the lane's pool: the call's number and its stage, or why it was lost.
@@ -454,6 +463,11 @@ async fn commit<S: Stages>(
     ctx: &ToolRunContext,
     slot: Slot<S::Started>,
 ) -> Option<PendingRecord> {
+    let view = match &slot.done {
+        Some(Done::Stage(started)) => stages.program_view(Some(started), &slot.name, None),
+        Some(Done::Settled(_)) => stages.program_view(None, &slot.name, run.agent.as_ref()),
+        _ => None,
+    };
     let result = match slot.done {
         Some(Done::Stage(started)) => stages.commit(started).await,
         Some(Done::Settled(result)) => *result,
@@ -481,10 +495,13 @@ async fn commit<S: Stages>(
     let outcome = match result.error() {
         Some(error) if result.is_error() => Err(error.message().to_owned()),
         _ if result.is_error() => Err(format!("{} failed", slot.name)),
-        _ => Ok(result
-            .value()
-            .map(crate::json::clone_deep)
-            .unwrap_or(Value::Null)),
+        _ => Ok(match (result.value(), view) {
+            (Some(value), Some(view)) => {
+                view(value).unwrap_or_else(|| crate::json::clone_deep(value))
+            }
+            (Some(value), None) => crate::json::clone_deep(value),
+            (None, _) => Value::Null,
+        }),
     };
     // Given back before the program hears of it: its next call may need the room.
     let held = slot.held;

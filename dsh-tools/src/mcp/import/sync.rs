@@ -387,6 +387,10 @@ pub(super) fn definition(
     if let Some(title) = title {
         definition = definition.title(title);
     }
+    if remote_output.is_some() {
+        // Issue 39.8: a program gets the structured value, as from the tool in-process.
+        definition = definition.program_value(crate::code::mcp_program_value);
+    }
     state
         .sdk_dropped
         .extend(dropped.into_iter().map(|d| (local.to_owned(), d)));
