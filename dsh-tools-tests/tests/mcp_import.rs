@@ -573,3 +573,51 @@ async fn a_program_sees_the_same_values_in_process_and_through_an_import() {
         drop((imported, server));
     }
 }
+
+/// `ToolDefinition::program_value` changes only what the program receives (the result keeps the
+/// value), and a view that panics hands over the value instead of failing the run.
+#[tokio::test]
+async fn a_program_view_is_what_the_program_gets_and_a_panicking_one_is_ignored() {
+    use dsh_tools::code::quickjs::QuickJsRuntime;
+    use dsh_tools::registry::PresentationMode;
+
+    let registry = Registry::new();
+    let tool = |name: &str| {
+        ToolDefinition::new(
+            name,
+            "A pair.",
+            json!({"type": "object"}),
+            OutputDecl::json(json!({"type": "object"})),
+            |_, _| async { Ok(json!({"inner": 7, "outer": 1})) },
+        )
+    };
+    registry
+        .register(tool("viewed").program_value(|v| v.get("inner").cloned()))
+        .unwrap()
+        .keep();
+    registry
+        .register(tool("broken").program_value(|_| panic!("a view that panics")))
+        .unwrap()
+        .keep();
+    registry.set_code_runtime(QuickJsRuntime::new(Default::default()).unwrap());
+    registry.set_presentation_mode(PresentationMode::Code);
+    let program = "return [await tools.viewed({}), await tools.broken({})]";
+    let result = run(
+        &registry,
+        "run_code",
+        json!({"code": program, "description": "views"}),
+    )
+    .await;
+    assert!(!result.is_error(), "{}", result.text());
+    assert_eq!(
+        serde_json::from_str::<Value>(&result.text()).unwrap(),
+        json!([7, {"inner": 7, "outer": 1}])
+    );
+    registry.set_presentation_mode(PresentationMode::Native);
+    let direct = run(&registry, "viewed", json!({})).await;
+    assert_eq!(
+        direct.value(),
+        Some(&json!({"inner": 7, "outer": 1})),
+        "the value is kept"
+    );
+}

@@ -464,7 +464,9 @@ async fn commit<S: Stages>(
     slot: Slot<S::Started>,
 ) -> Option<PendingRecord> {
     let view = match &slot.done {
-        Some(Done::Stage(started)) => stages.program_view(Some(started), &slot.name, None),
+        Some(Done::Stage(started)) => {
+            stages.program_view(Some(started), &slot.name, run.agent.as_ref())
+        }
         Some(Done::Settled(_)) => stages.program_view(None, &slot.name, run.agent.as_ref()),
         _ => None,
     };
@@ -496,8 +498,14 @@ async fn commit<S: Stages>(
         Some(error) if result.is_error() => Err(error.message().to_owned()),
         _ if result.is_error() => Err(format!("{} failed", slot.name)),
         _ => Ok(match (result.value(), view) {
+            // A view is the host's code: one that panics hands over the value.
             (Some(value), Some(view)) => {
-                view(value).unwrap_or_else(|| crate::json::clone_deep(value))
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| view(value)))
+                    .unwrap_or_else(|_| {
+                        tracing::warn!("run_code: the program view of {} panicked", slot.name);
+                        None
+                    })
+                    .unwrap_or_else(|| crate::json::clone_deep(value))
             }
             (Some(value), None) => crate::json::clone_deep(value),
             (None, _) => Value::Null,
