@@ -111,8 +111,22 @@ for program in .ci/code-sdk/programs/*.ts; do
         sed 's/^/    /' "$work/$name.tsc" | head -20
     fi
 done
+# Recursive types (none of the five servers has one): a tool list with two different `Tree`s.
+"$CLI" code sdk .ci/code-sdk/recursive-tools.json 2>>"$LOG" | sed -n '/^```ts$/,/^```$/p' |
+    sed '1d;$d' >"$work/recursive.check.ts"
+printf 'async function program() {\n%s\n}\nexport { program };\n' \
+    "$(cat .ci/code-sdk/recursive.ts)" >>"$work/recursive.check.ts"
+if "$BIN/node_modules/.bin/tsc" --strict --noEmit --target es2022 --lib es2022 \
+    "$work/recursive.check.ts" >"$work/recursive.tsc" 2>&1 && grep -q '^type Tree_2 = ' "$work/recursive.check.ts"; then
+    passed=$((passed + 1))
+    echo "code-sdk-servers: recursive types: declared by name, tsc --strict 0 errors"
+else
+    failed=$((failed + 1))
+    echo "code-sdk-servers: recursive types: FAILED"
+    sed 's/^/    /' "$work/recursive.tsc" | head -20
+fi
 if (( failed == 0 && unknowns == 0 )); then
-    echo "code-sdk-servers: $passed/$((passed + failed)) programs type-check and run; 0 unknown"
+    echo "code-sdk-servers: $passed/$((passed + failed)) checks passed (programs type-check and run); 0 unknown"
 else
     echo "code-sdk-servers: FAILED: $passed/$((passed + failed)) programs passed; $unknowns unknown"
     exit 1

@@ -917,3 +917,39 @@ data: [DONE]
         r.stderr
     );
 }
+
+/// Issue 39.1: a recursive type is declared once by name and referred to where it recurs; two
+/// tools whose types share a name but not a shape get distinct names; `$describe`'s text
+/// declares what it names.
+#[test]
+fn code_sdk_names_recursive_types() {
+    let tree = |leaf: &str| {
+        serde_json::json!({"type": "object",
+            "properties": {"root": {"$ref": "#/$defs/Tree"}},
+            "$defs": {"Tree": {"type": "object", "properties": {
+                leaf: {"type": "string"},
+                "kids": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}},
+                "required": [leaf], "additionalProperties": false}}})
+    };
+    let list = serde_json::json!([
+        {"name": "a", "parameters": tree("label")},
+        {"name": "b", "parameters": tree("label")},
+        {"name": "c", "parameters": tree("id")}
+    ]);
+    let r = run(&["code", "sdk", "-"], &list.to_string());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stderr, "", "nothing left out");
+    let sdk = &r.stdout;
+    assert!(!sdk.contains("unknown"), "{sdk}");
+    assert!(
+        sdk.contains("\ntype Tree = {\n  label: string;\n  kids?: Tree[];\n}\n\ntype Tree_2 = {\n  id: string;\n  kids?: Tree_2[];\n}\n"),
+        "{sdk}"
+    );
+    assert_eq!(sdk.matches("type Tree = ").count(), 1, "the same type once");
+    assert!(
+        sdk.contains(
+            "  c: {\n    root?: {\n      id: string;\n      kids?: Tree_2[];\n    };\n  }"
+        ),
+        "{sdk}"
+    );
+}

@@ -99,16 +99,32 @@ pub fn foreign_tool(parameters: &Value, output: Option<&Value>, mcp: bool) -> Fo
         Some(schema) => {
             let shown = from_foreign_lossy(schema);
             take("output", shown.dropped, shown.unlisted);
-            shown.schema
+            with_named(shown.schema, shown.named)
         }
         None if mcp => mcp_result_schema(json!({})),
         None => json!({}),
     };
     ForeignTool {
-        parameters: input.schema,
+        parameters: with_named(input.schema, input.named),
         output,
         dropped,
     }
+}
+
+/// The key of an SDK view's root under which its recursive types travel to the renderer
+/// (`[{pointer, name, schema}]`); `sdk` declares them and takes the key off before rendering.
+pub(crate) const NAMED_TYPES: &str = "$sdkTypes";
+
+/// `schema` with `named` under [`NAMED_TYPES`] (unchanged when there are none).
+fn with_named(mut schema: Value, named: Vec<crate::schema::bridge::NamedType>) -> Value {
+    if let (false, Value::Object(map)) = (named.is_empty(), &mut schema) {
+        let list = named
+            .into_iter()
+            .map(|n| json!({"pointer": n.pointer, "name": n.name, "schema": n.schema}))
+            .collect();
+        map.insert(NAMED_TYPES.to_owned(), Value::Array(list));
+    }
+    schema
 }
 
 /// What a program receives from an imported MCP tool that declares an `outputSchema` (issue

@@ -87,6 +87,7 @@ pub fn render_sdk(tools: &[SdkTool<'_>]) -> String {
     let mut args = Vec::new();
     let mut outputs = Vec::new();
     let mut mcp = false;
+    let mut types = Declared::default();
     for tool in &sorted {
         if let Some(doc) = doc_line(Some(tool.description), &[], 1) {
             args.push(doc);
@@ -94,17 +95,17 @@ pub fn render_sdk(tools: &[SdkTool<'_>]) -> String {
         args.push(format!(
             "  {}: {};",
             key(tool.name),
-            schema_to_ts(tool.parameters, 1)
+            types.render(tool.parameters, 1)
         ));
         let output = match mcp_result(tool.output) {
             Some(structured) => {
                 mcp = true;
-                match schema_to_ts(structured, 1).as_str() {
+                match types.render(structured, 1).as_str() {
                     "JsonValue" => "McpResult".to_owned(),
                     text => format!("McpResult<{text}>"),
                 }
             }
-            None => schema_to_ts(tool.output, 1),
+            None => types.render(tool.output, 1),
         };
         outputs.push(format!("  {}: {output};", key(tool.name)));
     }
@@ -123,10 +124,80 @@ pub fn render_sdk(tools: &[SdkTool<'_>]) -> String {
         "declare const tools: {\n  [K in ToolName]: (args: ToolArgsMap[K]) => Promise<ToolOutputMap[K]>;\n}".to_owned(),
     ]
     .join("\n\n");
+    let mut head = String::from(JSON_VALUE);
     if mcp {
-        format!("{SDK_INSTRUCTIONS}\n\n```ts\n{JSON_VALUE}\n\n{MCP_TYPES}\n\n{declarations}\n```")
-    } else {
-        format!("{SDK_INSTRUCTIONS}\n\n```ts\n{JSON_VALUE}\n\n{declarations}\n```")
+        head.push_str("\n\n");
+        head.push_str(MCP_TYPES);
+    }
+    for text in types.texts {
+        head.push_str("\n\n");
+        head.push_str(&text);
+    }
+    format!("{SDK_INSTRUCTIONS}\n\n```ts\n{head}\n\n{declarations}\n```")
+}
+
+/// The recursive types of foreign schemas (issue 39.1), declared once each as
+/// `type Name = …` and referred to by name where they recur. Two views that name different
+/// types alike get distinct names (`Tree`, `Tree_2`); the same type twice is declared once.
+#[derive(Default)]
+struct Declared {
+    /// `(name, schema)` of each type declared.
+    seen: Vec<(String, Value)>,
+    /// Their declarations, in the order first met.
+    texts: Vec<String>,
+}
+
+impl Declared {
+    /// `view` as TypeScript: its recursive types (under `$sdkTypes`) declared, their references
+    /// named.
+    fn render(&mut self, view: &Value, indent: usize) -> String {
+        let Some(list) = view
+            .get(super::foreign::NAMED_TYPES)
+            .and_then(Value::as_array)
+        else {
+            return schema_to_ts(view, indent);
+        };
+        let mut names = Names::new();
+        let mut fresh: Vec<(String, &Value)> = Vec::new();
+        for entry in list {
+            let (Some(pointer), Some(base), Some(schema)) = (
+                entry.get("pointer").and_then(Value::as_str),
+                entry.get("name").and_then(Value::as_str),
+                entry.get("schema"),
+            ) else {
+                continue;
+            };
+            let same = self.seen.iter().find(|(n, s)| {
+                (n == base || n.strip_prefix(base).is_some_and(|r| r.starts_with('_')))
+                    && s == schema
+            });
+            let name = match same {
+                Some((name, _)) => name.clone(),
+                None => {
+                    let mut name = base.to_owned();
+                    let mut n = 1;
+                    while self.seen.iter().any(|(taken, _)| *taken == name)
+                        || fresh.iter().any(|(taken, _)| *taken == name)
+                    {
+                        n += 1;
+                        name = format!("{base}_{n}");
+                    }
+                    fresh.push((name.clone(), schema));
+                    name
+                }
+            };
+            names.insert(pointer.to_owned(), name);
+        }
+        for (name, schema) in fresh {
+            let text = schema_to_ts_named(schema, 0, &names);
+            self.texts.push(format!("type {name} = {text}"));
+            self.seen.push((name, schema.clone()));
+        }
+        let mut bare = view.clone();
+        if let Value::Object(map) = &mut bare {
+            map.shift_remove(super::foreign::NAMED_TYPES);
+        }
+        schema_to_ts_named(&bare, indent, &names)
     }
 }
 
@@ -252,20 +323,27 @@ pub fn render_overlap(tools: &[(&str, bool)]) -> String {
     }
 }
 
-/// One tool's declaration, as `tools.$describe` returns it: its doc line, then its argument and
-/// output types.
+/// One tool's declaration, as `tools.$describe` returns it: the recursive types it names, its
+/// doc line, then its argument and output types.
 pub fn render_declaration(tool: &SdkTool<'_>) -> String {
+    let mut types = Declared::default();
+    let line = format!(
+        "{}(args: {}): Promise<{}>;",
+        key(tool.name),
+        types.render(tool.parameters, 0),
+        types.render(tool.output, 0)
+    );
+    // The recursive types it names first, then its doc line and signature.
     let mut out = String::new();
+    for text in types.texts {
+        out.push_str(&text);
+        out.push('\n');
+    }
     if let Some(doc) = doc_line(Some(tool.description), &[], 0) {
         out.push_str(&doc);
         out.push('\n');
     }
-    out.push_str(&format!(
-        "{}(args: {}): Promise<{}>;",
-        key(tool.name),
-        schema_to_ts(tool.parameters, 0),
-        schema_to_ts(tool.output, 0)
-    ));
+    out.push_str(&line);
     out
 }
 
@@ -460,6 +538,16 @@ enum Task<'a> {
 /// assert_eq!(schema_to_ts(&items, 0), "(\"a\" | \"b\")[]");
 /// ```
 pub fn schema_to_ts(schema: &Value, indent: usize) -> String {
+    schema_to_ts_named(schema, indent, &Names::new())
+}
+
+/// Named types by the JSON pointer their reference nodes carry.
+type Names = std::collections::HashMap<String, String>;
+
+/// [`schema_to_ts`], with a node titled `$ref #<pointer>` (a recursive type
+/// [`from_foreign_lossy`](crate::schema::bridge::from_foreign_lossy) left as a reference) shown
+/// as the name `names` gives its pointer.
+fn schema_to_ts_named(schema: &Value, indent: usize, names: &Names) -> String {
     if crate::schema::assert_supported(schema).is_err() {
         return "unknown".to_owned();
     }
@@ -467,7 +555,7 @@ pub fn schema_to_ts(schema: &Value, indent: usize) -> String {
     let mut tasks = vec![Task::Render(schema, indent)];
     while let Some(task) = tasks.pop() {
         match task {
-            Task::Render(node, i) => render_node(node, i, &mut tasks, &mut out),
+            Task::Render(node, i) => render_node(node, i, &mut tasks, &mut out, names),
             Task::Finish(finish) => {
                 let text = match finish {
                     Finish::Union(n) => {
@@ -526,7 +614,13 @@ pub fn schema_to_ts(schema: &Value, indent: usize) -> String {
     out.pop().unwrap_or_else(|| "unknown".to_owned())
 }
 
-fn render_node<'a>(node: &'a Value, i: usize, tasks: &mut Vec<Task<'a>>, out: &mut Vec<String>) {
+fn render_node<'a>(
+    node: &'a Value,
+    i: usize,
+    tasks: &mut Vec<Task<'a>>,
+    out: &mut Vec<String>,
+    names: &Names,
+) {
     let Some(map) = node.as_object() else {
         // A boolean schema: `true` admits anything.
         out.push(
@@ -555,8 +649,13 @@ fn render_node<'a>(node: &'a Value, i: usize, tasks: &mut Vec<Task<'a>>, out: &m
         out.push(members.iter().map(literal).collect::<Vec<_>>().join(" | "));
         return;
     }
+    let named = || {
+        let title = map.get("title")?.as_str()?;
+        let pointer = title.strip_prefix(crate::schema::bridge::REFERENCE_PREFIX)?;
+        names.get(pointer)
+    };
     match ty {
-        None => out.push("JsonValue".to_owned()),
+        None => out.push(named().cloned().unwrap_or_else(|| "JsonValue".to_owned())),
         Some("string") => out.push("string".to_owned()),
         Some("number" | "integer") => out.push("number".to_owned()),
         Some("boolean") => out.push("boolean".to_owned()),

@@ -235,7 +235,33 @@ pub struct Lossy {
     pub dropped: Vec<BridgeProblem>,
     /// How many more were left out than are listed.
     pub unlisted: usize,
+    /// The recursive types the schema refers to by name: where it recurs, `schema` (and these)
+    /// hold a node titled [`reference_title`]`(pointer)` standing for the type.
+    pub named: Vec<NamedType>,
 }
+
+/// A recursive type of a foreign schema, shown by name where it recurs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NamedType {
+    /// The JSON pointer its `$ref`s name (`/$defs/Tree`).
+    pub pointer: String,
+    /// A TypeScript identifier for it (`Tree`), unique within the schema.
+    pub name: String,
+    /// Its schema, converted as [`from_foreign_lossy`] converts.
+    pub schema: Value,
+}
+
+/// The title of the node that stands for a reference to the recursive type at `pointer` in a
+/// [`from_foreign_lossy`] result.
+pub fn reference_title(pointer: &str) -> String {
+    convert::cycle_marker(pointer)
+}
+
+/// What [`reference_title`]s start with: `$ref #`.
+pub const REFERENCE_PREFIX: &str = convert::CYCLE_MARKER;
+
+/// The most recursive types one schema is shown with by name.
+const MAX_NAMED_TYPES: usize = 32;
 
 /// Converts a schema written by someone else for *showing* it (Code Mode's SDK): as
 /// [`from_foreign`], but never failing. What the subset cannot express is left out and listed
@@ -265,9 +291,98 @@ pub struct Lossy {
 /// assert_eq!(shown.dropped[0].path(), "#/properties/tags");
 /// ```
 pub fn from_foreign_lossy(schema: &Value) -> Lossy {
+    let (mut shown, tags) = lossy_root(schema);
+    // The recursive types it refers to, each converted as a schema of its own (which may name
+    // more): from a document whose root is a `$ref` to it beside the original `$defs`.
+    let mut pending = std::mem::take(&mut shown.named);
+    let mut problems = Problems::default();
+    while let Some(next) = pending.pop() {
+        if shown.named.iter().any(|n| n.pointer == next.pointer) {
+            continue;
+        }
+        if shown.named.len() >= MAX_NAMED_TYPES {
+            problems.add(
+                &format!("#{}", next.pointer),
+                format!("shown as any value: more than {MAX_NAMED_TYPES} recursive types to name"),
+            );
+            continue;
+        }
+        let mut doc = Map::new();
+        doc.insert(
+            "$ref".to_owned(),
+            Value::String(format!("#{}", next.pointer)),
+        );
+        if let Value::Object(root) = schema {
+            for key in ["$defs", "definitions"] {
+                if let Some(defs) = root.get(key) {
+                    doc.insert(key.to_owned(), crate::json::clone_deep(defs));
+                }
+            }
+        }
+        let doc = Value::Object(doc);
+        let mut def = lossy_pass(&doc, tags);
+        crate::json::drop_deep(doc);
+        for p in def.dropped.drain(..) {
+            // The type's own paths start at the type.
+            let path = format!("#{}{}", next.pointer, p.path().trim_start_matches('#'));
+            problems.add(&path, p.message());
+        }
+        pending.append(&mut def.named);
+        let name = unique_name(&next.pointer, &shown.named);
+        shown.named.push(NamedType {
+            pointer: next.pointer,
+            name,
+            schema: def.schema,
+        });
+    }
+    let extra = problems.finish();
+    shown.dropped.extend(extra.problems().iter().cloned());
+    shown.unlisted += extra.unlisted();
+    shown
+}
+
+/// A TypeScript identifier for the type at `pointer`: its last segment with every other
+/// character made `_`, not already taken.
+fn unique_name(pointer: &str, taken: &[NamedType]) -> String {
+    let last = pointer.rsplit('/').next().unwrap_or_default();
+    let last = last.replace("~1", "/").replace("~0", "~");
+    let mut base: String = last
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '$' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if base.is_empty() || base.starts_with(|c: char| c.is_ascii_digit()) {
+        base.insert(0, '_');
+    }
+    // Names the SDK itself declares are not reused.
+    const RESERVED: [&str; 7] = [
+        "JsonValue",
+        "McpContent",
+        "McpResult",
+        "ToolArgsMap",
+        "ToolOutputMap",
+        "ToolName",
+        "ToolCallError",
+    ];
+    let mut name = base.clone();
+    let mut n = 1;
+    while RESERVED.contains(&name.as_str()) || taken.iter().any(|t| t.name == name) {
+        n += 1;
+        name = format!("{base}_{n}");
+    }
+    name
+}
+
+/// [`lossy_pass`] with doc tags, or without them when they cost a node; and which it was.
+fn lossy_root(schema: &Value) -> (Lossy, bool) {
     let tagged = lossy_pass(schema, true);
     if tagged.dropped.is_empty() {
-        return tagged;
+        return (tagged, true);
     }
     // A doc tag changes a description, and two copies of one property that differ only there
     // no longer merge (a property pushed into the branches of a flattened `oneOf`): when the
@@ -276,10 +391,10 @@ pub fn from_foreign_lossy(schema: &Value) -> Lossy {
     let count = |l: &Lossy| l.dropped.len() + l.unlisted;
     if count(&plain) < count(&tagged) {
         crate::json::drop_deep(tagged.schema);
-        plain
+        (plain, false)
     } else {
         crate::json::drop_deep(plain.schema);
-        tagged
+        (tagged, true)
     }
 }
 
@@ -289,9 +404,10 @@ fn lossy_pass(schema: &Value, tags: bool) -> Lossy {
     prepare_lossy(&mut cleaned, tags);
     strip_annotations(&mut cleaned);
     let mut problems = Problems::default();
+    let mut cycles = Vec::new();
     let mut out = match schemars::Schema::try_from(cleaned) {
         Ok(schema) => {
-            let out = convert::run_lossy(schema.as_value(), &mut problems);
+            let out = convert::run_lossy(schema.as_value(), &mut problems, &mut cycles);
             crate::json::drop_deep(schema.to_value());
             out
         }
@@ -317,6 +433,15 @@ fn lossy_pass(schema: &Value, tags: bool) -> Lossy {
         schema: out,
         unlisted: error.unlisted(),
         dropped: error.problems().to_vec(),
+        // Pointers only, for now: named and converted by `from_foreign_lossy`.
+        named: cycles
+            .into_iter()
+            .map(|pointer| NamedType {
+                pointer,
+                name: String::new(),
+                schema: Value::Null,
+            })
+            .collect(),
     }
 }
 

@@ -18,17 +18,28 @@ const MAX_ANNOTATION_DEPTH: usize = MAX_DEPTH;
 
 /// Converts `root`; on problems, reports them (in document order) and returns `null`.
 pub(super) fn run(root: &Value, problems: &mut Problems) -> Value {
-    run_in(root, problems, false)
+    run_in(root, problems, None)
 }
 
 /// Converts `root` as far as it goes: a keyword the subset has no word for is left out, and a
-/// node that cannot be converted accepts anything (keeping its description). Everything left
-/// out is reported in `problems`, in document order; the result is never `null`.
-pub(super) fn run_lossy(root: &Value, problems: &mut Problems) -> Value {
-    run_in(root, problems, true)
+/// node that cannot be converted accepts anything (keeping its description). A `$ref` that
+/// recurs becomes a reference marker ([`cycle_marker`]) and its pointer is added to `cycles`.
+/// Everything left out is reported in `problems`, in document order; the result is never
+/// `null`.
+pub(super) fn run_lossy(root: &Value, problems: &mut Problems, cycles: &mut Vec<String>) -> Value {
+    run_in(root, problems, Some(cycles))
 }
 
-fn run_in(root: &Value, problems: &mut Problems, lossy: bool) -> Value {
+/// The title that marks a `$ref` to `pointer` left as a reference (a recursive type).
+pub(crate) fn cycle_marker(pointer: &str) -> String {
+    format!("{CYCLE_MARKER}{pointer}")
+}
+
+/// What [`cycle_marker`] titles start with.
+pub(crate) const CYCLE_MARKER: &str = "$ref #";
+
+fn run_in(root: &Value, problems: &mut Problems, cycles: Option<&mut Vec<String>>) -> Value {
+    let lossy = cycles.is_some();
     let mut notes: Vec<(NodeId, String)> = Vec::new();
     let mut dropped: Vec<(NodeId, String)> = Vec::new();
     let arena = load::load(root, &mut notes);
@@ -45,7 +56,14 @@ fn run_in(root: &Value, problems: &mut Problems, lossy: bool) -> Value {
             dropped: lossy.then_some(&mut dropped),
         };
         let out = cx.convert(&mut budget);
-        outs[id] = Some(if notes.len() > before {
+        let node = &arena.nodes[id];
+        let cycle = node.cycle.as_deref().filter(|p| lossy && !p.is_empty());
+        outs[id] = Some(if let Some(pointer) = cycle {
+            // A recursive `$ref` (not the root's own) is shown as a reference to a named type.
+            let mut marker = node.map.map_or_else(Out::any, described_any);
+            marker.ann.title = Some(Value::String(cycle_marker(pointer)));
+            marker
+        } else if notes.len() > before {
             // A neutral placeholder keeps one mistake from causing others further up.
             match (lossy, arena.nodes[id].map) {
                 (true, Some(map)) => described_any(map),
@@ -55,7 +73,16 @@ fn run_in(root: &Value, problems: &mut Problems, lossy: bool) -> Value {
             out
         });
     }
-    if lossy {
+    if let Some(cycles) = cycles {
+        for (id, node) in arena.nodes.iter().enumerate() {
+            let Some(pointer) = node.cycle.as_deref().filter(|p| !p.is_empty()) else {
+                continue;
+            };
+            notes.retain(|(at, message)| *at != id || !message.starts_with("recursive type"));
+            if !cycles.iter().any(|c| c == pointer) {
+                cycles.push(pointer.to_owned());
+            }
+        }
         for (_, message) in &mut notes {
             *message = format!("shown as any value: {message}");
         }

@@ -41,6 +41,8 @@ pub(super) struct Node<'a> {
     pub(super) any_of: Option<Vec<NodeId>>,
     /// Schemas this one is the intersection with: the `$ref` target, then the `allOf` members.
     pub(super) pieces: Vec<NodeId>,
+    /// The JSON pointer of a `$ref` not inlined because it recurs (reported as a problem).
+    pub(super) cycle: Option<String>,
 }
 
 pub(super) type PathId = usize;
@@ -156,6 +158,7 @@ pub(super) fn load<'a>(root: &'a Value, problems: &mut Vec<(NodeId, String)>) ->
             depth: job.depth + 1,
             chain: job.chain,
             too_big: &mut too_big,
+            cycle: None,
         };
         cx.children(map, path, root, &mut chains);
     }
@@ -185,6 +188,8 @@ struct Cx<'c, 'a> {
     depth: usize,
     chain: ChainId,
     too_big: &'c mut bool,
+    /// Set by [`resolve`](Self::resolve) when the node's `$ref` recurs.
+    cycle: Option<String>,
 }
 
 impl<'a> Cx<'_, 'a> {
@@ -261,7 +266,10 @@ impl<'a> Cx<'_, 'a> {
         if let Some(r) = map.get("$ref") {
             match self.resolve(r, root, chains) {
                 Ok((target, chain)) => node.pieces.extend(self.child(target, path, chain)),
-                Err(message) => self.report(message),
+                Err(message) => {
+                    node.cycle = self.cycle.take();
+                    self.report(message);
+                }
             }
         }
         for (k, v) in map {
@@ -335,6 +343,7 @@ impl<'a> Cx<'_, 'a> {
             let (parent, target) = &chains[cur];
             if *target == pointer {
                 let name = type_name(&pointer, root);
+                self.cycle = Some(pointer.clone());
                 return Err(format!(
                     "recursive type \"{name}\" ($ref \"{r}\"): the subset has no $ref, so a type that contains itself cannot be inlined; break the cycle (e.g. refer to children by id, or make the recursive field a serde_json::Value)"
                 ));

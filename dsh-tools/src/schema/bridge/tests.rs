@@ -420,3 +420,46 @@ fn unevaluated_properties_become_additional_properties() {
         "#: unevaluatedProperties needs type \"object\" (or object branches)"
     );
 }
+
+/// Issue 39.1: a recursive `$ref` is kept as a reference to a named type in the lossy
+/// conversion (mutual recursion too), not reported as left out; the root's own recursion is.
+#[test]
+fn the_lossy_conversion_names_recursive_types() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"root": {"$ref": "#/$defs/Tree"}, "a": {"$ref": "#/$defs/A"}},
+        "$defs": {
+            "Tree": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}}},
+            "A": {"type": "object", "properties": {"b": {"$ref": "#/$defs/B"}}},
+            "B": {"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}}
+        }
+    });
+    let shown = from_foreign_lossy(&schema);
+    assert!(shown.dropped.is_empty(), "{:?}", shown.dropped);
+    assert!(assert_supported(&shown.schema).is_ok());
+    let mut names: Vec<(&str, &str)> = shown
+        .named
+        .iter()
+        .map(|n| (n.pointer.as_str(), n.name.as_str()))
+        .collect();
+    names.sort();
+    assert_eq!(names, [("/$defs/A", "A"), ("/$defs/Tree", "Tree")]);
+    let tree = shown.named.iter().find(|n| n.name == "Tree").unwrap();
+    assert_eq!(
+        tree.schema["properties"]["kids"]["items"],
+        json!({"title": reference_title("/$defs/Tree")})
+    );
+    assert_eq!(
+        shown.schema["properties"]["root"]["properties"]["kids"]["items"]["title"],
+        "$ref #/$defs/Tree"
+    );
+    // The root's own recursion has no name to give: shown as any value, and said.
+    let own = from_foreign_lossy(&json!({"type": "object", "properties": {"me": {"$ref": "#"}}}));
+    assert!(own.named.is_empty());
+    assert_eq!(own.dropped.len(), 1);
+    assert!(
+        own.dropped[0]
+            .message()
+            .starts_with("shown as any value: recursive type")
+    );
+}
