@@ -323,18 +323,26 @@ pub fn render_overlap(tools: &[(&str, bool)]) -> String {
     }
 }
 
-/// One tool's declaration, as `tools.$describe` returns it: the recursive types it names, its
-/// doc line, then its argument and output types.
+/// One tool's declaration, as `tools.$describe` returns it: the types it names (`McpResult`
+/// and its blocks, recursive types), its doc line, then its argument and output types.
 pub fn render_declaration(tool: &SdkTool<'_>) -> String {
     let mut types = Declared::default();
-    let line = format!(
-        "{}(args: {}): Promise<{}>;",
-        key(tool.name),
-        types.render(tool.parameters, 0),
-        types.render(tool.output, 0)
-    );
-    // The recursive types it names first, then its doc line and signature.
+    let parameters = types.render(tool.parameters, 0);
+    // An MCP result is `McpResult<T>`, declared here as in the SDK.
+    let (output, mcp) = match mcp_result(tool.output) {
+        Some(structured) => match types.render(structured, 0).as_str() {
+            "JsonValue" => ("McpResult".to_owned(), true),
+            text => (format!("McpResult<{text}>"), true),
+        },
+        None => (types.render(tool.output, 0), false),
+    };
+    let line = format!("{}(args: {parameters}): Promise<{output}>;", key(tool.name));
+    // The types it names first, then its doc line and signature.
     let mut out = String::new();
+    if mcp {
+        out.push_str(MCP_TYPES);
+        out.push('\n');
+    }
     for text in types.texts {
         out.push_str(&text);
         out.push('\n');
@@ -744,9 +752,22 @@ mod tests {
         let text = tool(&other);
         assert!(!text.contains("McpResult"), "{text}");
         assert!(!text.contains("McpContent"), "{text}");
-        let mut untitled = wrapped;
+        let mut untitled = wrapped.clone();
         untitled.as_object_mut().unwrap().shift_remove("title");
         assert!(!tool(&untitled).contains("McpResult"));
+        // `$describe` says the same, and declares what it names.
+        let parameters = serde_json::json!({"type": "object"});
+        let declared = render_declaration(&SdkTool {
+            name: "t",
+            description: "T.",
+            parameters: &parameters,
+            output: &wrapped,
+        });
+        assert!(declared.starts_with("type McpContent = ("), "{declared}");
+        assert!(
+            declared.ends_with("/** T. */\nt(args: Record<string, JsonValue>): Promise<McpResult<{\n  n: number;\n}>>;"),
+            "{declared}"
+        );
     }
 
     #[test]
