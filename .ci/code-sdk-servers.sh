@@ -37,15 +37,17 @@ source .ci/target-dir.sh
 cargo build -q -p dsh-tools --all-features --bin dsh-tools || fail "building the CLI failed"
 CLI=$TARGET_DIR/debug/dsh-tools
 mkdir -p "$PREFIX"
-if ! timeout 600 npm install --prefix "$PREFIX" --no-audit --no-fund --save-exact \
-    "${NPM_PKGS[@]}" >>"$LOG" 2>&1; then
+# npm's cache and pip's too stay under target/ (nothing is written to the home directory).
+if ! timeout 600 npm install --prefix "$PREFIX" --cache "$PREFIX/npm-cache" --no-audit --no-fund \
+    --save-exact "${NPM_PKGS[@]}" >>"$LOG" 2>&1; then
     tail -20 "$LOG"
     fail "npm install failed (log: $LOG)"
 fi
 if [[ ! -x $PREFIX/venv/bin/python ]]; then
     python3 -m venv "$PREFIX/venv" >>"$LOG" 2>&1 || fail "python3 -m venv failed"
 fi
-timeout 600 "$PREFIX/venv/bin/pip" install -q "${PY_PKGS[@]}" >>"$LOG" 2>&1 ||
+timeout 600 "$PREFIX/venv/bin/python" -m pip install -q --no-cache-dir "${PY_PKGS[@]}" \
+    >>"$LOG" 2>&1 ||
     fail "pip install ${PY_PKGS[*]} failed (log: $LOG)"
 BIN=$(cd "$PREFIX" && pwd)
 

@@ -32,6 +32,14 @@ async fn import(remote: &Registry, era: Era) -> McpImport {
     McpImport::connect_with(b, era.lifecycle()).await.unwrap()
 }
 
+/// Puts `registry` in Code Mode with the QuickJS engine.
+fn code_mode(registry: &Registry) {
+    registry.set_code_runtime(
+        dsh_tools::code::quickjs::QuickJsRuntime::new(Default::default()).unwrap(),
+    );
+    registry.set_presentation_mode(dsh_tools::registry::PresentationMode::Code);
+}
+
 async fn run(registry: &Registry, name: &str, args: Value) -> ToolExecutionResult {
     let input = ToolExecutionInput::new("c1", name, args, CancellationToken::new());
     registry.execute(input).await
@@ -434,9 +442,6 @@ async fn ten_thousand_remote_tools_are_imported() {
 /// (bounded) for the other two, so the count, not the clock, tells.
 #[tokio::test]
 async fn trusted_read_only_hints_let_imported_calls_overlap_in_a_program() {
-    use dsh_tools::code::quickjs::QuickJsRuntime;
-    use dsh_tools::registry::PresentationMode;
-
     for trust in [false, true] {
         let in_flight = Arc::new(AtomicUsize::new(0));
         let peak = Arc::new(AtomicUsize::new(0));
@@ -474,8 +479,7 @@ async fn trusted_read_only_hints_let_imported_calls_overlap_in_a_program() {
             .import_into(&local, ImportOptions::default().trust_hints(trust))
             .await
             .unwrap();
-        local.set_code_runtime(QuickJsRuntime::new(Default::default()).unwrap());
-        local.set_presentation_mode(PresentationMode::Code);
+        code_mode(&local);
         let program = "const out = await Promise.all([tools.slow_read({}), tools.slow_read({}), \
                        tools.slow_read({})]);\nreturn out.length;";
         let result = run(
@@ -529,18 +533,11 @@ fn shaped_tools(registry: &Registry) {
 /// for object values, the only ones that revision gives an `outputSchema`).
 #[tokio::test]
 async fn a_program_sees_the_same_values_in_process_and_through_an_import() {
-    use dsh_tools::code::quickjs::QuickJsRuntime;
-    use dsh_tools::registry::PresentationMode;
-
     let program = "const [p, n, g] = await Promise.all([tools.point({}), tools.count({}), tools.greet({})]);\n\
                    return {p, n, g, kinds: [typeof p, typeof n, typeof g], sum: p.x + p.y + n};";
-    let code = |registry: &Registry| {
-        registry.set_code_runtime(QuickJsRuntime::new(Default::default()).unwrap());
-        registry.set_presentation_mode(PresentationMode::Code);
-    };
     let native = Registry::new();
     shaped_tools(&native);
-    code(&native);
+    code_mode(&native);
     let args = json!({"code": program, "description": "shapes"});
     let inside = run(&native, "run_code", args.clone()).await;
     assert!(!inside.is_error(), "{}", inside.text());
@@ -557,7 +554,7 @@ async fn a_program_sees_the_same_values_in_process_and_through_an_import() {
             .import_into(&local, ImportOptions::default())
             .await
             .unwrap();
-        code(&local);
+        code_mode(&local);
         let outside = run(&local, "run_code", args.clone()).await;
         match era {
             Era::Modern => assert_eq!(outside.text(), inside.text()),
@@ -578,9 +575,6 @@ async fn a_program_sees_the_same_values_in_process_and_through_an_import() {
 /// value), and a view that panics hands over the value instead of failing the run.
 #[tokio::test]
 async fn a_program_view_is_what_the_program_gets_and_a_panicking_one_is_ignored() {
-    use dsh_tools::code::quickjs::QuickJsRuntime;
-    use dsh_tools::registry::PresentationMode;
-
     let registry = Registry::new();
     let tool = |name: &str| {
         ToolDefinition::new(
@@ -599,8 +593,7 @@ async fn a_program_view_is_what_the_program_gets_and_a_panicking_one_is_ignored(
         .register(tool("broken").program_value(|_| panic!("a view that panics")))
         .unwrap()
         .keep();
-    registry.set_code_runtime(QuickJsRuntime::new(Default::default()).unwrap());
-    registry.set_presentation_mode(PresentationMode::Code);
+    code_mode(&registry);
     let program = "return [await tools.viewed({}), await tools.broken({})]";
     let result = run(
         &registry,
@@ -613,7 +606,7 @@ async fn a_program_view_is_what_the_program_gets_and_a_panicking_one_is_ignored(
         serde_json::from_str::<Value>(&result.text()).unwrap(),
         json!([7, {"inner": 7, "outer": 1}])
     );
-    registry.set_presentation_mode(PresentationMode::Native);
+    registry.set_presentation_mode(dsh_tools::registry::PresentationMode::Native);
     let direct = run(&registry, "viewed", json!({})).await;
     assert_eq!(
         direct.value(),

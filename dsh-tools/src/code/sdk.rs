@@ -97,16 +97,8 @@ pub fn render_sdk(tools: &[SdkTool<'_>]) -> String {
             key(tool.name),
             types.render(tool.parameters, 1)
         ));
-        let output = match mcp_result(tool.output) {
-            Some(structured) => {
-                mcp = true;
-                match types.render(structured, 1).as_str() {
-                    "JsonValue" => "McpResult".to_owned(),
-                    text => format!("McpResult<{text}>"),
-                }
-            }
-            None => types.render(tool.output, 1),
-        };
+        let (output, is_mcp) = types.output(tool.output, 1);
+        mcp |= is_mcp;
         outputs.push(format!("  {}: {output};", key(tool.name)));
     }
     let map = |name: &str, lines: Vec<String>| {
@@ -148,6 +140,18 @@ struct Declared {
 }
 
 impl Declared {
+    /// An output schema as TypeScript: `McpResult<T>` (or `McpResult`) for an MCP result, and
+    /// whether it was one.
+    fn output(&mut self, output: &Value, indent: usize) -> (String, bool) {
+        match mcp_result(output) {
+            Some(structured) => match self.render(structured, indent).as_str() {
+                "JsonValue" => ("McpResult".to_owned(), true),
+                text => (format!("McpResult<{text}>"), true),
+            },
+            None => (self.render(output, indent), false),
+        }
+    }
+
     /// `view` as TypeScript: its recursive types (under `$sdkTypes`) declared, their references
     /// named.
     fn render(&mut self, view: &Value, indent: usize) -> String {
@@ -270,7 +274,7 @@ const MAX_OVERLAP_NAMES: usize = 40;
 /// The `tools:overlap` section (issue 39.5): which of the declared tools' calls may overlap
 /// under `Promise.all` (those with a concurrency classifier, `(name, true)`) and which run alone,
 /// so that the instructions' "read-only calls MAY overlap" does not promise what does not
-/// happen. Names the smaller group, at most 40 of them.
+/// happen. Names the smaller group in UTF-16 order, at most 40 of them.
 ///
 /// ```
 /// use dsh_tools::code::render_overlap;
@@ -282,6 +286,8 @@ const MAX_OVERLAP_NAMES: usize = 40;
 /// assert!(render_overlap(&[("write", false)]).starts_with("No tool above overlaps"));
 /// ```
 pub fn render_overlap(tools: &[(&str, bool)]) -> String {
+    let mut tools = tools.to_vec();
+    tools.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
     let names = |safe: bool| -> String {
         let group: Vec<String> = tools
             .iter()
@@ -329,13 +335,7 @@ pub fn render_declaration(tool: &SdkTool<'_>) -> String {
     let mut types = Declared::default();
     let parameters = types.render(tool.parameters, 0);
     // An MCP result is `McpResult<T>`, declared here as in the SDK.
-    let (output, mcp) = match mcp_result(tool.output) {
-        Some(structured) => match types.render(structured, 0).as_str() {
-            "JsonValue" => ("McpResult".to_owned(), true),
-            text => (format!("McpResult<{text}>"), true),
-        },
-        None => (types.render(tool.output, 0), false),
-    };
+    let (output, mcp) = types.output(tool.output, 0);
     let line = format!("{}(args: {parameters}): Promise<{output}>;", key(tool.name));
     // The types it names first, then its doc line and signature.
     let mut out = String::new();

@@ -214,11 +214,10 @@ impl Registry {
             .iter()
             .filter(|t| t.name() != RUN_CODE && !hidden.contains(&Arc::as_ptr(t)))
             .collect();
-        let mut overlap: Vec<(&str, bool)> = declared
+        let overlap: Vec<(&str, bool)> = declared
             .iter()
             .map(|t| (t.name(), t.definition().classifier().is_some()))
             .collect();
-        overlap.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
         let sdk: Vec<SdkTool<'_>> = declared
             .iter()
             .map(|t| SdkTool {

@@ -156,8 +156,7 @@ fn file_sdk(doc: &Value, strict: bool, trust_hints: bool) -> Result<u8, InputErr
             output: &tool.output,
         })
         .collect();
-    let mut overlap: Vec<(&str, bool)> = shown.iter().map(|t| (t.0, t.3)).collect();
-    overlap.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+    let overlap: Vec<(&str, bool)> = shown.iter().map(|t| (t.0, t.3)).collect();
     if overlap.is_empty() {
         out!("{}", render_sdk(&tools));
     } else {

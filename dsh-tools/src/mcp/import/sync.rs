@@ -320,7 +320,12 @@ pub(super) fn definition(
     state: &mut SyncState,
 ) -> Result<ToolDefinition, String> {
     let raw = Value::Object((*tool.input_schema).clone());
-    let raw_input = raw.clone();
+    let remote_output = tool
+        .output_schema
+        .as_ref()
+        .map(|s| Value::Object((**s).clone()));
+    // What Code Mode's SDK shows: the same conversion `dsh-tools code sdk` prints.
+    let shown = crate::code::foreign_tool(&raw, remote_output.as_ref(), true);
     let (parameters, compiled) = match ctx.options.schemas {
         SchemaPolicy::PassThrough => (raw, None),
         policy => match bridge::from_foreign(&raw) {
@@ -335,10 +340,6 @@ pub(super) fn definition(
             }
         },
     };
-    let remote_output = tool
-        .output_schema
-        .as_ref()
-        .map(|s| Value::Object((**s).clone()));
     let structured = remote_output
         .as_ref()
         .and_then(|s| bridge::from_foreign(s).ok())
@@ -346,8 +347,6 @@ pub(super) fn definition(
     let output = OutputDecl::new(crate::code::mcp_result_schema(structured), |_, value| {
         map::remote_content(value)
     });
-    // What Code Mode's SDK shows: the same conversion `dsh-tools code sdk` prints.
-    let shown = crate::code::foreign_tool(&raw_input, remote_output.as_ref(), true);
     let remote = tool.name.to_string();
     let peer = ctx.peer.clone();
     let in_flight = ctx.in_flight.clone();
