@@ -26,6 +26,7 @@ pub(crate) const FINALIZE_CONTENT: &str = "finalize_content";
 pub(crate) const STRUCT_NAME: &str = "struct_name";
 pub(crate) const ALLOW_UNKNOWN_ARGS: &str = "allow_unknown_args";
 pub(crate) const DEFER_LOADING: &str = "defer_loading";
+pub(crate) const TASK: &str = "task";
 pub(crate) const CRATE: &str = "crate";
 
 /// Every key, in the order the docs list them.
@@ -48,6 +49,7 @@ pub(crate) const KEYS: &[&str] = &[
     FINALIZE_CONTENT,
     ALLOW_UNKNOWN_ARGS,
     DEFER_LOADING,
+    TASK,
     STRUCT_NAME,
     CRATE,
 ];
@@ -107,6 +109,8 @@ pub(crate) struct Attrs {
     pub(crate) struct_name: Option<Set<syn::Ident>>,
     pub(crate) allow_unknown_args: Option<Set<bool>>,
     pub(crate) defer_loading: Option<Set<bool>>,
+    /// `task = "optional" | "required" | "forbidden"`: the variant's name.
+    pub(crate) task: Option<Set<&'static str>>,
     /// A `struct_name` or `crate` key is written but was not read (malformed, set twice, or
     /// after a syntax error): the name of the tool's type, or the crate's path, is unknown.
     pub(crate) unread_path: bool,
@@ -253,6 +257,25 @@ fn parse_key(attrs: &mut Attrs, meta: ParseNestedMeta<'_>, cx: &mut Ctxt) -> syn
             cx,
         ),
         DEFER_LOADING => flag(&mut attrs.defer_loading, DEFER_LOADING, value, key_span, cx),
+        TASK => {
+            let v = string(TASK, value, key_span, "\"optional\"", cx).and_then(|s| {
+                match s.value().as_str() {
+                    "optional" => Some("Optional"),
+                    "required" => Some("Required"),
+                    "forbidden" => Some("Forbidden"),
+                    other => {
+                        cx.error(
+                            s.span(),
+                            format!(
+                                "`task` is \"optional\", \"required\" or \"forbidden\", not {other:?}"
+                            ),
+                        );
+                        None
+                    }
+                }
+            });
+            store(&mut attrs.task, TASK, key_span, v, cx);
+        }
         STRUCT_NAME => {
             let v = match value {
                 Some(Expr::Path(p)) if p.qself.is_none() && p.path.get_ident().is_some() => {

@@ -39,7 +39,7 @@ const LAYERS: &[&[&str]] = &[
     &["registry"],
     &["pipeline"],
     &["tool"],
-    &["wrappers", "schedule", "workspace", "durable"],
+    &["wrappers", "schedule", "workspace", "durable", "task"],
     &["mcp", "provider", "acp", "testing"],
     &["lib", "__private", "bin"],
 ];

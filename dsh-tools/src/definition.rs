@@ -235,6 +235,8 @@ pub struct ToolDefinition {
     pub(crate) sdk: Option<Arc<(Value, Value)>>,
     /// What a Code Mode program receives for the value, when not the value.
     pub(crate) program_value: Option<ProgramValueFn>,
+    /// Whether calls may run as tasks.
+    pub(crate) task_support: crate::call::TaskSupport,
 }
 
 /// A named group of tools with a description the model reads (one per imported MCP server,
@@ -374,6 +376,7 @@ impl ToolDefinition {
             namespace: None,
             sdk: None,
             program_value: None,
+            task_support: crate::call::TaskSupport::Forbidden,
         }
     }
 
@@ -520,6 +523,24 @@ impl ToolDefinition {
         self
     }
 
+    /// Whether the tool's calls may run as tasks, detached and collected later
+    /// ([`Tasks`](crate::task::Tasks); MCP's `execution.taskSupport`). Forbidden by default.
+    ///
+    /// ```
+    /// use dsh_tools::task::TaskSupport;
+    /// use dsh_tools::{OutputDecl, ToolDefinition};
+    /// use serde_json::json;
+    ///
+    /// let build = ToolDefinition::new("build", "Builds the project", json!({"type": "object"}),
+    ///     OutputDecl::text(), |_, _| async { Ok(json!("built")) })
+    ///     .task_support(TaskSupport::Optional);
+    /// assert_eq!(build.tool_task_support(), TaskSupport::Optional);
+    /// ```
+    pub fn task_support(mut self, support: crate::call::TaskSupport) -> Self {
+        self.task_support = support;
+        self
+    }
+
     /// Whether an approval may run this tool's calls with edited arguments
     /// ([`ApprovalOutcome::AllowedWithArgs`](crate::ApprovalOutcome::AllowedWithArgs)): off by
     /// default. The edit is validated against the parameters again.
@@ -566,6 +587,11 @@ impl ToolDefinition {
     /// The [`grant_policy`](Self::grant_policy).
     pub fn tool_grant_policy(&self) -> &crate::call::GrantPolicy {
         &self.grant_policy
+    }
+
+    /// The [`task_support`](Self::task_support).
+    pub fn tool_task_support(&self) -> crate::call::TaskSupport {
+        self.task_support
     }
 
     /// Whether approvals may edit this tool's arguments.

@@ -101,6 +101,7 @@ pub(crate) mod run_code;
 pub mod schedule;
 pub mod schema;
 pub mod search;
+pub mod task;
 pub mod testing;
 pub mod tool;
 mod typed;

@@ -220,6 +220,13 @@ pub trait Tool: Send + Sync + Sized + 'static {
         None
     }
 
+    /// Whether calls may run as tasks, detached and collected later
+    /// ([`ToolDefinition::task_support`](crate::ToolDefinition::task_support)). Forbidden by
+    /// default; `#[tool(task = "optional")]` (or `"required"`) sets it.
+    fn task_support(&self) -> crate::call::TaskSupport {
+        crate::call::TaskSupport::Forbidden
+    }
+
     /// This tool with a call card drawn from its typed arguments (spec §9): arguments that do not
     /// validate, a card of `None` or a card that panics show the generic card (not the tool's own
     /// [`present_call`](Tool::present_call), which this replaces). See [`Carded`].
@@ -444,6 +451,7 @@ fn assemble_typed<T: Tool>(
             present_result: settings.present_result,
             finalize: settings.finalize_content,
             defer_loading: settings.defer_loading,
+            task_support: settings.task_support,
             classifier,
             execute,
         },
@@ -480,6 +488,8 @@ pub struct Settings<'a, A> {
     pub finalize_content: Option<FinalizeFn>,
     /// [`Tool::defer_loading`].
     pub defer_loading: Option<bool>,
+    /// [`Tool::task_support`].
+    pub task_support: crate::call::TaskSupport,
 }
 
 impl<'a, A> Settings<'a, A> {
@@ -496,6 +506,7 @@ impl<'a, A> Settings<'a, A> {
             present_result: tool.present_result(),
             finalize_content: tool.finalize_content(),
             defer_loading: tool.defer_loading(),
+            task_support: tool.task_support(),
         }
     }
 }
@@ -514,6 +525,7 @@ struct Parts {
     finalize: Option<FinalizeFn>,
     classifier: Option<ClassifierFn>,
     defer_loading: Option<bool>,
+    task_support: crate::call::TaskSupport,
     execute: ExecuteFn,
 }
 
@@ -532,6 +544,7 @@ fn assemble(parts: Parts, schemas: &TypedSchemas) -> ToolDefinition {
     definition.bridged = true;
     definition.args = Some(Arc::clone(&schemas.args));
     definition.defer_loading = parts.defer_loading;
+    definition.task_support = parts.task_support;
     if let Some(title) = parts.title {
         definition = definition.title(title);
     }

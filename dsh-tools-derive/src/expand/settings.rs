@@ -39,6 +39,14 @@ pub(crate) fn methods(attrs: &Attrs, krate: &TokenStream) -> TokenStream {
             }
         }
     });
+    let task = attrs.task.as_ref().map(|set| {
+        let variant = Ident::new(set.value, Span::call_site());
+        quote! {
+            fn task_support(&self) -> #krate::task::TaskSupport {
+                #krate::task::TaskSupport::#variant
+            }
+        }
+    });
     quote! {
         #title
         #hints
@@ -48,6 +56,7 @@ pub(crate) fn methods(attrs: &Attrs, krate: &TokenStream) -> TokenStream {
         #hooks
         #allow_unknown
         #defer
+        #task
     }
 }
 
@@ -193,6 +202,11 @@ pub(crate) fn settings(attrs: &Attrs, krate: &TokenStream) -> TokenStream {
         none.clone(),
     );
     let defer = set(attrs.defer_loading.is_some(), "defer_loading", none);
+    let task = set(
+        attrs.task.is_some(),
+        "task_support",
+        quote!(#krate::task::TaskSupport::Forbidden),
+    );
     quote! {
         fn __settings(&self) -> #krate::tool::Settings<'_, Self::Args> {
             #krate::tool::Settings {
@@ -206,6 +220,7 @@ pub(crate) fn settings(attrs: &Attrs, krate: &TokenStream) -> TokenStream {
                 present_result: #present_result,
                 finalize_content: #finalize,
                 defer_loading: #defer,
+                task_support: #task,
             }
         }
     }

@@ -163,6 +163,11 @@ fn names_descriptions_and_presenters() {
     );
     let write = Write.definition();
     assert!(write.call_presenter().is_some() && write.result_presenter().is_some());
+    // `task = "required"` and the default.
+    use dsh_tools::task::TaskSupport;
+    assert_eq!(Wait.definition().tool_task_support(), TaskSupport::Required);
+    assert_eq!(Wait.task_support(), TaskSupport::Required);
+    assert_eq!(write.tool_task_support(), TaskSupport::Forbidden);
     assert!(Add.definition().call_presenter().is_none());
 }
 

@@ -96,7 +96,7 @@ pub(crate) async fn search(args: SearchArgs) -> Result<SearchOutput, ToolError> 
 }
 
 /// Waits.
-#[tool(timeout_ms = 20)]
+#[tool(timeout_ms = 20, task = "required")]
 pub(crate) async fn wait(
     /// milliseconds
     ms: u64,

@@ -162,7 +162,7 @@ impl ToolExecutionInput {
 }
 
 /// One progress report of a running tool: `progress` of `total` (when known) units done.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Progress {
     /// Units done so far (should increase with each report).
     pub progress: f64,

@@ -17,6 +17,7 @@ mod hooks;
 mod pending;
 mod repair;
 mod result;
+mod task;
 
 #[cfg_attr(not(feature = "mcp"), allow(unused_imports))]
 pub(crate) use approver::{Asked, CallApproval, CallApprover, CallAsk};
@@ -45,3 +46,4 @@ pub(crate) use pending::{approval_id, now_ms};
 pub use repair::{InvalidCall, Repair, RepairHook};
 pub use result::ToolExecutionResult;
 pub(crate) use result::{Outcome, ResultData};
+pub use task::TaskSupport;
