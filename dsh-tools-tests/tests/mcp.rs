@@ -10,6 +10,9 @@ mod approvals;
 #[path = "mcp/discovery.rs"]
 mod discovery;
 
+#[path = "mcp/tasks.rs"]
+mod tasks;
+
 use dsh_tools::mcp::McpServer;
 use dsh_tools::mcp::rmcp::model::{
     ErrorCode, NumberOrString, ProgressToken, RequestMetaObject, SubscriptionFilter,

@@ -228,13 +228,30 @@ impl Tasks {
     /// the task is kept and its body runs detached with a cancellation of its own (the input's
     /// signal no longer reaches it: [`cancel`](Self::cancel) does); progress the body reports
     /// goes to the input's sink and into the task. Must be called within a tokio runtime.
-    pub async fn start(&self, mut input: ToolExecutionInput, ttl: Option<Duration>) -> Started {
+    pub async fn start(&self, input: ToolExecutionInput, ttl: Option<Duration>) -> Started {
+        match self.start_with(input, ttl, None).await {
+            Some(started) => started,
+            // Only a call's own approval channel suspends it, and there is none here.
+            None => Started::Settled(ToolExecutionResult::failure(ToolError::new(
+                "internal error: a task was suspended for approval without a channel",
+            ))),
+        }
+    }
+
+    /// [`start`](Self::start), with the call's own approval channel (the MCP server's
+    /// client); `None` when that channel suspended the call at its `ask` (nothing ran).
+    pub(crate) async fn start_with(
+        &self,
+        mut input: ToolExecutionInput,
+        ttl: Option<Duration>,
+        approval: Option<crate::call::CallApproval>,
+    ) -> Option<Started> {
         let registry = &self.inner.registry;
         if !self
             .support(&input.name, input.agent.as_ref())
             .allows_task()
         {
-            return Started::Settled(registry.execute(input).await);
+            return Some(Started::Settled(registry.execute(input).await));
         }
         let config = &self.inner.config;
         let ttl = ttl.unwrap_or(config.default_ttl).min(config.max_ttl);
@@ -257,7 +274,7 @@ impl Tasks {
         let tool = input.name.clone();
         let call_id = input.call_id.clone();
         // The caller's signal reaches the call until it is a task.
-        let prepare = registry.prepare(input);
+        let prepare = registry.prepare_with(input, false, approval, None);
         tokio::pin!(prepare);
         let stage = tokio::select! {
             stage = &mut prepare => stage,
@@ -268,7 +285,8 @@ impl Tasks {
         };
         let call = match stage {
             Stage::Dispatch(call) => call,
-            settled => return Started::Settled(registry.run_prepared(settled).await),
+            Stage::Suspended => return None,
+            settled => return Some(Started::Settled(registry.run_prepared(settled).await)),
         };
         let now = now_ms();
         let record = TaskRecord {
@@ -294,11 +312,11 @@ impl Tasks {
                 codes::TRANSIENT,
                 format!("the call was not started as a task: {e}"),
             );
-            return Started::Settled(
+            return Some(Started::Settled(
                 registry
                     .complete(Stage::Final(call, ToolExecutionResult::failure(e)))
                     .await,
-            );
+            ));
         }
         let (ended, _) = watch::channel(None);
         self.inner.lock().insert(
@@ -332,7 +350,7 @@ impl Tasks {
                 .take();
             settle(&inner, &id, result, token.is_cancelled(), latest).await;
         });
-        Started::Task(record)
+        Some(Started::Task(record))
     }
 
     /// Task `id`, if `owner` started it. A working task whose instance stopped renewing its

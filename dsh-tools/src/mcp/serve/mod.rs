@@ -20,3 +20,4 @@ pub(super) mod redis;
 #[cfg(feature = "mcp-http")]
 pub(super) mod response;
 pub(super) mod server;
+pub(super) mod tasks;

@@ -2,6 +2,7 @@
 
 use super::discovery::{self, Listed, Lister, Session};
 use super::elicit::{self, ServerApprovals};
+use super::tasks::{Begun, Route};
 use crate::call::{AgentId, Progress, ProgressSink, ToolExecutionInput, ToolExecutionResult};
 use crate::mcp::map;
 use crate::registry::{ChangeEvent, Registry, ScopedRegistration};
@@ -54,6 +55,8 @@ pub struct McpServer {
     /// What this session's searches loaded (each session gets its own: see
     /// [`for_session`](Self::for_session)).
     session: Arc<Session>,
+    /// The calls that run as tasks (see [`tasks`](Self::tasks)).
+    tasks: Option<crate::task::Tasks>,
 }
 
 /// What every clone shares: the change signal, the legacy sessions to notify, the tool cache.
@@ -119,6 +122,12 @@ impl McpServer {
                 _listener: listener.scoped(),
             }
         });
+        // Tasks are served when a tool of the view runs as one (or `tasks` sets them).
+        let tasks = registry
+            .tools(agent.as_ref())
+            .iter()
+            .any(|t| t.definition.tool_task_support().allows_task())
+            .then(|| crate::task::Tasks::new(&registry));
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
@@ -127,7 +136,7 @@ impl McpServer {
             env!("CARGO_PKG_NAME"),
             env!("CARGO_PKG_VERSION"),
         ));
-        Self {
+        let server = Self {
             registry,
             agent,
             info_meta: Arc::new(to_meta(&info.server_info)),
@@ -137,7 +146,52 @@ impl McpServer {
             discovery: false,
             list_ttl_ms: 0,
             session: discovery::new_session(),
+            tasks: None,
+        };
+        match tasks {
+            Some(tasks) => server.tasks(tasks),
+            None => server,
         }
+    }
+
+    /// Serves calls of tools that run as tasks ([`TaskSupport`](crate::task::TaskSupport)) as
+    /// MCP tasks, kept by `tasks` (give every instance of a fleet the same store:
+    /// `durable::RedisTaskStore`), and declares the 2026-07-28 extension
+    /// `io.modelcontextprotocol/tasks`. A server whose view has such a tool when it is made
+    /// serves them with tasks in memory without this call.
+    ///
+    /// A task is answered to a 2026-07-28 request that declares the extension; a tool that runs
+    /// only as a task (`Required`) refuses a request that does not (`-32021`); clients of
+    /// earlier revisions have their calls run in place.
+    ///
+    /// ```
+    /// use dsh_tools::task::Tasks;
+    /// use dsh_tools::{Registry, mcp::McpServer};
+    /// let registry = Registry::new();
+    /// let server = McpServer::new(registry.clone()).tasks(Tasks::new(&registry));
+    /// # let _ = server;
+    /// ```
+    pub fn tasks(mut self, tasks: crate::task::Tasks) -> Self {
+        Arc::make_mut(&mut self.info)
+            .capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(
+                rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+                rmcp::model::JsonObject::new(),
+            );
+        self.tasks = Some(tasks);
+        self
+    }
+
+    /// The tasks served, if any.
+    pub(super) fn task_manager(&self) -> Option<&crate::task::Tasks> {
+        self.tasks.as_ref()
+    }
+
+    /// The agent whose view this is.
+    pub(super) fn agent(&self) -> Option<&AgentId> {
+        self.agent.as_ref()
     }
 
     /// Progressive discovery (off by default): where the view defers tools, `tools/list`
@@ -352,12 +406,18 @@ impl McpServer {
             }))),
             None => None,
         };
-        let result = match cx.meta.get_progress_token() {
-            None => self.execute(input, approval).await,
-            Some(token) => {
-                self.execute_with_progress(input, approval, token, &cx.peer)
-                    .await
-            }
+        let result = match self.route(&name, modern, &cx)? {
+            Route::Task(tasks) => match self.begin(tasks, input, approval).await {
+                Begun::Task(task) => return Ok(CallToolResponse::Task(*task)),
+                Begun::Settled(result) => result,
+            },
+            Route::InPlace => match cx.meta.get_progress_token() {
+                None => self.execute(input, approval).await,
+                Some(token) => {
+                    self.execute_with_progress(input, approval, token, &cx.peer)
+                        .await
+                }
+            },
         };
         let Some(result) = result else {
             // Suspended at its `ask`: the client's user answers, the client retries.
@@ -473,7 +533,7 @@ impl McpServer {
 
     /// Adds `_meta["io.modelcontextprotocol/serverInfo"]`, which 2026-07-28 results should
     /// carry (a stateless client learns who answered from each result).
-    fn stamp(&self, meta: &mut Option<rmcp::model::MetaObject>) {
+    pub(super) fn stamp(&self, meta: &mut Option<rmcp::model::MetaObject>) {
         if self.info_meta.is_null() {
             return;
         }
@@ -567,7 +627,7 @@ fn to_meta(info: &Implementation) -> Value {
 pub const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
 
 /// The authenticated caller of a request (HTTP with authorization), if any.
-fn caller_of(cx: &RequestContext<RoleServer>) -> Option<Arc<crate::call::Caller>> {
+pub(super) fn caller_of(cx: &RequestContext<RoleServer>) -> Option<Arc<crate::call::Caller>> {
     #[cfg(feature = "mcp-auth")]
     {
         cx.extensions
@@ -667,6 +727,30 @@ impl ServerHandler for McpServer {
         drop(peers);
         self.start_forwarder();
         Ok(answer)
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        self.task_get(&request.task_id, &cx).await
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.task_update(&request.task_id, &cx).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.task_cancel(&request.task_id, &cx).await
     }
 
     fn accepted_subscription_filter(

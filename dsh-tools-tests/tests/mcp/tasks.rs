@@ -1,0 +1,266 @@
+//! MCP tasks on the server (issue 36, part 2, the 2026-07-28 extension): rmcp's client declares
+//! the extension, gets a task for a tool that runs as one, polls `tasks/get` to the result,
+//! cancels; another subject's task is unknown; a required tool refuses a client that cannot
+//! take a task; a client of 2025-11-25 has the call run in place.
+
+use crate::support::Era;
+use dsh_tools::mcp::McpServer;
+use dsh_tools::mcp::rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig,
+    ErrorCode, GetTaskParams, Implementation, TaskPayload, TaskStatus, UpdateTaskParams,
+};
+use dsh_tools::mcp::rmcp::service::{ClientServiceExt, RunningService, ServiceError};
+use dsh_tools::mcp::rmcp::{ClientHandler, RoleClient, ServiceExt};
+use dsh_tools::task::{TaskSupport, Tasks};
+use dsh_tools::{OutputDecl, Registry, ToolDefinition};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Notify;
+
+#[derive(Clone)]
+struct Client {
+    tasks: bool,
+}
+
+impl ClientHandler for Client {
+    fn get_info(&self) -> ClientConfig {
+        let caps = if self.tasks {
+            ClientCapabilities::builder().enable_tasks().build()
+        } else {
+            ClientCapabilities::default()
+        };
+        ClientConfig::new(caps, Implementation::new("tasks-client", "1"))
+    }
+}
+
+async fn connect(server: &McpServer, era: Era, tasks: bool) -> RunningService<RoleClient, Client> {
+    let (a, b) = tokio::io::duplex(1 << 20);
+    let server = server.clone();
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(a).await {
+            let _ = running.waiting().await;
+        }
+    });
+    Client { tasks }
+        .serve_with_lifecycle(b, era.lifecycle())
+        .await
+        .expect("client connects")
+}
+
+/// `build` (optional task: waits for `release`, then "built"; reports progress) and
+/// `migrate` (required task, returns at once).
+fn registry(release: Arc<Notify>) -> Registry {
+    let registry = Registry::new();
+    registry
+        .register(
+            ToolDefinition::new(
+                "build",
+                "Builds",
+                json!({"type": "object"}),
+                OutputDecl::text(),
+                move |_, ctx| {
+                    let release = release.clone();
+                    async move {
+                        ctx.report_progress(1.0, Some(2.0), Some("compiling"));
+                        tokio::select! {
+                            () = release.notified() => Ok(json!("built")),
+                            () = ctx.signal().cancelled() => Err(dsh_tools::ToolError::aborted()),
+                        }
+                    }
+                },
+            )
+            .task_support(TaskSupport::Optional),
+        )
+        .unwrap()
+        .keep();
+    registry
+        .register(
+            ToolDefinition::new(
+                "migrate",
+                "Migrates",
+                json!({"type": "object"}),
+                OutputDecl::text(),
+                |_, _| async { Ok(json!("migrated")) },
+            )
+            .task_support(TaskSupport::Required),
+        )
+        .unwrap()
+        .keep();
+    registry
+}
+
+async fn call(
+    client: &RunningService<RoleClient, Client>,
+    name: &'static str,
+) -> Result<CallToolResponse, ServiceError> {
+    client
+        .call_tool_once(CallToolRequestParams::new(name))
+        .await
+}
+
+async fn poll_to_end(
+    client: &RunningService<RoleClient, Client>,
+    id: &str,
+) -> dsh_tools::mcp::rmcp::model::GetTaskResult {
+    for _ in 0..300 {
+        let got = client
+            .peer()
+            .get_task(GetTaskParams::new(id.to_owned()))
+            .await
+            .unwrap();
+        if got.task.status().is_terminal() {
+            return got;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("task {id} never ended");
+}
+
+#[tokio::test]
+async fn a_modern_client_declaring_tasks_gets_a_task_polls_it_and_reads_the_result() {
+    let release = Arc::new(Notify::new());
+    let server = McpServer::new(registry(Arc::clone(&release)));
+    let client = connect(&server, Era::Modern, true).await;
+    let discovered = client.peer_info().expect("discovered");
+    let value = serde_json::to_value(&discovered.capabilities).unwrap();
+    assert!(
+        value["extensions"]["io.modelcontextprotocol/tasks"].is_object(),
+        "{value}"
+    );
+    let CallToolResponse::Task(created) = call(&client, "build").await.unwrap() else {
+        panic!("not a task");
+    };
+    let id = created.task.task_id.clone();
+    assert_eq!(created.task.status, TaskStatus::Working);
+    assert_eq!(created.task.poll_interval_ms, Some(1000));
+    assert!(
+        created.task.created_at.ends_with('Z'),
+        "{}",
+        created.task.created_at
+    );
+    let wire = serde_json::to_value(&created).unwrap();
+    assert_eq!(wire["resultType"], "task");
+    let working = client
+        .peer()
+        .get_task(GetTaskParams::new(id.clone()))
+        .await
+        .unwrap();
+    assert_eq!(working.task.status(), TaskStatus::Working);
+    // Input for a task that asks none is acknowledged.
+    client
+        .peer()
+        .update_task(UpdateTaskParams::new(id.clone(), Default::default()))
+        .await
+        .unwrap();
+    release.notify_one();
+    let done = poll_to_end(&client, &id).await;
+    let TaskPayload::Completed { result } = &done.task.payload else {
+        panic!("{:?}", done.task.payload);
+    };
+    assert_eq!(result["content"][0]["text"], "built");
+    assert_eq!(result["isError"], false);
+    // A plain call of the same tool from a client that did not declare tasks runs in place.
+    let plain = connect(&server, Era::Modern, false).await;
+    let answer = tokio::spawn(async move { call(&plain, "build").await });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    release.notify_one();
+    let CallToolResponse::Complete(result) = answer.await.unwrap().unwrap() else {
+        panic!("a client without tasks got something else than a result");
+    };
+    assert_eq!(
+        serde_json::to_value(&result).unwrap()["content"][0]["text"],
+        "built"
+    );
+}
+
+#[tokio::test]
+async fn cancelling_a_task_ends_it_cancelled_and_unknown_ids_are_invalid_params() {
+    let release = Arc::new(Notify::new());
+    let server = McpServer::new(registry(release));
+    let client = connect(&server, Era::Modern, true).await;
+    let CallToolResponse::Task(created) = call(&client, "build").await.unwrap() else {
+        panic!("not a task");
+    };
+    let id = created.task.task_id.clone();
+    client
+        .peer()
+        .cancel_task(CancelTaskParams::new(id.clone()))
+        .await
+        .unwrap();
+    let read = poll_to_end(&client, &id).await;
+    assert_eq!(read.task.status(), TaskStatus::Cancelled);
+    // Cancelling again is acknowledged (it has ended).
+    client
+        .peer()
+        .cancel_task(CancelTaskParams::new(id.clone()))
+        .await
+        .unwrap();
+    for unknown in [
+        client
+            .peer()
+            .get_task(GetTaskParams::new("nope".to_owned()))
+            .await
+            .map(drop),
+        client
+            .peer()
+            .cancel_task(CancelTaskParams::new("nope".to_owned()))
+            .await,
+    ] {
+        let Err(ServiceError::McpError(e)) = unknown else {
+            panic!("{unknown:?}");
+        };
+        assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+        assert!(e.message.contains("unknown task: nope"), "{}", e.message);
+    }
+}
+
+#[tokio::test]
+async fn a_required_task_refuses_a_client_that_cannot_take_one_and_legacy_runs_in_place() {
+    let server = McpServer::new(registry(Arc::new(Notify::new())));
+    let client = connect(&server, Era::Modern, false).await;
+    let Err(ServiceError::McpError(e)) = call(&client, "migrate").await else {
+        panic!("a required task ran for a client that cannot take one");
+    };
+    assert_eq!(e.code.0, -32021, "{e:?}");
+    // A client declaring tasks gets one and its result.
+    let able = connect(&server, Era::Modern, true).await;
+    let CallToolResponse::Task(created) = call(&able, "migrate").await.unwrap() else {
+        panic!("not a task");
+    };
+    let done = poll_to_end(&able, &created.task.task_id).await;
+    assert_eq!(done.task.status(), TaskStatus::Completed);
+    // 2025-11-25: the experimental tasks are not served; the call runs in place.
+    let legacy = connect(&server, Era::Legacy, true).await;
+    let CallToolResponse::Complete(result) = call(&legacy, "migrate").await.unwrap() else {
+        panic!("a legacy client got a task");
+    };
+    assert_eq!(
+        serde_json::to_value(&result).unwrap()["content"][0]["text"],
+        "migrated"
+    );
+}
+
+#[tokio::test]
+async fn a_server_without_task_tools_declares_no_tasks_until_told() {
+    let registry = Registry::new();
+    let server = McpServer::new(registry.clone());
+    let client = connect(&server, Era::Modern, true).await;
+    let caps = serde_json::to_value(&client.peer_info().unwrap().capabilities).unwrap();
+    assert!(caps.get("extensions").is_none(), "{caps}");
+    let Err(ServiceError::McpError(e)) = client
+        .peer()
+        .get_task(GetTaskParams::new("x".to_owned()))
+        .await
+    else {
+        panic!("tasks/get answered without tasks");
+    };
+    assert_eq!(e.code, ErrorCode::METHOD_NOT_FOUND, "{e:?}");
+    let told = McpServer::new(registry.clone()).tasks(Tasks::new(&registry));
+    let client = connect(&told, Era::Modern, true).await;
+    let caps = serde_json::to_value(&client.peer_info().unwrap().capabilities).unwrap();
+    assert!(
+        caps["extensions"]["io.modelcontextprotocol/tasks"].is_object(),
+        "{caps}"
+    );
+}

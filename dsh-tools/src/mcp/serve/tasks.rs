@@ -1,0 +1,248 @@
+//! MCP tasks on the server, as the 2026-07-28 extension `io.modelcontextprotocol/tasks`
+//! (SEP-2663) defines them: a call of a tool that runs as a task
+//! ([`TaskSupport`](crate::task::TaskSupport)), from a client that declared the extension on
+//! that request, is answered `resultType: "task"`; `tasks/get` reads it (the result inline
+//! once completed), `tasks/update` takes input (none is asked yet: acknowledged), and
+//! `tasks/cancel` cancels it. A task is its caller's: another authorization subject gets
+//! `-32602 unknown task`, as for an id that never was.
+
+use super::server::{McpServer, caller_of};
+use crate::call::{CallApproval, ToolExecutionInput, ToolExecutionResult};
+use crate::mcp::map;
+use crate::task::{Started, TaskError, TaskRecord, TaskStatus, Tasks};
+use rmcp::RoleServer;
+use rmcp::model::{
+    CreateTaskResult, DetailedTask, ErrorData, GetTaskResult, JsonObject, Task, TaskPayload,
+};
+use rmcp::service::RequestContext;
+
+/// How a call is run.
+pub(super) enum Route<'a> {
+    /// In place, as always.
+    InPlace,
+    /// As a task of these tasks.
+    Task(&'a Tasks),
+}
+
+/// What starting a call as a task gave.
+pub(super) enum Begun {
+    /// The task, for the client.
+    Task(Box<CreateTaskResult>),
+    /// The call settled without a task (refused, or its tool does not run as one); `None`:
+    /// suspended for its approval.
+    Settled(Option<ToolExecutionResult>),
+}
+
+impl McpServer {
+    /// How the call of `name` runs: as a task when its tool may and the request declared the
+    /// extension; an error for a tool that runs only as a task when the request did not
+    /// (`-32021`, naming the capability it lacks). Clients below 2026-07-28 run every call in
+    /// place (the 2025-11-25 experimental tasks are not served).
+    pub(super) fn route(
+        &self,
+        name: &str,
+        modern: bool,
+        cx: &RequestContext<RoleServer>,
+    ) -> Result<Route<'_>, ErrorData> {
+        let Some(tasks) = self.task_manager() else {
+            return Ok(Route::InPlace);
+        };
+        let support = tasks.support(name, self.agent());
+        if !support.allows_task() || !modern {
+            return Ok(Route::InPlace);
+        }
+        let declared = cx
+            .client_capabilities()
+            .is_some_and(|caps| caps.supports_tasks());
+        match (declared, support) {
+            (true, _) => Ok(Route::Task(tasks)),
+            (false, crate::task::TaskSupport::Required) => {
+                Err(ErrorData::missing_required_client_capability(
+                    rmcp::model::ClientCapabilities::builder()
+                        .enable_tasks()
+                        .build(),
+                ))
+            }
+            (false, _) => Ok(Route::InPlace),
+        }
+    }
+
+    /// Starts `input` as a task of `tasks`.
+    pub(super) async fn begin(
+        &self,
+        tasks: &Tasks,
+        input: ToolExecutionInput,
+        approval: Option<CallApproval>,
+    ) -> Begun {
+        match tasks.start_with(input, None, approval).await {
+            None => Begun::Settled(None),
+            Some(Started::Settled(result)) => Begun::Settled(Some(result)),
+            Some(Started::Task(task)) => {
+                let mut created = CreateTaskResult::new(handle(&task));
+                let mut meta = None;
+                self.stamp(&mut meta);
+                if let Some(meta) = meta {
+                    created = created.with_meta(meta);
+                }
+                Begun::Task(Box::new(created))
+            }
+        }
+    }
+
+    /// `tasks/get`.
+    pub(super) async fn task_get(
+        &self,
+        id: &str,
+        cx: &RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let tasks = self.tasks_or_unknown(id)?;
+        let owner = caller_of(cx);
+        let owner = owner.as_deref().map(crate::call::Caller::subject);
+        let task = tasks.get(id, owner).await.map_err(|e| task_error(id, e))?;
+        Ok(GetTaskResult::new(detailed(&task)))
+    }
+
+    /// `tasks/update`: no task asks for input yet, so responses are acknowledged and ignored
+    /// (the extension says unknown keys are ignored); an unknown task is an error.
+    pub(super) async fn task_update(
+        &self,
+        id: &str,
+        cx: &RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.task_get(id, cx).await.map(drop)
+    }
+
+    /// `tasks/cancel`: acknowledged once the task is cancelled or had ended already.
+    pub(super) async fn task_cancel(
+        &self,
+        id: &str,
+        cx: &RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let tasks = self.tasks_or_unknown(id)?;
+        let owner = caller_of(cx);
+        let owner = owner.as_deref().map(crate::call::Caller::subject);
+        match tasks.cancel(id, owner).await {
+            Ok(_) | Err(TaskError::Ended(_)) => Ok(()),
+            Err(e) => Err(task_error(id, e)),
+        }
+    }
+
+    fn tasks_or_unknown(&self, id: &str) -> Result<&Tasks, ErrorData> {
+        self.task_manager().ok_or_else(|| unknown_task(id))
+    }
+}
+
+fn unknown_task(id: &str) -> ErrorData {
+    let shown: String = id.chars().take(64).collect();
+    ErrorData::invalid_params(format!("unknown task: {shown}"), None)
+}
+
+fn task_error(id: &str, e: TaskError) -> ErrorData {
+    match e {
+        TaskError::NotFound(_) => unknown_task(id),
+        other => ErrorData::internal_error(other.to_string(), None),
+    }
+}
+
+fn status(status: TaskStatus) -> rmcp::model::TaskStatus {
+    use rmcp::model::TaskStatus as Wire;
+    match status {
+        TaskStatus::Working => Wire::Working,
+        TaskStatus::InputRequired => Wire::InputRequired,
+        TaskStatus::Completed => Wire::Completed,
+        TaskStatus::Failed => Wire::Failed,
+        TaskStatus::Cancelled => Wire::Cancelled,
+    }
+}
+
+/// The task's handle: id, status, times, TTL, poll interval.
+fn handle(task: &TaskRecord) -> Task {
+    let mut handle = Task::new(
+        &task.id,
+        status(task.status),
+        iso8601(task.created_at_ms),
+        iso8601(task.updated_at_ms),
+    )
+    .with_poll_interval_ms(task.poll_interval_ms);
+    if let Some(ttl) = task.ttl_ms {
+        handle = handle.with_ttl_ms(ttl);
+    }
+    if let Some(message) = &task.status_message {
+        handle = handle.with_status_message(message);
+    }
+    handle
+}
+
+/// The handle with what its status carries: the call's result once completed (as
+/// `tools/call` would have answered it), the error once failed.
+fn detailed(task: &TaskRecord) -> DetailedTask {
+    let payload = match task.status {
+        TaskStatus::Completed => {
+            let result = task.result.clone().unwrap_or_else(|| {
+                ToolExecutionResult::failure(crate::error::ToolError::new(
+                    "the task completed without a result",
+                ))
+            });
+            TaskPayload::Completed {
+                result: object(&map::call_result(result, true)),
+            }
+        }
+        TaskStatus::Failed => {
+            let message = task
+                .status_message
+                .clone()
+                .unwrap_or_else(|| "the task failed".to_owned());
+            TaskPayload::Failed {
+                error: object(&ErrorData::internal_error(message, None)),
+            }
+        }
+        TaskStatus::Cancelled => TaskPayload::Cancelled,
+        TaskStatus::InputRequired => TaskPayload::InputRequired {
+            input_requests: Default::default(),
+        },
+        // `TaskStatus` is non-exhaustive to its users; here every status is known.
+        _ => TaskPayload::Working,
+    };
+    DetailedTask::new(handle(task), payload)
+}
+
+fn object(value: &impl serde::Serialize) -> JsonObject {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::Object(map)) => map,
+        _ => JsonObject::new(),
+    }
+}
+
+/// `ms` since the Unix epoch as ISO 8601 in UTC, to the millisecond
+/// (`2026-12-06T03:18:12.000Z`): the civil date from days (Howard Hinnant's algorithm).
+pub(crate) fn iso8601(ms: u64) -> String {
+    let secs = ms / 1000;
+    let millis = ms % 1000;
+    let days = i64::try_from(secs / 86_400).unwrap_or(i64::MAX / 2);
+    let rem = secs % 86_400;
+    let (hour, minute, second) = (rem / 3600, rem % 3600 / 60, rem % 60);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{millis:03}Z")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::iso8601;
+
+    #[test]
+    fn iso8601_is_the_civil_date() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso8601(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(iso8601(951_868_799_999), "2000-02-29T23:59:59.999Z");
+        assert_eq!(iso8601(1_796_526_000_123), "2026-12-06T03:00:00.123Z");
+        assert_eq!(iso8601(4_107_542_400_000), "2100-03-01T00:00:00.000Z");
+    }
+}
