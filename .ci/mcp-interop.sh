@@ -38,7 +38,7 @@ IMPORT_BIN=$TARGET_DIR/debug/examples/mcp_import
 TOOLS_SCENARIOS=(tools-list tools-call-simple-text tools-call-image tools-call-audio
     tools-call-embedded-resource tools-call-mixed-content tools-call-error tools-call-with-progress)
 
-TOTAL=13
+TOTAL=14
 STEP=0
 PASSED=0
 DETAIL=
@@ -149,6 +149,12 @@ ts_client_approvals() {
     DETAIL="legacy and pinned 2026-07-28: accept, edit, decline (with a reason), cancel"
 }
 
+python_client_tasks() {
+    rm -rf "$OUT/tasks-root" && mkdir -p "$OUT/tasks-root" || return
+    timeout 180 "$PY" .ci/mcp_tasks_check.py "$SERVER_BIN" --no-ask --root "$OUT/tasks-root" || return
+    DETAIL="2026-07-28 io.modelcontextprotocol/tasks: created, polled to completed with progress, cancelled, unknown id -32602; 2025-11-25 in place"
+}
+
 import_python_server() {
     timeout 120 "$PY" .ci/mcp_import_check.py "$IMPORT_BIN" || return
     DETAIL="5 tools converted (anyOf [int, null] included), values ok, local INVALID_ARGS, raise -> MCP_TOOL_ERROR, its Elicit answered by our approval service in both eras"
@@ -251,6 +257,7 @@ step "Python mcp client vs mcp_server over stdio" python-stdio python_client_std
 step "Python mcp client vs mcp_server --defer (progressive discovery, both eras)" python-discovery python_client_discovery
 step "Python mcp client answers mcp_server's approvals (elicitation, both eras)" python-approvals python_client_approvals
 step "TypeScript $TS_CLIENT_PKG answers mcp_server's approvals (both eras)" ts-approvals ts_client_approvals
+step "Python mcp client runs count_files as an MCP task (2026-07-28 extension)" python-tasks python_client_tasks
 step "mcp_import vs Python MCPServer (.ci/py_server.py)" import import_python_server
 step "start mcp_server --http --conformance-fixtures" http-server start_http_server
 step "Python mcp client vs mcp_server over HTTP" python-http python_client_http

@@ -23,6 +23,11 @@
 //! list holds the other tools and `tool_search`; a search that finds them lists them for the
 //! session (announced by `tools/list_changed`), or, for a 2026-07-28 client, returns their
 //! input schemas.
+//!
+//! `count_files` walks the workspace and takes at least the seconds it is given (1 to 30): a
+//! 2026-07-28 client that declares the tasks extension (`io.modelcontextprotocol/tasks`) gets a
+//! task back at once, polls `tasks/get` (progress in its status message) and may
+//! `tasks/cancel` it; other clients wait for the result.
 
 #[path = "mcp_server/fixtures.rs"]
 mod fixtures;
@@ -33,7 +38,8 @@ use dsh_tools::present::ToolResultView;
 use dsh_tools::registry::DeferRule;
 use dsh_tools::workspace::{EntryKind, Workspace};
 use dsh_tools::{
-    PreToolDecision, Registry, State, Tool, ToolDefinition, ToolError, ToolExecution, tool,
+    PreToolDecision, Registry, State, Tool, ToolDefinition, ToolError, ToolExecution,
+    ToolRunContext, tool,
 };
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -110,6 +116,65 @@ async fn list_files(
 }
 
 #[derive(Serialize, JsonSchema)]
+struct FileCount {
+    files: u64,
+    directories: u64,
+}
+
+/// The most entries `count_files` walks.
+const MAX_COUNTED: u64 = 100_000;
+
+/// Count the files and directories of the workspace, walking it one directory at a time and
+/// taking at least `seconds` so that a long call can be tried: an MCP client that takes tasks
+/// (2026-07-28) gets a task to poll, with progress, and may cancel it.
+#[tool(title = "Count files", read_only, concurrency_safe, task = "optional")]
+async fn count_files(
+    State(ws): State<Workspace>,
+    /// How long the walk takes at least, in seconds (1 to 30)
+    seconds: u8,
+    ctx: ToolRunContext,
+) -> Result<FileCount, ToolError> {
+    if !(1..=30).contains(&seconds) {
+        return Err(ToolError::new(format!(
+            "seconds must be 1 to 30, not {seconds}"
+        )));
+    }
+    let mut count = FileCount {
+        files: 0,
+        directories: 0,
+    };
+    let mut pending = vec![String::new()];
+    while let Some(dir) = pending.pop() {
+        if ctx.signal().is_cancelled() || count.files + count.directories >= MAX_COUNTED {
+            break;
+        }
+        for entry in ws.list(&dir).await? {
+            match entry.kind {
+                EntryKind::Dir => {
+                    count.directories += 1;
+                    pending.push(if dir.is_empty() {
+                        entry.name
+                    } else {
+                        format!("{dir}/{}", entry.name)
+                    });
+                }
+                _ => count.files += 1,
+            }
+        }
+    }
+    let total = f64::from(seconds);
+    for second in 1..=seconds {
+        tokio::select! {
+            () = ctx.signal().cancelled() => return Err(ToolError::aborted()),
+            () = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}
+        }
+        let message = format!("{} files, {} directories", count.files, count.directories);
+        ctx.report_progress(f64::from(second), Some(total), Some(&message));
+    }
+    Ok(count)
+}
+
+#[derive(Serialize, JsonSchema)]
 struct Echoed {
     text: String,
 }
@@ -158,6 +223,7 @@ fn with_cards(registry: &Registry, ws: &Workspace) -> Result<(), Box<dyn std::er
         .editable_arguments(true),
     )?;
     registry.register(ListFiles::with(ws.clone()))?;
+    registry.register(CountFiles::with(ws.clone()))?;
     registry.register(Echo)?;
     registry.register(Add)?;
     Ok(())
@@ -367,6 +433,53 @@ mod tests {
         )
         .await;
         assert_eq!(made_up.code(), Some("INVALID_ARGS"));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// `count_files` counts the workspace as a task, with progress, and refuses a duration
+    /// out of range.
+    #[tokio::test]
+    async fn count_files_runs_as_a_task() {
+        use dsh_tools::task::{Started, TaskStatus, Tasks};
+        use dsh_tools::{CancellationToken, ToolExecutionInput};
+        let (ws, dir) = workspace();
+        std::fs::create_dir_all(dir.join("count/a")).unwrap();
+        std::fs::write(dir.join("count/a/one.txt"), "1").unwrap();
+        std::fs::write(dir.join("count/two.txt"), "2").unwrap();
+        let counting = Workspace::open(dir.join("count")).unwrap();
+        for seconds in [0, 31] {
+            let refused =
+                testing::call(CountFiles::with(ws.clone()), json!({"seconds": seconds})).await;
+            assert!(refused.is_error(), "{seconds}: {}", refused.text());
+        }
+        let registry = Registry::new();
+        registry
+            .register(CountFiles::with(counting))
+            .unwrap()
+            .keep();
+        let tasks = Tasks::new(&registry);
+        let input = ToolExecutionInput::new(
+            "c",
+            "count_files",
+            json!({"seconds": 1}),
+            CancellationToken::new(),
+        );
+        let Started::Task(task) = tasks.start(input, None).await else {
+            panic!("count_files did not run as a task");
+        };
+        let done = tasks
+            .wait(&task.id, None, &CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(done.status, TaskStatus::Completed);
+        assert_eq!(
+            done.result.unwrap().value(),
+            Some(&json!({"files": 2, "directories": 1}))
+        );
+        assert_eq!(
+            done.progress.unwrap().message.as_deref(),
+            Some("2 files, 1 directories")
+        );
         std::fs::remove_dir_all(dir).unwrap();
     }
 

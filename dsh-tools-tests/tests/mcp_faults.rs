@@ -219,7 +219,14 @@ async fn the_example_server_serves_over_stdio() {
         .unwrap();
     assert_eq!(
         imported.names(),
-        ["read_file", "write_file", "list_files", "echo", "add"]
+        [
+            "read_file",
+            "write_file",
+            "list_files",
+            "count_files",
+            "echo",
+            "add"
+        ]
     );
     let run = |name: &str, args: Value| {
         let input = ToolExecutionInput::new("c", name, args, CancellationToken::new());

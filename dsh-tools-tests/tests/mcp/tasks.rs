@@ -232,6 +232,8 @@ async fn a_required_task_refuses_a_client_that_cannot_take_one_and_legacy_runs_i
     assert_eq!(done.task.status(), TaskStatus::Completed);
     // 2025-11-25: the experimental tasks are not served; the call runs in place.
     let legacy = connect(&server, Era::Legacy, true).await;
+    let caps = serde_json::to_value(&legacy.peer_info().unwrap().capabilities).unwrap();
+    assert!(caps.get("extensions").is_none(), "{caps}");
     let CallToolResponse::Complete(result) = call(&legacy, "migrate").await.unwrap() else {
         panic!("a legacy client got a task");
     };

@@ -714,7 +714,15 @@ impl ServerHandler for McpServer {
         cx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::InitializeResult, ErrorData> {
         cx.peer.set_peer_info(request.clone());
-        let answer = self.negotiate_initialize(&request)?;
+        let mut answer = self.negotiate_initialize(&request)?;
+        // The 2025-11-25 experimental tasks are not served: such a session is not told of the
+        // 2026-07-28 extension.
+        if let Some(extensions) = answer.capabilities.extensions.as_mut() {
+            extensions.remove(rmcp::model::TASKS_EXTENSION_ID);
+            if extensions.is_empty() {
+                answer.capabilities.extensions = None;
+            }
+        }
         let mut peers = self
             .shared
             .legacy_peers
