@@ -4,7 +4,8 @@
 # socket of its own, runs the `#[ignore]`d Redis tests of dsh-tools-tests/tests/mcp_fleet.rs
 # against it (two instances behind a round-robin proxy, both eras, list_changed; the store's
 # round trip and expiry) and of tests/approvals_redis.rs (deferred approvals: the store's
-# contract; a turn resumed in a fresh process), and stops it. Called by .ci/run; runnable on its own:
+# contract; a turn resumed in a fresh process) and of tests/tasks.rs (tasks shared by a fleet), and
+# stops it. Called by .ci/run; runnable on its own:
 #
 #     bash .ci/redis-fleet.sh
 #
@@ -22,7 +23,8 @@ PACKAGES=(redis-server redis-tools libjemalloc2 liblzf1)
 # The tests this step owns: every one must run and pass.
 EXPECTED_TESTS=3
 EXPECTED_APPROVAL_TESTS=2
-TOTAL=4
+EXPECTED_TASK_TESTS=2
+TOTAL=5
 STEP=0
 PASSED=0
 DETAIL=
@@ -143,9 +145,21 @@ approval_tests() {
     DETAIL="$EXPECTED_APPROVAL_TESTS/$EXPECTED_APPROVAL_TESTS deferred-approval tests: the store claims once and pages; a turn of 8 calls (3 asking) resumed in a fresh process ends as the inline turn"
 }
 
+task_tests() {
+    REDIS_URL="redis+unix://$SOCKET" timeout 600 cargo test --workspace --all-features \
+        --test tasks -- --ignored --test-threads 1 >"$DIR/tasks.log" 2>&1 \
+        || { cat "$DIR/tasks.log"; return 1; }
+    local line
+    line=$(grep -E '^test result: ' "$DIR/tasks.log" | tail -n 1)
+    [[ $line =~ ok\.\ ([0-9]+)\ passed\;\ 0\ failed ]] || { echo "no passing result line: $line"; return 1; }
+    [[ ${BASH_REMATCH[1]} -eq $EXPECTED_TASK_TESTS ]] || { echo "${BASH_REMATCH[1]} task tests ran, want $EXPECTED_TASK_TESTS"; return 1; }
+    DETAIL="$EXPECTED_TASK_TESTS/$EXPECTED_TASK_TESTS task tests: the store's compare-and-set, pages, expiry and bound; a task started on one instance read, waited for and cancelled on another; a dead instance's task ends failed"
+}
+
 step "install Debian's redis-server under target/redis" install_redis install
 step "start redis-server on a Unix socket" start_redis start
 step "mcp_fleet Redis tests (--ignored) against it" run_tests tests-step
 step "approvals_redis tests (--ignored) against it" approval_tests approvals-step
+step "tasks Redis tests (--ignored) against it" task_tests tasks-redis-step
 cleanup
 echo "redis-fleet: $PASSED passed, 0 failed"

@@ -585,3 +585,181 @@ async fn an_ended_task_stays_ended_when_its_body_returns_late() {
     assert_eq!(read.status, TaskStatus::Failed);
     assert!(read.result.is_none());
 }
+
+// ------------------------------------------------ In Redis (`durable::RedisTaskStore`; the `mcp` test feature brings `redis`)
+//
+// `#[ignore]`d here: they need a Redis server, which `.ci/redis-fleet.sh` installs under
+// `target/`, starts, and points `REDIS_URL` at before running them with `--ignored`.
+
+#[cfg(feature = "mcp")]
+mod redis {
+    use super::*;
+    use dsh_tools::durable::RedisTaskStore;
+
+    async fn store(what: &str) -> RedisTaskStore {
+        let url = std::env::var("REDIS_URL").expect("REDIS_URL names the Redis server to use");
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        RedisTaskStore::connect(&url).await.unwrap().prefix(format!(
+            "dsh-tools-test:{what}:{}:{nanos}:",
+            std::process::id()
+        ))
+    }
+
+    fn record(id: &str, owner: Option<&str>) -> TaskRecord {
+        serde_json::from_value(json!({
+            "id": id, "tool": "build", "call_id": "c", "owner": owner, "status": "working",
+            "created_at_ms": 1, "updated_at_ms": 1, "ttl_ms": 60_000, "poll_interval_ms": 1000,
+            "lease_until_ms": u64::MAX, "version": 0
+        }))
+        .unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "needs a Redis server: .ci/redis-fleet.sh starts one and runs this with REDIS_URL"]
+    async fn the_redis_task_store_keeps_the_contract() {
+        let store = store("contract").await.max(3);
+        store.create(record("a", Some("alice"))).await.unwrap();
+        store.create(record("b", Some("alice"))).await.unwrap();
+        store.create(record("c", None)).await.unwrap();
+        assert_eq!(
+            store.create(record("a", Some("alice"))).await,
+            Err(TaskStoreError::Full(3))
+        );
+        // Compare-and-set: of two writers from one read, one wins.
+        let read = store.get("a").await.unwrap().unwrap();
+        let mut first = read.clone();
+        first.version = 1;
+        first.status_message = Some("first".into());
+        let mut second = first.clone();
+        second.status_message = Some("second".into());
+        assert!(store.replace(first, read.version).await.unwrap());
+        assert!(!store.replace(second, read.version).await.unwrap());
+        assert_eq!(
+            store
+                .get("a")
+                .await
+                .unwrap()
+                .unwrap()
+                .status_message
+                .as_deref(),
+            Some("first")
+        );
+        assert!(!store.replace(record("nope", None), 0).await.unwrap());
+        // Pages per owner, oldest first.
+        let page = store.list(Some("alice".into()), None, 1).await.unwrap();
+        assert_eq!(page.tasks.len(), 1);
+        assert_eq!(page.tasks[0].id, "a");
+        let rest = store
+            .list(Some("alice".into()), page.next, 5)
+            .await
+            .unwrap();
+        assert_eq!(
+            rest.tasks.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(),
+            ["b"]
+        );
+        let anonymous = store.list(None, None, 5).await.unwrap();
+        assert_eq!(anonymous.tasks.len(), 1);
+        assert!(
+            store
+                .list(Some("bob".into()), None, 5)
+                .await
+                .unwrap()
+                .tasks
+                .is_empty()
+        );
+        assert!(matches!(
+            store.list(None, Some("x".into()), 5).await,
+            Err(TaskStoreError::BadCursor(_))
+        ));
+        // An ended task expires, and its place is free again.
+        let read = store.get("c").await.unwrap().unwrap();
+        let mut ended = read.clone();
+        ended.version = 1;
+        ended.status = TaskStatus::Completed;
+        ended.ttl_ms = Some(1);
+        ended.created_at_ms = 1;
+        ended.updated_at_ms = 1;
+        assert!(store.replace(ended, read.version).await.unwrap());
+        assert!(store.get("c").await.unwrap().is_none());
+        store.create(record("d", None)).await.unwrap();
+        // A record past the bound is refused, whole.
+        let read = store.get("d").await.unwrap().unwrap();
+        let mut huge = read.clone();
+        huge.version = 1;
+        huge.status_message = Some("x".repeat(9 * 1024 * 1024));
+        assert!(matches!(
+            store.replace(huge, read.version).await,
+            Err(TaskStoreError::TooLarge(_, _))
+        ));
+        assert_eq!(store.get("d").await.unwrap().unwrap().version, 0);
+    }
+
+    /// A fleet of two instances on one Redis: a task started on one is read, waited for and
+    /// cancelled on the other; one whose instance dies ends failed.
+    #[test]
+    #[ignore = "needs a Redis server: .ci/redis-fleet.sh starts one and runs this with REDIS_URL"]
+    fn a_fleet_shares_its_tasks_through_redis() {
+        let config = TaskConfig::new().lease(Duration::from_millis(300));
+        let alive = tokio::runtime::Runtime::new().unwrap();
+        let shared = alive.block_on(store("fleet"));
+        let f = fixture();
+        let a = Tasks::with_store(&f.registry, shared.clone()).config(config.clone());
+        let other = fixture();
+        let b = Tasks::with_store(&other.registry, shared.clone()).config(config.clone());
+        alive.block_on(async {
+            // Completed on A, read on B.
+            let task = as_task(
+                a.start(input("build").caller(Caller::new("alice")), None)
+                    .await,
+            );
+            assert!(matches!(
+                b.get(&task.id, Some("bob")).await,
+                Err(TaskError::NotFound(_))
+            ));
+            eventually(|| f.bodies.load(Ordering::SeqCst) == 1).await;
+            f.release.notify_one();
+            let done = b
+                .wait(&task.id, Some("alice"), &CancellationToken::new())
+                .await
+                .unwrap();
+            assert_eq!(done.result.unwrap().text(), "built");
+            // Cancelled on B, heard on A at its next renewal.
+            let task = as_task(a.start(input("build"), None).await);
+            eventually(|| f.bodies.load(Ordering::SeqCst) == 2).await;
+            assert_eq!(
+                b.cancel(&task.id, None).await.unwrap().status,
+                TaskStatus::Cancelled
+            );
+            eventually(|| f.body_cancelled.load(Ordering::SeqCst)).await;
+        });
+        // An instance that dies with a task running.
+        let dying = tokio::runtime::Runtime::new().unwrap();
+        let g = fixture();
+        let c = dying.block_on(async {
+            let c = Tasks::with_store(&g.registry, shared.clone()).config(config.clone());
+            let task = as_task(c.start(input("build"), None).await);
+            eventually(|| g.bodies.load(Ordering::SeqCst) == 1).await;
+            task
+        });
+        dying.shutdown_background();
+        alive.block_on(async {
+            let mut read = b.get(&c.id, None).await.unwrap();
+            for _ in 0..100 {
+                if read.status != TaskStatus::Working {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                read = b.get(&c.id, None).await.unwrap();
+            }
+            assert_eq!(read.status, TaskStatus::Failed);
+            assert!(
+                read.status_message
+                    .unwrap()
+                    .contains("stopped before it ended")
+            );
+        });
+    }
+}

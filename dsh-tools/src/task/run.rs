@@ -571,6 +571,8 @@ async fn settle(
     };
     let started = std::time::Instant::now();
     let mut backoff = Duration::from_millis(50);
+    let mut result = result;
+    let mut shrunk = false;
     let ended = loop {
         let outcome = async {
             loop {
@@ -582,14 +584,24 @@ async fn settle(
                 }
                 let mut ended = next(&task, now_ms());
                 ended.status = status;
-                ended.status_message =
-                    (status == TaskStatus::Cancelled).then(|| "cancelled".to_owned());
+                ended.status_message = (status == TaskStatus::Cancelled)
+                    .then(|| "cancelled".to_owned());
                 if progress.is_some() {
                     ended.progress.clone_from(&progress);
                 }
                 ended.result = Some(result.clone());
-                if inner.store.replace(ended.clone(), task.version).await? {
-                    return Ok(Some(ended));
+                match inner.store.replace(ended.clone(), task.version).await {
+                    Ok(true) => return Ok(Some(ended)),
+                    Ok(false) => {}
+                    // A result the store cannot keep ends the task with a failure saying so,
+                    // for every instance (once).
+                    Err(TaskStoreError::TooLarge(size, max)) if !shrunk => {
+                        shrunk = true;
+                        result = ToolExecutionResult::failure(ToolError::new(format!(
+                            "the task's result is {size} bytes as JSON, more than the task store keeps ({max})"
+                        )));
+                    }
+                    Err(e) => return Err(e),
                 }
             }
         }

@@ -22,6 +22,9 @@ pub enum TaskStoreError {
     /// A page cursor that is not one of this store's.
     #[error("not a page cursor of this task store: {0:?}")]
     BadCursor(String),
+    /// The record is larger than the store keeps (its size and the bound, in bytes of JSON).
+    #[error("the task is {0} bytes as JSON, more than the task store keeps ({1})")]
+    TooLarge(usize, usize),
 }
 
 /// One page of tasks, oldest first.
