@@ -353,6 +353,34 @@ async fn a_full_store_refuses_the_task_before_its_body_runs() {
     f.release.notify_one();
 }
 
+#[tokio::test]
+async fn a_task_that_outlives_its_ttl_keeps_its_result_for_the_ttl_after_it_ends() {
+    let f = fixture();
+    let tasks = Tasks::new(&f.registry);
+    let task = as_task(
+        tasks
+            .start(input("build"), Some(Duration::from_millis(300)))
+            .await,
+    );
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    f.release.notify_one();
+    let done = tasks
+        .wait(&task.id, None, &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(done.status, TaskStatus::Completed);
+    // Read again once the store has the end: still there (kept 300 ms from the end).
+    eventually(|| f.observed.lock().unwrap().len() == 1).await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let read = tasks.get(&task.id, None).await.unwrap();
+    assert_eq!(read.result.unwrap().text(), "built");
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(matches!(
+        tasks.get(&task.id, None).await,
+        Err(TaskError::NotFound(_))
+    ));
+}
+
 /// A store in front of another that fails `replace` while `down` is set.
 #[derive(Clone)]
 struct Flaky {

@@ -66,8 +66,8 @@ pub struct TaskRecord {
     pub created_at_ms: u64,
     /// When the record last changed, in milliseconds since the Unix epoch.
     pub updated_at_ms: u64,
-    /// How long the task is kept after it was created, in milliseconds (a running task is kept
-    /// until it settles); `None`: until removed.
+    /// How long the task is kept once it has ended, in milliseconds (a running task is kept
+    /// until it ends); `None`: until removed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttl_ms: Option<u64>,
     /// How often a caller should poll, in milliseconds.
@@ -88,16 +88,14 @@ pub struct TaskRecord {
 }
 
 impl TaskRecord {
-    /// When the record may be forgotten: `ttl_ms` after creation, once the task has ended.
+    /// When the record may be forgotten: `ttl_ms` after the task ended (its last change), so
+    /// a task that ran longer than its TTL still leaves its result that long.
     pub fn expires_at_ms(&self) -> Option<u64> {
         if !self.status.is_terminal() {
             return None;
         }
-        self.ttl_ms.map(|ttl| {
-            self.created_at_ms
-                .saturating_add(ttl)
-                .max(self.updated_at_ms)
-        })
+        self.ttl_ms
+            .map(|ttl| self.updated_at_ms.saturating_add(ttl))
     }
 
     /// Whether it may be forgotten at `now_ms`.

@@ -20,8 +20,7 @@ use tokio_util::sync::CancellationToken;
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct TaskConfig {
-    /// How long an ended task is kept after it was created when its caller asks for no TTL:
-    /// one hour.
+    /// How long an ended task is kept when its caller asks for no TTL: one hour.
     pub default_ttl: Duration,
     /// The longest TTL a caller may ask for (a longer one is cut to it): one day.
     pub max_ttl: Duration,
@@ -219,8 +218,8 @@ impl Tasks {
             .map_or(TaskSupport::Forbidden, |t| t.definition.task_support)
     }
 
-    /// Starts `input` as a task kept `ttl` after its creation (the configured default when
-    /// `None`, at most [`TaskConfig::max_ttl`]).
+    /// Starts `input` as a task kept `ttl` after it ends (the configured default when `None`,
+    /// at most [`TaskConfig::max_ttl`]).
     ///
     /// The call's policies run first, here: pre-execute, the approval (waited for on the
     /// input's signal), the guards. A call they refuse, and a call of a tool that does not

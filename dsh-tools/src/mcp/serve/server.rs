@@ -2,7 +2,7 @@
 
 use super::discovery::{self, Listed, Lister, Session};
 use super::elicit::{self, ServerApprovals};
-use super::tasks::{Begun, Route};
+use super::tasks::{self, Begun, Route};
 use crate::call::{AgentId, Progress, ProgressSink, ToolExecutionInput, ToolExecutionResult};
 use crate::mcp::map;
 use crate::registry::{ChangeEvent, Registry, ScopedRegistration};
@@ -182,16 +182,6 @@ impl McpServer {
             );
         self.tasks = Some(tasks);
         self
-    }
-
-    /// The tasks served, if any.
-    pub(super) fn task_manager(&self) -> Option<&crate::task::Tasks> {
-        self.tasks.as_ref()
-    }
-
-    /// The agent whose view this is.
-    pub(super) fn agent(&self) -> Option<&AgentId> {
-        self.agent.as_ref()
     }
 
     /// Progressive discovery (off by default): where the view defers tools, `tools/list`
@@ -406,9 +396,22 @@ impl McpServer {
             }))),
             None => None,
         };
-        let result = match self.route(&name, modern, &cx)? {
-            Route::Task(tasks) => match self.begin(tasks, input, approval).await {
-                Begun::Task(task) => return Ok(CallToolResponse::Task(*task)),
+        let declared = cx
+            .client_capabilities()
+            .is_some_and(|caps| caps.supports_tasks());
+        let route = tasks::route(
+            self.tasks.as_ref(),
+            &name,
+            self.agent.as_ref(),
+            modern,
+            declared,
+        )?;
+        let result = match route {
+            Route::Task(tasks) => match tasks::begin(tasks, input, approval).await {
+                Begun::Task(mut task) => {
+                    self.stamp(&mut task.meta);
+                    return Ok(CallToolResponse::Task(*task));
+                }
                 Begun::Settled(result) => result,
             },
             Route::InPlace => match cx.meta.get_progress_token() {
@@ -533,7 +536,7 @@ impl McpServer {
 
     /// Adds `_meta["io.modelcontextprotocol/serverInfo"]`, which 2026-07-28 results should
     /// carry (a stateless client learns who answered from each result).
-    pub(super) fn stamp(&self, meta: &mut Option<rmcp::model::MetaObject>) {
+    fn stamp(&self, meta: &mut Option<rmcp::model::MetaObject>) {
         if self.info_meta.is_null() {
             return;
         }
@@ -627,7 +630,7 @@ fn to_meta(info: &Implementation) -> Value {
 pub const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
 
 /// The authenticated caller of a request (HTTP with authorization), if any.
-pub(super) fn caller_of(cx: &RequestContext<RoleServer>) -> Option<Arc<crate::call::Caller>> {
+fn caller_of(cx: &RequestContext<RoleServer>) -> Option<Arc<crate::call::Caller>> {
     #[cfg(feature = "mcp-auth")]
     {
         cx.extensions
@@ -742,7 +745,9 @@ impl ServerHandler for McpServer {
         request: rmcp::model::GetTaskParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
-        self.task_get(&request.task_id, &cx).await
+        let owner = caller_of(&cx);
+        let owner = owner.as_deref().map(crate::call::Caller::subject);
+        tasks::get(self.tasks.as_ref(), &request.task_id, owner).await
     }
 
     async fn update_task(
@@ -750,7 +755,9 @@ impl ServerHandler for McpServer {
         request: rmcp::model::UpdateTaskParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.task_update(&request.task_id, &cx).await
+        let owner = caller_of(&cx);
+        let owner = owner.as_deref().map(crate::call::Caller::subject);
+        tasks::update(self.tasks.as_ref(), &request.task_id, owner).await
     }
 
     async fn cancel_task(
@@ -758,7 +765,9 @@ impl ServerHandler for McpServer {
         request: rmcp::model::CancelTaskParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.task_cancel(&request.task_id, &cx).await
+        let owner = caller_of(&cx);
+        let owner = owner.as_deref().map(crate::call::Caller::subject);
+        tasks::cancel(self.tasks.as_ref(), &request.task_id, owner).await
     }
 
     fn accepted_subscription_filter(

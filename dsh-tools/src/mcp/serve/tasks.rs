@@ -6,15 +6,12 @@
 //! `tasks/cancel` cancels it. A task is its caller's: another authorization subject gets
 //! `-32602 unknown task`, as for an id that never was.
 
-use super::server::{McpServer, caller_of};
-use crate::call::{CallApproval, ToolExecutionInput, ToolExecutionResult};
+use crate::call::{AgentId, CallApproval, ToolExecutionInput, ToolExecutionResult};
 use crate::mcp::map;
-use crate::task::{Started, TaskError, TaskRecord, TaskStatus, Tasks};
-use rmcp::RoleServer;
+use crate::task::{Started, TaskError, TaskRecord, TaskStatus, TaskSupport, Tasks};
 use rmcp::model::{
     CreateTaskResult, DetailedTask, ErrorData, GetTaskResult, JsonObject, Task, TaskPayload,
 };
-use rmcp::service::RequestContext;
 
 /// How a call is run.
 pub(super) enum Route<'a> {
@@ -33,102 +30,80 @@ pub(super) enum Begun {
     Settled(Option<ToolExecutionResult>),
 }
 
-impl McpServer {
-    /// How the call of `name` runs: as a task when its tool may and the request declared the
-    /// extension; an error for a tool that runs only as a task when the request did not
-    /// (`-32021`, naming the capability it lacks). Clients below 2026-07-28 run every call in
-    /// place (the 2025-11-25 experimental tasks are not served).
-    pub(super) fn route(
-        &self,
-        name: &str,
-        modern: bool,
-        cx: &RequestContext<RoleServer>,
-    ) -> Result<Route<'_>, ErrorData> {
-        let Some(tasks) = self.task_manager() else {
-            return Ok(Route::InPlace);
-        };
-        let support = tasks.support(name, self.agent());
-        if !support.allows_task() || !modern {
-            return Ok(Route::InPlace);
-        }
-        let declared = cx
-            .client_capabilities()
-            .is_some_and(|caps| caps.supports_tasks());
-        match (declared, support) {
-            (true, _) => Ok(Route::Task(tasks)),
-            (false, crate::task::TaskSupport::Required) => {
-                Err(ErrorData::missing_required_client_capability(
-                    rmcp::model::ClientCapabilities::builder()
-                        .enable_tasks()
-                        .build(),
-                ))
-            }
-            (false, _) => Ok(Route::InPlace),
-        }
+/// How the call of `name` runs (as `agent` sees it): as a task when its tool may, the request
+/// is of 2026-07-28 (`modern`) and declared the extension (`declared`); an error for a tool
+/// that runs only as a task when the request did not (`-32021`, naming the capability it
+/// lacks). Clients below 2026-07-28 run every call in place (the 2025-11-25 experimental
+/// tasks are not served).
+pub(super) fn route<'a>(
+    tasks: Option<&'a Tasks>,
+    name: &str,
+    agent: Option<&AgentId>,
+    modern: bool,
+    declared: bool,
+) -> Result<Route<'a>, ErrorData> {
+    let Some(tasks) = tasks else {
+        return Ok(Route::InPlace);
+    };
+    let support = tasks.support(name, agent);
+    if !support.allows_task() || !modern {
+        return Ok(Route::InPlace);
     }
-
-    /// Starts `input` as a task of `tasks`.
-    pub(super) async fn begin(
-        &self,
-        tasks: &Tasks,
-        input: ToolExecutionInput,
-        approval: Option<CallApproval>,
-    ) -> Begun {
-        match tasks.start_with(input, None, approval).await {
-            None => Begun::Settled(None),
-            Some(Started::Settled(result)) => Begun::Settled(Some(result)),
-            Some(Started::Task(task)) => {
-                let mut created = CreateTaskResult::new(handle(&task));
-                let mut meta = None;
-                self.stamp(&mut meta);
-                if let Some(meta) = meta {
-                    created = created.with_meta(meta);
-                }
-                Begun::Task(Box::new(created))
-            }
-        }
+    match (declared, support) {
+        (true, _) => Ok(Route::Task(tasks)),
+        (false, TaskSupport::Required) => Err(ErrorData::missing_required_client_capability(
+            rmcp::model::ClientCapabilities::builder()
+                .enable_tasks()
+                .build(),
+        )),
+        (false, _) => Ok(Route::InPlace),
     }
+}
 
-    /// `tasks/get`.
-    pub(super) async fn task_get(
-        &self,
-        id: &str,
-        cx: &RequestContext<RoleServer>,
-    ) -> Result<GetTaskResult, ErrorData> {
-        let tasks = self.tasks_or_unknown(id)?;
-        let owner = caller_of(cx);
-        let owner = owner.as_deref().map(crate::call::Caller::subject);
-        let task = tasks.get(id, owner).await.map_err(|e| task_error(id, e))?;
-        Ok(GetTaskResult::new(detailed(&task)))
+/// Starts `input` as a task of `tasks`.
+pub(super) async fn begin(
+    tasks: &Tasks,
+    input: ToolExecutionInput,
+    approval: Option<CallApproval>,
+) -> Begun {
+    match tasks.start_with(input, None, approval).await {
+        None => Begun::Settled(None),
+        Some(Started::Settled(result)) => Begun::Settled(Some(result)),
+        Some(Started::Task(task)) => Begun::Task(Box::new(CreateTaskResult::new(handle(&task)))),
     }
+}
 
-    /// `tasks/update`: no task asks for input yet, so responses are acknowledged and ignored
-    /// (the extension says unknown keys are ignored); an unknown task is an error.
-    pub(super) async fn task_update(
-        &self,
-        id: &str,
-        cx: &RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        self.task_get(id, cx).await.map(drop)
-    }
+/// `tasks/get` of `owner`'s task `id`.
+pub(super) async fn get(
+    tasks: Option<&Tasks>,
+    id: &str,
+    owner: Option<&str>,
+) -> Result<GetTaskResult, ErrorData> {
+    let tasks = tasks.ok_or_else(|| unknown_task(id))?;
+    let task = tasks.get(id, owner).await.map_err(|e| task_error(id, e))?;
+    Ok(GetTaskResult::new(detailed(&task)))
+}
 
-    /// `tasks/cancel`: acknowledged once the task is cancelled or had ended already.
-    pub(super) async fn task_cancel(
-        &self,
-        id: &str,
-        cx: &RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        let tasks = self.tasks_or_unknown(id)?;
-        let owner = caller_of(cx);
-        let owner = owner.as_deref().map(crate::call::Caller::subject);
-        match tasks.cancel(id, owner).await {
-            Ok(_) | Err(TaskError::Ended(_)) => Ok(()),
-            Err(e) => Err(task_error(id, e)),
-        }
-    }
+/// `tasks/update`: no task asks for input yet, so responses are acknowledged and ignored
+/// (the extension says unknown keys are ignored); an unknown task is an error.
+pub(super) async fn update(
+    tasks: Option<&Tasks>,
+    id: &str,
+    owner: Option<&str>,
+) -> Result<(), ErrorData> {
+    get(tasks, id, owner).await.map(drop)
+}
 
-    fn tasks_or_unknown(&self, id: &str) -> Result<&Tasks, ErrorData> {
-        self.task_manager().ok_or_else(|| unknown_task(id))
+/// `tasks/cancel`: acknowledged once the task is cancelled or had ended already.
+pub(super) async fn cancel(
+    tasks: Option<&Tasks>,
+    id: &str,
+    owner: Option<&str>,
+) -> Result<(), ErrorData> {
+    let tasks = tasks.ok_or_else(|| unknown_task(id))?;
+    match tasks.cancel(id, owner).await {
+        Ok(_) | Err(TaskError::Ended(_)) => Ok(()),
+        Err(e) => Err(task_error(id, e)),
     }
 }
 
