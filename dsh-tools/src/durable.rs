@@ -293,12 +293,12 @@ const MAX_TASK_BYTES: usize = 8 * 1024 * 1024;
 ///
 /// Under a prefix (`dsh-tools:task:` by default): `t:<id>` is a hash of the record's version
 /// (`v`) and JSON (`j`), replaced by a script only over the version it was read at (the
-/// [`TaskStore`](crate::task::TaskStore) contract); `all` and `o:<owner>` are sorted sets of
+/// [`TaskStore`] contract); `all` and `o:<owner>` are sorted sets of
 /// ids by a sequence (`seq`) that page cursors name. An ended task's record expires at its
 /// [expiry](crate::task::TaskRecord::expires_at_ms) (`PEXPIREAT`, noted in `expiring`); its id
 /// leaves `all` when a later task is created, and its owner's set when a listing finds it
 /// gone. At most [`max`](Self::max) tasks are kept (10,000), each record
-/// at most 8 MiB as JSON ([`TaskStoreError::TooLarge`](crate::task::TaskStoreError::TooLarge)
+/// at most 8 MiB as JSON ([`TaskStoreError::TooLarge`]
 /// past it). Each command waits at most 2 s.
 ///
 /// ```no_run
