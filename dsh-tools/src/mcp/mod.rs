@@ -105,11 +105,12 @@ pub use serve::jwt::JwtVerifier;
 pub use serve::lines::MAX_IN_FLIGHT;
 #[cfg(feature = "mcp-http")]
 pub use serve::listener::HttpServer;
+pub use serve::progress::MAX_PENDING_PROGRESS;
 #[cfg(feature = "mcp-redis")]
 pub use serve::redis::RedisSessionStore;
 #[cfg(feature = "mcp-http")]
 pub use serve::response::HttpResponse;
-pub use serve::server::{MAX_PENDING_PROGRESS, McpServer, SERVER_INFO_META, ServeError};
+pub use serve::server::{McpServer, SERVER_INFO_META, ServeError};
 
 /// rmcp, re-exported for transports and client code (its version is pinned by this crate).
 pub use rmcp;

@@ -241,6 +241,39 @@ impl ServerApprovals {
             })
     }
 
+    /// A 2026-07-28 call's approval rounds: the first (no state), or a retry whose state opens
+    /// for this call (`cx`) and whose form answer is at hand.
+    pub(crate) fn rounds(
+        &self,
+        state: Option<&str>,
+        responses: Option<rmcp::model::InputResponses>,
+        cx: &CallContext<'_>,
+    ) -> Result<Arc<Rounds>, rmcp::model::ErrorData> {
+        let refused = |why: String| {
+            rmcp::model::ErrorData::invalid_params(format!("Invalid params: {why}"), None)
+        };
+        let Some(state) = state else {
+            if responses.is_some() {
+                return Err(refused(
+                    "inputResponses without the requestState they answer".to_owned(),
+                ));
+            }
+            return Ok(Rounds::first());
+        };
+        self.open(state, cx).map_err(refused)?;
+        let Some(answer) = responses.and_then(|mut r| r.remove(APPROVAL_INPUT_KEY)) else {
+            return Err(refused(format!(
+                "inputResponses carries no {APPROVAL_INPUT_KEY:?} answer for this requestState"
+            )));
+        };
+        let answer: ElicitResult = serde_json::from_value(answer).map_err(|e| {
+            refused(format!(
+                "the approval answer is not an elicitation result: {e}"
+            ))
+        })?;
+        Ok(Rounds::answered(answer))
+    }
+
     /// Opens a retry's request state: it must be ours, for this very call, unexpired and not
     /// answered before. Consumes it.
     pub(crate) fn open(&self, sealed: &str, cx: &CallContext<'_>) -> Result<(), String> {

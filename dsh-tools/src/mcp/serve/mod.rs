@@ -15,6 +15,7 @@ pub(super) mod jwt;
 pub(super) mod lines;
 #[cfg(feature = "mcp-http")]
 pub(super) mod listener;
+pub(super) mod progress;
 #[cfg(feature = "mcp-redis")]
 pub(super) mod redis;
 #[cfg(feature = "mcp-http")]

@@ -2,14 +2,15 @@
 
 use super::discovery::{self, Listed, Lister, Session};
 use super::elicit::{self, ServerApprovals};
+use super::progress;
 use super::tasks::{self, Begun, Route};
-use crate::call::{AgentId, Progress, ProgressSink, ToolExecutionInput, ToolExecutionResult};
+use crate::call::{AgentId, ToolExecutionInput, ToolExecutionResult};
 use crate::mcp::map;
 use crate::registry::{ChangeEvent, Registry, ScopedRegistration};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
-    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    Tool,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{Peer, RoleServer, ServerHandler};
@@ -371,12 +372,17 @@ impl McpServer {
         // A 2026-07-28 retry answers the approval it was asked: its state must be ours, for
         // this very call, and new.
         let rounds = if elicit && modern {
-            Some(self.rounds(
-                &request.request_state,
+            let bind = elicit::CallContext {
+                server: &self.info.server_info.name,
+                tool: &name,
+                arguments: &arguments,
+                caller: caller.as_deref(),
+                view: self.agent.as_ref().map(AgentId::as_str),
+            };
+            Some(self.approvals.rounds(
+                request.request_state.as_deref(),
                 request.input_responses,
-                &name,
-                &arguments,
-                caller.as_deref(),
+                &bind,
             )?)
         } else {
             None
@@ -417,8 +423,10 @@ impl McpServer {
             Route::InPlace => match cx.meta.get_progress_token() {
                 None => self.execute(input, approval).await,
                 Some(token) => {
-                    self.execute_with_progress(input, approval, token, &cx.peer)
-                        .await
+                    progress::forwarding(input, token, &cx.peer, |input| {
+                        self.execute(input, approval)
+                    })
+                    .await
                 }
             },
         };
@@ -492,48 +500,6 @@ impl McpServer {
         }
     }
 
-    /// A 2026-07-28 call's approval rounds: the first (no state), or a retry whose state opens
-    /// for this call and whose form answer is at hand.
-    fn rounds(
-        &self,
-        state: &Option<String>,
-        responses: Option<rmcp::model::InputResponses>,
-        name: &str,
-        arguments: &Value,
-        caller: Option<&crate::call::Caller>,
-    ) -> Result<Arc<elicit::Rounds>, ErrorData> {
-        let refused =
-            |why: String| ErrorData::invalid_params(format!("Invalid params: {why}"), None);
-        let Some(state) = state else {
-            if responses.is_some() {
-                return Err(refused(
-                    "inputResponses without the requestState they answer".to_owned(),
-                ));
-            }
-            return Ok(elicit::Rounds::first());
-        };
-        let bind = elicit::CallContext {
-            server: &self.info.server_info.name,
-            tool: name,
-            arguments,
-            caller,
-            view: self.agent.as_ref().map(AgentId::as_str),
-        };
-        self.approvals.open(state, &bind).map_err(refused)?;
-        let Some(answer) = responses.and_then(|mut r| r.remove(elicit::APPROVAL_INPUT_KEY)) else {
-            return Err(refused(format!(
-                "inputResponses carries no {:?} answer for this requestState",
-                elicit::APPROVAL_INPUT_KEY
-            )));
-        };
-        let answer: rmcp::model::ElicitResult = serde_json::from_value(answer).map_err(|e| {
-            refused(format!(
-                "the approval answer is not an elicitation result: {e}"
-            ))
-        })?;
-        Ok(elicit::Rounds::answered(answer))
-    }
-
     /// Adds `_meta["io.modelcontextprotocol/serverInfo"]`, which 2026-07-28 results should
     /// carry (a stateless client learns who answered from each result).
     fn stamp(&self, meta: &mut Option<rmcp::model::MetaObject>) {
@@ -543,81 +509,6 @@ impl McpServer {
         meta.get_or_insert_with(Default::default)
             .0
             .insert(SERVER_INFO_META.to_owned(), (*self.info_meta).clone());
-    }
-
-    /// Runs the call while forwarding its progress reports, in order, all before the response
-    /// (anything sent after it would be dropped). At most [`MAX_PENDING_PROGRESS`] wait for a
-    /// slow client; past that the oldest are dropped, so the latest always goes out and a tool
-    /// reporting a million times holds 64, not a million.
-    async fn execute_with_progress(
-        &self,
-        input: ToolExecutionInput,
-        approval: Option<crate::call::CallApproval>,
-        token: ProgressToken,
-        peer: &Peer<RoleServer>,
-    ) -> Option<ToolExecutionResult> {
-        let pending = Arc::new(PendingProgress::default());
-        let sink = Arc::clone(&pending);
-        let input = input.progress(ProgressSink::new(move |p| sink.push(p)));
-        let send = |p: Progress| {
-            let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
-            if let Some(total) = p.total {
-                param = param.with_total(total);
-            }
-            if let Some(message) = p.message {
-                param = param.with_message(message);
-            }
-            async move {
-                if let Err(e) = peer.notify_progress(param).await {
-                    tracing::debug!("MCP: progress notification not sent: {e}");
-                }
-            }
-        };
-        let call = self.execute(input, approval);
-        tokio::pin!(call);
-        let result = loop {
-            tokio::select! {
-                biased;
-                () = pending.ready.notified() => {
-                    while let Some(p) = pending.pop() {
-                        send(p).await;
-                    }
-                }
-                result = &mut call => break result,
-            }
-        };
-        while let Some(p) = pending.pop() {
-            send(p).await;
-        }
-        result
-    }
-}
-
-/// Progress reports not sent yet to the client: at most this many wait; older ones are dropped.
-pub const MAX_PENDING_PROGRESS: usize = 64;
-
-#[derive(Default)]
-struct PendingProgress {
-    queue: Mutex<std::collections::VecDeque<Progress>>,
-    ready: tokio::sync::Notify,
-}
-
-impl PendingProgress {
-    fn push(&self, p: Progress) {
-        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-        if queue.len() >= MAX_PENDING_PROGRESS {
-            queue.pop_front();
-        }
-        queue.push_back(p);
-        drop(queue);
-        self.ready.notify_one();
-    }
-
-    fn pop(&self) -> Option<Progress> {
-        self.queue
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .pop_front()
     }
 }
 
