@@ -7,6 +7,17 @@ use crate::task::{TaskPage, TaskRecord, TaskStore, TaskStoreError};
 use std::fmt;
 use std::time::Duration;
 
+/// A connection to `url` that reconnects on its own when it drops; each command waits at most
+/// 2 s (the stores here and the MCP session store share it).
+pub(crate) async fn connect(url: &str) -> Result<redis::aio::ConnectionManager, redis::RedisError> {
+    let client = redis::Client::open(url)?;
+    let config = redis::aio::ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(Duration::from_secs(2)))
+        .set_response_timeout(Some(Duration::from_secs(2)))
+        .set_number_of_retries(2);
+    client.get_connection_manager_with_config(config).await
+}
+
 /// Claims approval `KEYS[1]` by setting its marker `KEYS[2]` (to `ARGV[1]`) unless set:
 /// the approval's JSON when this claim won, nil when it is gone or claimed.
 const CLAIM: &str = "if redis.call('EXISTS', KEYS[1]) == 0 then return false end \
@@ -68,12 +79,7 @@ impl RedisApprovalStore {
     /// Connects to `url` (`redis://[user:password@]host[:port][/db]`, `redis+unix://…`),
     /// reconnecting on its own when the connection drops.
     pub async fn connect(url: &str) -> Result<Self, redis::RedisError> {
-        let client = redis::Client::open(url)?;
-        let config = redis::aio::ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(Duration::from_secs(2)))
-            .set_response_timeout(Some(Duration::from_secs(2)))
-            .set_number_of_retries(2);
-        let connection = client.get_connection_manager_with_config(config).await?;
+        let connection = connect(url).await?;
         Ok(Self {
             connection,
             prefix: "dsh-tools:approval:".to_owned(),
@@ -336,12 +342,7 @@ impl RedisTaskStore {
     /// Connects to `url` (`redis://[user:password@]host[:port][/db]`, `redis+unix://…`),
     /// reconnecting on its own when the connection drops.
     pub async fn connect(url: &str) -> Result<Self, redis::RedisError> {
-        let client = redis::Client::open(url)?;
-        let config = redis::aio::ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(Duration::from_secs(2)))
-            .set_response_timeout(Some(Duration::from_secs(2)))
-            .set_number_of_retries(2);
-        let connection = client.get_connection_manager_with_config(config).await?;
+        let connection = connect(url).await?;
         Ok(Self {
             connection,
             prefix: "dsh-tools:task:".to_owned(),

@@ -53,12 +53,7 @@ impl RedisSessionStore {
     /// the `redis` crate is built with it), reconnecting on its own when the connection drops.
     /// Each command waits at most 2 s for its answer.
     pub async fn connect(url: &str) -> Result<Self, redis::RedisError> {
-        let client = redis::Client::open(url)?;
-        let config = redis::aio::ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(Duration::from_secs(2)))
-            .set_response_timeout(Some(Duration::from_secs(2)))
-            .set_number_of_retries(2);
-        let connection = client.get_connection_manager_with_config(config).await?;
+        let connection = crate::durable::connect(url).await?;
         Ok(Self {
             connection,
             prefix: "dsh-tools:mcp:session:".to_owned(),

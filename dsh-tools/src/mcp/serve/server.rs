@@ -636,9 +636,8 @@ impl ServerHandler for McpServer {
         request: rmcp::model::GetTaskParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
-        let owner = caller_of(&cx);
-        let owner = owner.as_deref().map(crate::call::Caller::subject);
-        tasks::get(self.tasks.as_ref(), &request.task_id, owner).await
+        let owner = caller_of(&cx).map(|c| c.subject().to_owned());
+        tasks::get(self.tasks.as_ref(), &request.task_id, owner.as_deref()).await
     }
 
     async fn update_task(
@@ -646,9 +645,8 @@ impl ServerHandler for McpServer {
         request: rmcp::model::UpdateTaskParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let owner = caller_of(&cx);
-        let owner = owner.as_deref().map(crate::call::Caller::subject);
-        tasks::update(self.tasks.as_ref(), &request.task_id, owner).await
+        let owner = caller_of(&cx).map(|c| c.subject().to_owned());
+        tasks::update(self.tasks.as_ref(), &request.task_id, owner.as_deref()).await
     }
 
     async fn cancel_task(
@@ -656,9 +654,8 @@ impl ServerHandler for McpServer {
         request: rmcp::model::CancelTaskParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let owner = caller_of(&cx);
-        let owner = owner.as_deref().map(crate::call::Caller::subject);
-        tasks::cancel(self.tasks.as_ref(), &request.task_id, owner).await
+        let owner = caller_of(&cx).map(|c| c.subject().to_owned());
+        tasks::cancel(self.tasks.as_ref(), &request.task_id, owner.as_deref()).await
     }
 
     fn accepted_subscription_filter(
