@@ -493,16 +493,22 @@ impl TaskStore for RedisTaskStore {
                 .query_async(&mut connection)
                 .await
                 .map_err(task_unavailable)?;
+            if entries.is_empty() {
+                return Ok(TaskPage::default());
+            }
+            // One round trip for the page's records.
+            let mut reads = redis::pipe();
+            for (id, _) in &entries {
+                reads.cmd("HGET").arg(this.task(id)).arg("j");
+            }
+            let records: Vec<Option<Vec<u8>>> = reads
+                .query_async(&mut connection)
+                .await
+                .map_err(task_unavailable)?;
             let mut tasks = Vec::with_capacity(entries.len());
             let mut gone = Vec::new();
             let now = crate::call::now_ms();
-            for (id, _) in &entries {
-                let stored: Option<Vec<u8>> = redis::cmd("HGET")
-                    .arg(this.task(id))
-                    .arg("j")
-                    .query_async(&mut connection)
-                    .await
-                    .map_err(task_unavailable)?;
+            for ((id, _), stored) in entries.iter().zip(records) {
                 match stored.map(|s| Self::decode(&s)) {
                     None => gone.push(id.clone()),
                     Some(Ok(task)) if task.is_expired(now) => gone.push(id.clone()),

@@ -76,10 +76,6 @@ pub struct TaskRecord {
     /// epoch. It renews the lease while the body runs; a working task whose lease passed is
     /// read as failed (its instance stopped).
     pub lease_until_ms: u64,
-    /// Whether someone asked to cancel the task (the instance running it fires the body's
-    /// signal when it reads this).
-    #[serde(default)]
-    pub cancel_requested: bool,
     /// The call's result, once settled (`completed`; the abort for `cancelled`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<ToolExecutionResult>,

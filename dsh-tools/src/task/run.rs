@@ -301,7 +301,6 @@ impl Tasks {
             ttl_ms: Some(millis(ttl)),
             poll_interval_ms: millis(config.poll_interval),
             lease_until_ms: now.saturating_add(millis(config.lease)),
-            cancel_requested: false,
             result: None,
             version: 0,
         };
@@ -428,7 +427,6 @@ impl Tasks {
             let mut cancelled = next(&task, now_ms());
             cancelled.status = TaskStatus::Cancelled;
             cancelled.status_message = Some("cancelled by its caller".to_owned());
-            cancelled.cancel_requested = true;
             cancelled.result = Some(ToolExecutionResult::failure(ToolError::aborted()));
             if self
                 .inner
@@ -522,7 +520,8 @@ async fn keep(
                     break;
                 }
             };
-            if task.cancel_requested || task.status.is_terminal() {
+            // Ended elsewhere (a cancel, or a lease read as failed): the body stops.
+            if task.status.is_terminal() {
                 token.cancel();
                 return;
             }

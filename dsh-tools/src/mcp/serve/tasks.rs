@@ -91,7 +91,9 @@ pub(super) async fn update(
     id: &str,
     owner: Option<&str>,
 ) -> Result<(), ErrorData> {
-    get(tasks, id, owner).await.map(drop)
+    let tasks = tasks.ok_or_else(|| unknown_task(id))?;
+    tasks.get(id, owner).await.map_err(|e| task_error(id, e))?;
+    Ok(())
 }
 
 /// `tasks/cancel`: acknowledged once the task is cancelled or had ended already.
@@ -190,7 +192,7 @@ fn object(value: &impl serde::Serialize) -> JsonObject {
 
 /// `ms` since the Unix epoch as ISO 8601 in UTC, to the millisecond
 /// (`2026-12-06T03:18:12.000Z`): the civil date from days (Howard Hinnant's algorithm).
-pub(crate) fn iso8601(ms: u64) -> String {
+fn iso8601(ms: u64) -> String {
     let secs = ms / 1000;
     let millis = ms % 1000;
     let days = i64::try_from(secs / 86_400).unwrap_or(i64::MAX / 2);
