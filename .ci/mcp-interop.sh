@@ -195,10 +195,11 @@ python_client_http() {
 
 bearer_token_clients() {
     # The TypeScript check resolves the SDK from target/mcp-node/node_modules.
-    cp .ci/mcp_auth_ts.mjs "$NODE_PREFIX/mcp_auth_ts.mjs" || return
-    timeout 180 "$PY" .ci/mcp_auth_check.py "$SERVER_BIN" "$OUT/auth" \
-        "$NODE_BIN/node" "$PWD/$NODE_PREFIX/mcp_auth_ts.mjs" || return
-    DETAIL="raw HTTP 401/metadata/invalid_token, Python mcp legacy + 2026-07-28, TypeScript SDK: 4/4"
+    cp .ci/mcp_auth_ts.mjs .ci/mcp_tasks_ts.mjs "$NODE_PREFIX/" || return
+    timeout 240 "$PY" .ci/mcp_auth_check.py "$SERVER_BIN" "$OUT/auth" \
+        "$NODE_BIN/node" "$PWD/$NODE_PREFIX/mcp_auth_ts.mjs" \
+        "$PWD/$NODE_PREFIX/mcp_tasks_ts.mjs" || return
+    DETAIL="raw HTTP 401/metadata/invalid_token, Python mcp legacy + 2026-07-28, TypeScript SDK, its 2025-11-25 tasks (two subjects): 5/5"
 }
 
 conformance_suite() {
@@ -261,7 +262,7 @@ step "Python mcp client runs count_files as an MCP task (2026-07-28 extension)" 
 step "mcp_import vs Python MCPServer (.ci/py_server.py)" import import_python_server
 step "start mcp_server --http --conformance-fixtures" http-server start_http_server
 step "Python mcp client vs mcp_server over HTTP" python-http python_client_http
-step "Python and TypeScript clients with bearer tokens vs mcp_server --auth-*" auth bearer_token_clients
+step "Python and TypeScript clients with bearer tokens (and the TS SDK's tasks) vs mcp_server --auth-*" auth bearer_token_clients
 step "conformance server suite with $BASELINE" conformance conformance_suite
 step "conformance --scenario json-schema-2020-12" conformance-json-schema conformance_json_schema
 

@@ -110,8 +110,8 @@ async def client_checks(url: str, key, mode: str) -> str:
 
 
 def main() -> int:
-    if len(sys.argv) not in (3, 5):
-        sys.exit("usage: mcp_auth_check.py SERVER_BIN WORKDIR [NODE TS_CHECK]")
+    if len(sys.argv) not in (3, 5, 6):
+        sys.exit("usage: mcp_auth_check.py SERVER_BIN WORKDIR [NODE TS_CHECK [TS_TASKS_CHECK]]")
     server_bin, workdir = sys.argv[1], sys.argv[2]
     os.makedirs(workdir, exist_ok=True)
     key = ec.generate_private_key(ec.SECP256R1())
@@ -137,19 +137,22 @@ def main() -> int:
         checks = [("raw HTTP", lambda: raw_checks(url, key, other_key))]
         for mode in ("legacy", "auto"):
             checks.append((f"python {mode}", lambda m=mode: anyio.run(client_checks, url, key, m)))
-        if len(sys.argv) == 5:
-            node, ts_check = sys.argv[3], sys.argv[4]
+        if len(sys.argv) >= 5:
+            node = sys.argv[3]
 
-            def ts() -> str:
+            def ts(script: str) -> str:
                 env = {**os.environ, "MCP_URL": url,
                        "TOKEN_READ": token(key, url, "files:read"),
-                       "TOKEN_WRITE": token(key, url, "files:read files:write")}
-                out = subprocess.run([node, ts_check], env=env, capture_output=True, text=True,
-                                     timeout=60)
+                       "TOKEN_WRITE": token(key, url, "files:read files:write"),
+                       "TOKEN_OTHER": token(key, url, "files:read files:write", sub="ci-other")}
+                out = subprocess.run([node, script], env=env, capture_output=True, text=True,
+                                     timeout=90)
                 check(out.returncode == 0, f"exit {out.returncode}: {out.stdout}{out.stderr}")
                 return out.stdout.strip().splitlines()[-1]
 
-            checks.append(("typescript", ts))
+            checks.append(("typescript", lambda: ts(sys.argv[4])))
+            if len(sys.argv) == 6:
+                checks.append(("typescript tasks", lambda: ts(sys.argv[5])))
         for name, step in checks:
             try:
                 print(f"{name}: {step()}", flush=True)

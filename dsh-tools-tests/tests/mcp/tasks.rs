@@ -1,7 +1,8 @@
 //! MCP tasks on the server (issue 36, part 2, the 2026-07-28 extension): rmcp's client declares
 //! the extension, gets a task for a tool that runs as one, polls `tasks/get` to the result,
 //! cancels; another subject's task is unknown; a required tool refuses a client that cannot
-//! take a task; a client of 2025-11-25 has the call run in place.
+//! take a task. And the 2025-11-25 revision's tasks, over JSON-RPC lines as that revision's text
+//! writes them (the capability, `execution.taskSupport`, `tasks/get|result|list|cancel`).
 
 use crate::support::Era;
 use dsh_tools::mcp::McpServer;
@@ -85,6 +86,16 @@ fn registry(release: Arc<Notify>) -> Registry {
             )
             .task_support(TaskSupport::Required),
         )
+        .unwrap()
+        .keep();
+    registry
+        .register(ToolDefinition::new(
+            "build_now",
+            "Builds in place",
+            json!({"type": "object"}),
+            OutputDecl::text(),
+            |_, _| async { Ok(json!("built now")) },
+        ))
         .unwrap()
         .keep();
     registry
@@ -216,7 +227,7 @@ async fn cancelling_a_task_ends_it_cancelled_and_unknown_ids_are_invalid_params(
 }
 
 #[tokio::test]
-async fn a_required_task_refuses_a_client_that_cannot_take_one_and_legacy_runs_in_place() {
+async fn a_required_task_refuses_a_plain_call_in_both_eras() {
     let server = McpServer::new(registry(Arc::new(Notify::new())));
     let client = connect(&server, Era::Modern, false).await;
     let Err(ServiceError::McpError(e)) = call(&client, "migrate").await else {
@@ -230,17 +241,171 @@ async fn a_required_task_refuses_a_client_that_cannot_take_one_and_legacy_runs_i
     };
     let done = poll_to_end(&able, &created.task.task_id).await;
     assert_eq!(done.task.status(), TaskStatus::Completed);
-    // 2025-11-25: the experimental tasks are not served; the call runs in place.
+    // 2025-11-25 is not told of the extension; a plain call of a tool that runs only as a
+    // task is `-32601` there (that revision's MUST).
     let legacy = connect(&server, Era::Legacy, true).await;
     let caps = serde_json::to_value(&legacy.peer_info().unwrap().capabilities).unwrap();
     assert!(caps.get("extensions").is_none(), "{caps}");
-    let CallToolResponse::Complete(result) = call(&legacy, "migrate").await.unwrap() else {
+    let Err(ServiceError::McpError(e)) = call(&legacy, "migrate").await else {
+        panic!("a legacy client ran a required task in place");
+    };
+    assert_eq!(e.code, ErrorCode::METHOD_NOT_FOUND, "{e:?}");
+    let CallToolResponse::Complete(result) = call(&legacy, "build_now").await.unwrap() else {
         panic!("a legacy client got a task");
     };
     assert_eq!(
         serde_json::to_value(&result).unwrap()["content"][0]["text"],
-        "migrated"
+        "built now"
     );
+}
+
+/// A client of 2025-11-25 speaking JSON-RPC lines to `serve_io`.
+struct Lines {
+    write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    read: tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+    /// Notifications read while waiting for answers.
+    heard: Vec<serde_json::Value>,
+}
+
+impl Lines {
+    async fn open(server: &McpServer) -> Self {
+        use tokio::io::AsyncBufReadExt;
+        let (ours, theirs) = tokio::io::duplex(1 << 20);
+        let (read, write) = tokio::io::split(theirs);
+        tokio::spawn(server.clone().serve_io(read, write));
+        let (read, write) = tokio::io::split(ours);
+        Self {
+            write,
+            read: tokio::io::BufReader::new(read).lines(),
+            heard: Vec::new(),
+        }
+    }
+
+    async fn send(&mut self, message: serde_json::Value) {
+        use tokio::io::AsyncWriteExt;
+        let mut line = serde_json::to_vec(&message).unwrap();
+        line.push(b'\n');
+        self.write.write_all(&line).await.unwrap();
+    }
+
+    /// The answer to request `id` (`result` or `error`), keeping notifications.
+    async fn ask(&mut self, id: u64, method: &str, params: serde_json::Value) -> serde_json::Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        loop {
+            let line = tokio::time::timeout(Duration::from_secs(10), self.read.next_line())
+                .await
+                .expect("an answer within 10 s")
+                .unwrap()
+                .expect("the server is still there");
+            let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == json!(id) {
+                return message;
+            }
+            self.heard.push(message);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_2025_11_25_client_gets_that_revisions_tasks_over_lines() {
+    let release = Arc::new(Notify::new());
+    let server = McpServer::new(registry(Arc::clone(&release)));
+    let mut c = Lines::open(&server).await;
+    let init = c
+        .ask(
+            0,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"}}),
+        )
+        .await;
+    let tasks = &init["result"]["capabilities"]["tasks"];
+    assert_eq!(tasks["requests"]["tools"]["call"], json!({}), "{init}");
+    assert_eq!((&tasks["list"], &tasks["cancel"]), (&json!({}), &json!({})));
+    c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    let listed = c.ask(1, "tools/list", json!({})).await;
+    let support = |name: &str| {
+        listed["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .map(|t| t["execution"]["taskSupport"].clone())
+    };
+    assert_eq!(support("build"), Some(json!("optional")), "{listed}");
+    assert_eq!(support("migrate"), Some(json!("required")));
+    assert_eq!(support("build_now"), Some(serde_json::Value::Null));
+    // A plain call of a required task, and a task of a tool that never runs as one: -32601.
+    let plain = c.ask(2, "tools/call", json!({"name": "migrate"})).await;
+    assert_eq!(plain["error"]["code"], -32601, "{plain}");
+    let forbidden = c
+        .ask(3, "tools/call", json!({"name": "build_now", "task": {}}))
+        .await;
+    assert_eq!(forbidden["error"]["code"], -32601, "{forbidden}");
+
+    let created = c
+        .ask(
+            4,
+            "tools/call",
+            json!({"name": "build", "task": {"ttl": 5000}, "_meta": {"progressToken": "p1"}}),
+        )
+        .await;
+    let task = &created["result"]["task"];
+    assert_eq!(task["status"], "working", "{created}");
+    assert_eq!(task["ttl"], 5000);
+    assert_eq!(task["pollInterval"], 1000);
+    let id = task["taskId"].as_str().unwrap().to_owned();
+    let got = c.ask(5, "tasks/get", json!({"taskId": id})).await;
+    assert_eq!(
+        (&got["result"]["taskId"], &got["result"]["status"]),
+        (&json!(id), &json!("working")),
+        "{got}"
+    );
+    let listed = c.ask(6, "tasks/list", json!({})).await;
+    assert_eq!(
+        listed["result"]["tasks"][0]["taskId"],
+        json!(id),
+        "{listed}"
+    );
+    // Progress goes on under the request's token after the answer.
+    assert!(
+        c.heard.iter().any(
+            |n| n["method"] == "notifications/progress" && n["params"]["progressToken"] == "p1"
+        ),
+        "{:?}",
+        c.heard
+    );
+    release.notify_one();
+    let result = c.ask(7, "tasks/result", json!({"taskId": id})).await;
+    assert_eq!(result["result"]["content"][0]["text"], "built", "{result}");
+    assert_eq!(
+        result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        json!(id)
+    );
+    let ended = c.ask(8, "tasks/cancel", json!({"taskId": id})).await;
+    assert_eq!(ended["error"]["code"], -32602, "{ended}");
+    assert_eq!(
+        ended["error"]["message"],
+        "Cannot cancel task: already in terminal status 'completed'"
+    );
+    let unknown = c.ask(9, "tasks/get", json!({"taskId": "nope"})).await;
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    assert_eq!(
+        unknown["error"]["message"],
+        "Failed to retrieve task: Task not found"
+    );
+    // A second task, cancelled while it works.
+    let second = c
+        .ask(10, "tools/call", json!({"name": "build", "task": {}}))
+        .await;
+    let second = second["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let cancelled = c.ask(11, "tasks/cancel", json!({"taskId": second})).await;
+    assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
 }
 
 #[tokio::test]

@@ -351,6 +351,48 @@ impl Tasks {
         Some(Started::Task(record))
     }
 
+    /// Keeps a call that settled without running as a task (refused by its policies, say) as a
+    /// task that ended at once, `completed` with `result`, for a protocol whose caller asked
+    /// for a task and must be answered with one (MCP 2025-11-25).
+    #[cfg(feature = "mcp")]
+    pub(crate) async fn keep_settled(
+        &self,
+        tool: &str,
+        call_id: &str,
+        owner: Option<String>,
+        result: ToolExecutionResult,
+        ttl: Option<Duration>,
+    ) -> Result<TaskRecord, TaskStoreError> {
+        let config = &self.inner.config;
+        let now = now_ms();
+        let record = TaskRecord {
+            id: approval_id(),
+            tool: tool.to_owned(),
+            call_id: call_id.to_owned(),
+            owner,
+            status: TaskStatus::Working,
+            status_message: None,
+            progress: None,
+            created_at_ms: now,
+            updated_at_ms: now,
+            ttl_ms: Some(millis(
+                ttl.unwrap_or(config.default_ttl).min(config.max_ttl),
+            )),
+            poll_interval_ms: millis(config.poll_interval),
+            lease_until_ms: now.saturating_add(millis(config.lease)),
+            result: None,
+            version: 0,
+        };
+        // Created, then ended: a store expires a record from its end (the TTL counts from
+        // there), which only a replacement marks.
+        self.inner.store.create(record.clone()).await?;
+        let mut ended = next(&record, now);
+        ended.status = TaskStatus::Completed;
+        ended.result = Some(result);
+        self.inner.store.replace(ended.clone(), 0).await?;
+        Ok(ended)
+    }
+
     /// Task `id`, if `owner` started it. A working task whose instance stopped renewing its
     /// lease is settled `failed` here, saying so.
     pub async fn get(&self, id: &str, owner: Option<&str>) -> Result<TaskRecord, TaskError> {

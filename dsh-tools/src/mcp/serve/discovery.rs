@@ -4,7 +4,9 @@
 
 use crate::call::{Caller, ScopeRules};
 use crate::registry::{LoadedTools, TOOL_SEARCH};
+use rmcp::RoleServer;
 use rmcp::model::{CacheScope, CallToolResult, ContentBlock, ListToolsResult, Tool};
+use rmcp::service::RequestContext;
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
 
@@ -136,4 +138,20 @@ impl Lister<'_> {
 /// A fresh session's state.
 pub(crate) fn new_session() -> Arc<Session> {
     Arc::new(Session::default())
+}
+
+/// The authenticated caller of a request (HTTP with authorization), if any.
+pub(super) fn caller_of(cx: &RequestContext<RoleServer>) -> Option<Arc<crate::call::Caller>> {
+    #[cfg(feature = "mcp-auth")]
+    {
+        cx.extensions
+            .get::<hyper::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Arc<crate::call::Caller>>())
+            .cloned()
+    }
+    #[cfg(not(feature = "mcp-auth"))]
+    {
+        let _ = cx;
+        None
+    }
 }

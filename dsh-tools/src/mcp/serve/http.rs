@@ -1,8 +1,9 @@
 //! The streamable HTTP transport (feature `mcp-http`): a tower service, and a server that binds
 //! an address and serves it at `/mcp`.
 
-use super::response::{HttpResponse, plain};
+use super::response::{HttpResponse, plain, undecodable};
 use super::server::McpServer;
+use super::tasks_2025;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -192,6 +193,9 @@ pub struct McpHttpService {
     max_body: usize,
     body_timeout: Duration,
     in_flight: Arc<tokio::sync::Semaphore>,
+    /// Whether the server serves tasks (2025-11-25 task requests are renamed, `initialize`
+    /// answers declare them: see `tasks_2025`).
+    tasks: bool,
     store: Option<Arc<dyn rmcp::transport::streamable_http_server::session::store::SessionStore>>,
     #[cfg(feature = "mcp-auth")]
     auth: Option<Arc<super::auth::Authorization>>,
@@ -320,6 +324,11 @@ impl McpHttpService {
                     );
                 }
             };
+        // A 2025-11-25 task request goes to rmcp under the name it hands the server.
+        let body = match self.tasks && json_post {
+            true => tasks_2025::rename_bytes(&body).map_or(body, Bytes::from),
+            false => body,
+        };
         // Kept (the same bytes, not a copy) for the answer to a body rmcp cannot decode.
         let posted = json_post.then(|| body.clone());
         let request = hyper::Request::from_parts(parts, Full::new(body));
@@ -410,6 +419,15 @@ impl McpHttpService {
                 .and_then(|v| v.to_str().ok())
         {
             self.record_owner(Arc::from(id), owner).await;
+        }
+        // Below 2026-07-28 the `initialize` answer declares the tasks capability (rmcp cannot
+        // say it); `tasks/list` only where callers are told apart.
+        if self.tasks && opens_session {
+            #[cfg(feature = "mcp-auth")]
+            let list = self.auth.is_some();
+            #[cfg(not(feature = "mcp-auth"))]
+            let list = false;
+            response = tasks_2025::declare_in(response, list);
         }
         // The permit lives as long as the body: a streamed answer counts until it ends.
         match permit {
@@ -597,30 +615,6 @@ fn is_json(value: &hyper::header::HeaderValue) -> bool {
     })
 }
 
-/// The answer to a JSON `POST` body that is no JSON-RPC message rmcp can decode: `400` with a
-/// JSON-RPC error, `-32700 Parse error` (id `null`) for a body that is not JSON, `-32600
-/// Invalid Request` (with the request's id when it can be read) for JSON that is not a
-/// message. `None` when the body decodes after all, and rmcp's answer stands.
-fn undecodable(body: &[u8]) -> Option<HttpResponse> {
-    use crate::mcp::wire::{error_line, request_id};
-    let error = serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(body).err()?;
-    // Syntax only (no depth limit, nothing kept).
-    let text = match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
-        Err(_) => error_line(None, -32700, "Parse error"),
-        Ok(_) => error_line(
-            request_id(body).as_deref(),
-            -32600,
-            &format!("Invalid Request: {error}"),
-        ),
-    };
-    let mut response = plain(hyper::StatusCode::BAD_REQUEST, text.trim_end());
-    response.headers_mut().insert(
-        hyper::header::CONTENT_TYPE,
-        hyper::header::HeaderValue::from_static("application/json"),
-    );
-    Some(response)
-}
-
 /// The request's `Mcp-Session-Id`.
 fn session_id<B>(request: &hyper::Request<B>) -> Option<Arc<str>> {
     request
@@ -669,6 +663,7 @@ impl McpServer {
         sessions.session_config.keep_alive = Some(limits.session_idle);
         let sessions = Arc::new(sessions);
         McpHttpService {
+            tasks: self.task_view().is_some(),
             max_body: config.inner.max_request_body_bytes,
             body_timeout: limits.body_timeout,
             store: config.inner.session_store.clone(),

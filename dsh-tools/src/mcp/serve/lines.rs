@@ -14,6 +14,7 @@
 //! lines it would have read.
 
 use super::server::{McpServer, ServeError};
+use super::tasks_2025;
 use crate::mcp::wire::{
     MAX_DEPTH, MAX_LINE, error_line, nesting, read_line, request_id, top_level_id,
 };
@@ -90,8 +91,15 @@ where
         permits: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
         held: Mutex::new(HashMap::new()),
     });
-    let input = tokio::spawn(read_input(reader, to_rmcp, answers, Arc::clone(&flight)));
-    let output = tokio::spawn(write_output(from_rmcp, answers_rx, writer, flight));
+    let tasks = server.task_view().is_some();
+    let input = tokio::spawn(read_input(
+        reader,
+        to_rmcp,
+        answers,
+        Arc::clone(&flight),
+        tasks,
+    ));
+    let output = tokio::spawn(write_output(from_rmcp, answers_rx, writer, flight, tasks));
     let outcome = match server.for_session().serve((rmcp_in, rmcp_out)).await {
         Ok(running) => running
             .waiting()
@@ -108,10 +116,12 @@ where
 /// What to do with one line from the client.
 enum Verdict {
     /// Pass it to rmcp; `request`: the raw id of a request to count in flight; `cancels`: the
-    /// raw id of a request the client cancelled.
+    /// raw id of a request the client cancelled; `renamed`: the line to pass instead (a
+    /// 2025-11-25 task request under the name rmcp hands the server, see `tasks_2025`).
     Pass {
         request: Option<String>,
         cancels: Option<String>,
+        renamed: Option<Vec<u8>>,
     },
     /// Drop it and write this answer instead.
     Answer(String),
@@ -134,10 +144,12 @@ fn id_key(id: &Value) -> Option<String> {
     }
 }
 
-fn check(text: &[u8]) -> Verdict {
+/// `tasks`: whether the server serves tasks (2025-11-25 task requests are renamed).
+fn check(text: &[u8], tasks: bool) -> Verdict {
     let pass = Verdict::Pass {
         request: None,
         cancels: None,
+        renamed: None,
     };
     // rmcp accepts a line that starts with a UTF-8 byte-order mark.
     let text = text
@@ -174,6 +186,7 @@ fn check(text: &[u8]) -> Verdict {
                 Ok(_) => Verdict::Pass {
                     request: Some(id),
                     cancels: None,
+                    renamed: tasks.then(|| renamed(message)).flatten(),
                 },
                 Err(e) if message.get("jsonrpc") != Some(&Value::from("2.0")) => {
                     let why = format!("Invalid Request: {e}");
@@ -186,6 +199,7 @@ fn check(text: &[u8]) -> Verdict {
             }
         }
         (Some("notifications/cancelled"), None) => Verdict::Pass {
+            renamed: None,
             request: None,
             cancels: message
                 .get("params")
@@ -194,6 +208,24 @@ fn check(text: &[u8]) -> Verdict {
         },
         _ => pass,
     }
+}
+
+/// `message` under the name rmcp hands the server a 2025-11-25 task request under, if it is
+/// one (copied only then).
+fn renamed(message: &serde_json::Map<String, Value>) -> Option<Vec<u8>> {
+    let method = message.get("method").and_then(Value::as_str)?;
+    let candidate = match method {
+        "tools/call" => message
+            .get("params")
+            .is_some_and(|p| p.get("task").is_some()),
+        "tools/list" | "tasks/get" | "tasks/cancel" => true,
+        _ => false,
+    };
+    if !candidate {
+        return None;
+    }
+    let mut message = message.clone();
+    tasks_2025::rename(&mut message).then(|| serde_json::to_vec(&message).ok())?
 }
 
 /// What is wrong with the params of a `tools/*` request, if anything.
@@ -227,6 +259,7 @@ async fn read_input<R>(
     mut to_rmcp: tokio::io::DuplexStream,
     answers: mpsc::Sender<String>,
     flight: Arc<InFlight>,
+    tasks: bool,
 ) where
     R: AsyncRead + Unpin,
 {
@@ -241,7 +274,7 @@ async fn read_input<R>(
             let why = format!("Invalid Request: the message is longer than {MAX_LINE} bytes");
             Verdict::Answer(error_line(id.as_deref(), -32600, &why))
         } else {
-            check(&line)
+            check(&line, tasks)
         };
         match verdict {
             Verdict::Answer(answer) => {
@@ -249,7 +282,11 @@ async fn read_input<R>(
                     break;
                 }
             }
-            Verdict::Pass { request, cancels } => {
+            Verdict::Pass {
+                request,
+                cancels,
+                renamed,
+            } => {
                 if let Some(id) = cancels {
                     flight.release(&id);
                 }
@@ -283,6 +320,9 @@ async fn read_input<R>(
                         .unwrap_or_else(|e| e.into_inner())
                         .insert(id, permit);
                 }
+                if let Some(renamed) = renamed {
+                    line = renamed;
+                }
                 line.push(b'\n');
                 if to_rmcp.write_all(&line).await.is_err() {
                     break;
@@ -301,6 +341,7 @@ async fn write_output<W>(
     mut answers: mpsc::Receiver<String>,
     mut writer: W,
     flight: Arc<InFlight>,
+    tasks: bool,
 ) where
     W: AsyncWrite + Unpin,
 {
@@ -322,6 +363,11 @@ async fn write_output<W>(
                     break;
                 }
                 let answered = top_level_id(&line);
+                // Below 2026-07-28 the tasks capability is declared (rmcp cannot say it).
+                // One process serves one client: `tasks/list` lists its own.
+                if tasks && let Some(declared) = tasks_2025::declare_bytes(&line, true) {
+                    line = declared;
+                }
                 let written = writer.write_all(&line).await.is_ok() && writer.flush().await.is_ok();
                 if let Some(id) = answered {
                     flight.release(&id);
@@ -355,7 +401,7 @@ mod tests {
     use super::*;
 
     fn answer(text: &str) -> Value {
-        match check(text.as_bytes()) {
+        match check(text.as_bytes(), false) {
             Verdict::Answer(line) => serde_json::from_str(&line).unwrap(),
             Verdict::Pass { .. } => panic!("{text} was passed on"),
         }
@@ -394,6 +440,7 @@ mod tests {
         // A cancellation spelled `1.0` releases request 1.
         let Verdict::Pass { cancels, .. } = check(
             br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1.0}}"#,
+            false,
         ) else {
             panic!("a cancellation passes");
         };
@@ -401,7 +448,7 @@ mod tests {
         // A byte-order mark is not a parse error.
         let bom = b"\xef\xbb\xbf{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}";
         assert!(matches!(
-            check(bom),
+            check(bom, false),
             Verdict::Pass {
                 request: Some(_),
                 ..
@@ -412,16 +459,41 @@ mod tests {
     #[test]
     fn requests_and_cancellations_are_counted() {
         let Verdict::Pass { request, .. } =
-            check(br#"{"jsonrpc":"2.0","id":"a\"b","method":"ping"}"#)
+            check(br#"{"jsonrpc":"2.0","id":"a\"b","method":"ping"}"#, false)
         else {
             panic!("a ping passes");
         };
         assert_eq!(request.as_deref(), Some(r#""a\"b""#));
-        let Verdict::Pass { cancels, request } = check(
+        let Verdict::Pass {
+            cancels, request, ..
+        } = check(
             br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4}}"#,
-        ) else {
+            false,
+        )
+        else {
             panic!("a cancellation passes");
         };
         assert_eq!((request, cancels.as_deref()), (None, Some("4")));
+    }
+
+    #[test]
+    fn task_requests_below_2026_are_renamed_only_when_tasks_are_served() {
+        let call =
+            br#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"t","task":{}}}"#;
+        let Verdict::Pass { renamed, .. } = check(call, true) else {
+            panic!("a call passes");
+        };
+        let renamed: Value = serde_json::from_slice(&renamed.expect("renamed")).unwrap();
+        assert_eq!(renamed["method"], tasks_2025::CALL);
+        assert_eq!(renamed["id"], 9);
+        let Verdict::Pass { renamed, .. } = check(call, false) else {
+            panic!("a call passes");
+        };
+        assert!(renamed.is_none());
+        let plain = br#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"t"}}"#;
+        let Verdict::Pass { renamed, .. } = check(plain, true) else {
+            panic!("a call passes");
+        };
+        assert!(renamed.is_none());
     }
 }

@@ -1,8 +1,9 @@
 //! Serving a registry over MCP: the rmcp handler (`server`), what a client is listed
 //! (`discovery`: scope rules, progressive discovery, cache hints), stdio lines (`lines`), streamable
 //! HTTP (`http`: the tower service; `listener`: the TCP listener), its authorization (`auth`: the resource-server policy; `jwt`: the JWT
-//! verifier it asks), approvals put to the client's user (`elicit`) and a session store in
-//! Redis (`redis`).
+//! verifier it asks), approvals put to the client's user (`elicit`), a session store in
+//! Redis (`redis`), and calls run as tasks (`tasks`: the 2026-07-28 extension; `tasks_2025`:
+//! the 2025-11-25 revision's).
 
 #[cfg(feature = "mcp-auth")]
 pub(super) mod auth;
@@ -22,3 +23,4 @@ pub(super) mod redis;
 pub(super) mod response;
 pub(super) mod server;
 pub(super) mod tasks;
+pub(super) mod tasks_2025;

@@ -27,13 +27,7 @@ where
     let sink = Arc::clone(&pending);
     let input = input.progress(ProgressSink::new(move |p| sink.push(p)));
     let send = |p: Progress| {
-        let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
-        if let Some(total) = p.total {
-            param = param.with_total(total);
-        }
-        if let Some(message) = p.message {
-            param = param.with_message(message);
-        }
+        let param = param(&token, p);
         async move {
             if let Err(e) = peer.notify_progress(param).await {
                 tracing::debug!("MCP: progress notification not sent: {e}");
@@ -59,8 +53,56 @@ where
     result
 }
 
+/// A sink forwarding progress reports to `peer` under `token` for as long as the call holds it
+/// (a call detached as a 2025-11-25 task reports after its `tools/call` was answered), in
+/// order, at most [`MAX_PENDING_PROGRESS`] waiting. The forwarding task ends when the sink is
+/// dropped (the call ended) or the client is gone.
+pub(super) fn detached(token: ProgressToken, peer: Peer<RoleServer>) -> ProgressSink {
+    let pending = Arc::new(PendingProgress::default());
+    let feed = Feed(Arc::clone(&pending));
+    tokio::spawn(async move {
+        loop {
+            pending.ready.notified().await;
+            while let Some(p) = pending.pop() {
+                if peer.notify_progress(param(&token, p)).await.is_err() {
+                    return;
+                }
+            }
+            if pending.closed.load(std::sync::atomic::Ordering::Acquire) {
+                return;
+            }
+        }
+    });
+    ProgressSink::new(move |p| feed.0.push(p))
+}
+
+/// The sink's end of the queue: dropped with the sink, it tells the forwarding task to stop
+/// once the queue is empty.
+struct Feed(Arc<PendingProgress>);
+
+impl Drop for Feed {
+    fn drop(&mut self) {
+        self.0
+            .closed
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.0.ready.notify_one();
+    }
+}
+
+fn param(token: &ProgressToken, p: Progress) -> ProgressNotificationParam {
+    let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
+    if let Some(total) = p.total {
+        param = param.with_total(total);
+    }
+    if let Some(message) = p.message {
+        param = param.with_message(message);
+    }
+    param
+}
+
 #[derive(Default)]
 struct PendingProgress {
+    closed: std::sync::atomic::AtomicBool,
     queue: Mutex<std::collections::VecDeque<Progress>>,
     ready: tokio::sync::Notify,
 }

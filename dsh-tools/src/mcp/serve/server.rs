@@ -1,9 +1,10 @@
 //! `McpServer`: an rmcp `ServerHandler` over a [`Registry`].
 
-use super::discovery::{self, Listed, Lister, Session};
+use super::discovery::{self, Listed, Lister, Session, caller_of};
 use super::elicit::{self, ServerApprovals};
 use super::progress;
-use super::tasks::{self, Begun, Route};
+use super::tasks::{self, Asked, Begun, Route};
+use super::tasks_2025;
 use crate::call::{AgentId, ToolExecutionInput, ToolExecutionResult};
 use crate::mcp::map;
 use crate::registry::{ChangeEvent, Registry, ScopedRegistration};
@@ -162,8 +163,12 @@ impl McpServer {
     /// serves them with tasks in memory without this call.
     ///
     /// A task is answered to a 2026-07-28 request that declares the extension; a tool that runs
-    /// only as a task (`Required`) refuses a request that does not (`-32021`); clients of
-    /// earlier revisions have their calls run in place.
+    /// only as a task (`Required`) refuses a request that does not (`-32021`). Clients of
+    /// 2025-11-25 get that revision's experimental tasks (`capabilities.tasks`,
+    /// `execution.taskSupport`, a `tools/call` with a `task` param answered `CreateTaskResult`,
+    /// `tasks/get|result|list|cancel`) over [`serve_io`](Self::serve_io),
+    /// [`serve_stdio`](Self::serve_stdio) and the HTTP service (the transports hand rmcp those
+    /// requests under names of their own; a server run with rmcp's own `serve` does not).
     ///
     /// ```
     /// use dsh_tools::task::Tasks;
@@ -351,10 +356,12 @@ impl McpServer {
         });
     }
 
+    /// `tools/call`; `task`: a 2025-11-25 task-augmented call's requested TTL.
     async fn call(
         &self,
         request: CallToolRequestParams,
         cx: RequestContext<RoleServer>,
+        task: Option<Option<std::time::Duration>>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name;
         if self.registry.get(&name, self.agent.as_ref()).is_none() {
@@ -402,24 +409,20 @@ impl McpServer {
             }))),
             None => None,
         };
-        let declared = cx
-            .client_capabilities()
-            .is_some_and(|caps| caps.supports_tasks());
-        let route = tasks::route(
-            self.tasks.as_ref(),
-            &name,
-            self.agent.as_ref(),
-            modern,
-            declared,
-        )?;
+        let asked = Asked::of(&cx, modern, task);
+        let route = tasks::route(self.tasks.as_ref(), &name, self.agent.as_ref(), asked)?;
         let result = match route {
-            Route::Task(tasks) => match tasks::begin(tasks, input, approval).await {
-                Begun::Task(mut task) => {
-                    self.stamp(&mut task.meta);
-                    return Ok(CallToolResponse::Task(*task));
+            Route::Task { tasks, ttl, legacy } => {
+                match tasks::begin(tasks, input, approval, ttl, legacy.then_some(&cx)).await {
+                    Begun::Task(mut task) => {
+                        if !legacy {
+                            self.stamp(&mut task.meta);
+                        }
+                        return Ok(CallToolResponse::Task(*task));
+                    }
+                    Begun::Settled(result) => result,
                 }
-                Begun::Settled(result) => result,
-            },
+            }
             Route::InPlace => match cx.meta.get_progress_token() {
                 None => self.execute(input, approval).await,
                 Some(token) => {
@@ -500,6 +503,12 @@ impl McpServer {
         }
     }
 
+    /// The tasks calls run as (the transports then serve the 2025-11-25 tasks too), and the
+    /// view whose tools these are.
+    pub(super) fn task_view(&self) -> Option<(&crate::task::Tasks, Option<&AgentId>)> {
+        self.tasks.as_ref().map(|t| (t, self.agent.as_ref()))
+    }
+
     /// Adds `_meta["io.modelcontextprotocol/serverInfo"]`, which 2026-07-28 results should
     /// carry (a stateless client learns who answered from each result).
     fn stamp(&self, meta: &mut Option<rmcp::model::MetaObject>) {
@@ -519,22 +528,6 @@ fn to_meta(info: &Implementation) -> Value {
 
 /// The `_meta` key naming the server on 2026-07-28 results.
 pub const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
-
-/// The authenticated caller of a request (HTTP with authorization), if any.
-fn caller_of(cx: &RequestContext<RoleServer>) -> Option<Arc<crate::call::Caller>> {
-    #[cfg(feature = "mcp-auth")]
-    {
-        cx.extensions
-            .get::<hyper::http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<Arc<crate::call::Caller>>())
-            .cloned()
-    }
-    #[cfg(not(feature = "mcp-auth"))]
-    {
-        let _ = cx;
-        None
-    }
-}
 
 fn unknown_tool(name: &str) -> ErrorData {
     ErrorData::invalid_params(format!("Unknown tool: {name}"), None)
@@ -594,7 +587,8 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         // Boxed: the call's future (the whole pipeline's state, several KiB) would otherwise
         // sit inline in rmcp's per-request task, which tokio copies on spawn and completion.
-        Box::pin(self.call(request, cx)).await
+        let task = cx.extensions.get::<tasks_2025::Augmented>().map(|a| a.0);
+        Box::pin(self.call(request, cx, task)).await
     }
 
     /// A legacy session is told of changes from its `initialize` on (not from
@@ -609,8 +603,8 @@ impl ServerHandler for McpServer {
     ) -> Result<rmcp::model::InitializeResult, ErrorData> {
         cx.peer.set_peer_info(request.clone());
         let mut answer = self.negotiate_initialize(&request)?;
-        // The 2025-11-25 experimental tasks are not served: such a session is not told of the
-        // 2026-07-28 extension.
+        // Such a session is not told of the 2026-07-28 extension (its own revision's tasks
+        // capability is added by the transport: see `tasks_2025`).
         if let Some(extensions) = answer.capabilities.extensions.as_mut() {
             extensions.remove(rmcp::model::TASKS_EXTENSION_ID);
             if extensions.is_empty() {
@@ -629,6 +623,18 @@ impl ServerHandler for McpServer {
         drop(peers);
         self.start_forwarder();
         Ok(answer)
+    }
+
+    /// The 2025-11-25 tasks (`serve/tasks_2025.rs`): the transports hand these requests over
+    /// under names of their own.
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        tasks_2025::serve(self, self.task_view(), request, cx)
+            .await
+            .map(rmcp::model::CustomResult::new)
     }
 
     async fn get_task(

@@ -17,8 +17,36 @@ use rmcp::model::{
 pub(super) enum Route<'a> {
     /// In place, as always.
     InPlace,
-    /// As a task of these tasks.
-    Task(&'a Tasks),
+    /// As a task of these tasks, kept `ttl` (2025-11-25: the `task` param's; `legacy`: a
+    /// task is the answer even for a call that settles at once).
+    Task {
+        tasks: &'a Tasks,
+        ttl: Option<std::time::Duration>,
+        legacy: bool,
+    },
+}
+
+/// What the request asked of tasks.
+pub(super) enum Asked {
+    /// 2026-07-28: whether the request declared the extension.
+    Modern(bool),
+    /// Below 2026-07-28: whether the call was task-augmented (2025-11-25), with its TTL.
+    Legacy(Option<Option<std::time::Duration>>),
+}
+
+impl Asked {
+    /// What the request `cx` (of 2026-07-28 when `modern`) asked; `task`: the 2025-11-25
+    /// `task` param's TTL when it had one.
+    pub(super) fn of(
+        cx: &rmcp::service::RequestContext<rmcp::RoleServer>,
+        modern: bool,
+        task: Option<Option<std::time::Duration>>,
+    ) -> Self {
+        match modern {
+            true => Self::Modern(cx.client_capabilities().is_some_and(|c| c.supports_tasks())),
+            false => Self::Legacy(task),
+        }
+    }
 }
 
 /// What starting a call as a task gave.
@@ -30,45 +58,109 @@ pub(super) enum Begun {
     Settled(Option<ToolExecutionResult>),
 }
 
-/// How the call of `name` runs (as `agent` sees it): as a task when its tool may, the request
-/// is of 2026-07-28 (`modern`) and declared the extension (`declared`); an error for a tool
-/// that runs only as a task when the request did not (`-32021`, naming the capability it
-/// lacks). Clients below 2026-07-28 run every call in place (the 2025-11-25 experimental
-/// tasks are not served).
+/// How the call of `name` runs (as `agent` sees it).
+///
+/// 2026-07-28: as a task when its tool may and the request declared the extension; a tool
+/// that runs only as a task refuses a request that did not (`-32021`, naming the capability).
+/// 2025-11-25: as a task when the call was task-augmented; `-32601` for a task-augmented call
+/// of a tool that never runs as one (the revision's SHOULD) and for a plain call of one that
+/// runs only as one (its MUST).
 pub(super) fn route<'a>(
     tasks: Option<&'a Tasks>,
     name: &str,
     agent: Option<&AgentId>,
-    modern: bool,
-    declared: bool,
+    asked: Asked,
 ) -> Result<Route<'a>, ErrorData> {
     let Some(tasks) = tasks else {
         return Ok(Route::InPlace);
     };
     let support = tasks.support(name, agent);
-    if !support.allows_task() || !modern {
-        return Ok(Route::InPlace);
-    }
-    match (declared, support) {
-        (true, _) => Ok(Route::Task(tasks)),
-        (false, TaskSupport::Required) => Err(ErrorData::missing_required_client_capability(
-            rmcp::model::ClientCapabilities::builder()
-                .enable_tasks()
-                .build(),
+    match asked {
+        Asked::Modern(_) if !support.allows_task() => Ok(Route::InPlace),
+        Asked::Modern(true) => Ok(Route::Task {
+            tasks,
+            ttl: None,
+            legacy: false,
+        }),
+        Asked::Modern(false) if support == TaskSupport::Required => {
+            Err(ErrorData::missing_required_client_capability(
+                rmcp::model::ClientCapabilities::builder()
+                    .enable_tasks()
+                    .build(),
+            ))
+        }
+        Asked::Modern(false) => Ok(Route::InPlace),
+        Asked::Legacy(Some(_)) if !support.allows_task() => Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!("Method not found: tool {name} does not run as a task"),
+            None,
         )),
-        (false, _) => Ok(Route::InPlace),
+        Asked::Legacy(Some(ttl)) => Ok(Route::Task {
+            tasks,
+            ttl,
+            legacy: true,
+        }),
+        Asked::Legacy(None) if support == TaskSupport::Required => Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!(
+                "Method not found: tool {name} runs only as a task (call it with a `task` param)"
+            ),
+            None,
+        )),
+        Asked::Legacy(None) => Ok(Route::InPlace),
     }
 }
 
-/// Starts `input` as a task of `tasks`.
+/// Starts `input` as a task of `tasks`, kept `ttl` after it ends. `legacy`: the 2025-11-25
+/// request: progress goes on under its token after the answer, and a call that settles at once
+/// is kept as a task that ended so (that revision answers a task-augmented call with a task).
 pub(super) async fn begin(
     tasks: &Tasks,
-    input: ToolExecutionInput,
+    mut input: ToolExecutionInput,
     approval: Option<CallApproval>,
+    ttl: Option<std::time::Duration>,
+    legacy: Option<&rmcp::service::RequestContext<rmcp::RoleServer>>,
 ) -> Begun {
-    match tasks.start_with(input, None, approval).await {
+    if let Some(cx) = legacy
+        && let Some(token) = cx.meta.get_progress_token()
+    {
+        input = input.progress(super::progress::detached(token, cx.peer.clone()));
+    }
+    let kept = legacy.map(|_| {
+        (
+            input.name.clone(),
+            input.call_id.clone(),
+            input.caller.as_ref().map(|c| c.subject().to_owned()),
+        )
+    });
+    match tasks.start_with(input, ttl, approval).await {
         None => Begun::Settled(None),
-        Some(Started::Settled(result)) => Begun::Settled(Some(result)),
+        Some(Started::Settled(result)) => match kept {
+            None => Begun::Settled(Some(result)),
+            Some((tool, call_id, owner)) => {
+                match tasks
+                    .keep_settled(&tool, &call_id, owner, result.clone(), ttl)
+                    .await
+                {
+                    Ok(task) => {
+                        let mut handle = handle(&task);
+                        // This revision reads a call that answered `isError: true` as failed.
+                        if task
+                            .result
+                            .as_ref()
+                            .is_some_and(ToolExecutionResult::is_error)
+                        {
+                            handle.status = rmcp::model::TaskStatus::Failed;
+                        }
+                        Begun::Task(Box::new(CreateTaskResult::new(handle)))
+                    }
+                    Err(e) => {
+                        tracing::warn!("MCP: a settled call could not be kept as a task: {e}");
+                        Begun::Settled(Some(result))
+                    }
+                }
+            }
+        },
         Some(Started::Task(task)) => Begun::Task(Box::new(CreateTaskResult::new(handle(&task)))),
     }
 }
@@ -192,7 +284,7 @@ fn object(value: &impl serde::Serialize) -> JsonObject {
 
 /// `ms` since the Unix epoch as ISO 8601 in UTC, to the millisecond
 /// (`2026-12-06T03:18:12.000Z`): the civil date from days (Howard Hinnant's algorithm).
-fn iso8601(ms: u64) -> String {
+pub(super) fn iso8601(ms: u64) -> String {
     let secs = ms / 1000;
     let millis = ms % 1000;
     let days = i64::try_from(secs / 86_400).unwrap_or(i64::MAX / 2);
