@@ -1132,3 +1132,63 @@ async fn a_streaming_call_is_shown_once_and_updated_as_it_grows() {
     );
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test]
+async fn a_long_calls_progress_reaches_the_client_as_updates_each_report_once() {
+    let registry = Registry::new();
+    registry
+        .register(dsh_tools::ToolDefinition::new(
+            "build",
+            "Builds.",
+            json!({"type": "object"}),
+            dsh_tools::OutputDecl::text(),
+            |_, ctx| async move {
+                ctx.report_progress(1.0, Some(2.0), Some("compiling"));
+                ctx.report_progress(1.0, Some(2.0), Some("compiling"));
+                ctx.report_progress(2.0, Some(2.0), Some("linking"));
+                Ok(json!("built"))
+            },
+        ))
+        .unwrap()
+        .keep();
+    let bridge = AcpBridge::new(&registry);
+    let client = Scripted::answering(vec![]);
+    let session = bridge.open_session(client.clone(), "s1", view());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = {
+        let seen = Arc::clone(&seen);
+        dsh_tools::pipeline::ProgressSink::new(move |p: dsh_tools::pipeline::Progress| {
+            seen.lock().unwrap().push(p.progress);
+        })
+    };
+    let input =
+        ToolExecutionInput::new("c1", "build", json!({}), CancellationToken::new()).progress(sink);
+    assert_eq!(session.execute(input).await.text(), "built");
+    assert_eq!(
+        client.statuses(),
+        [
+            "tool_call:pending",
+            "tool_call_update:in_progress",
+            "tool_call_update:in_progress",
+            "tool_call_update:in_progress",
+            "tool_call_update:completed"
+        ]
+    );
+    let shown: Vec<Value> = client
+        .updates
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|n| {
+            n["update"]["content"][0]["content"]["text"]
+                .as_str()
+                .map(Value::from)
+        })
+        .collect();
+    assert_eq!(
+        shown[..2],
+        [json!("compiling (1 of 2)"), json!("linking (2 of 2)")]
+    );
+    // The host's own sink still hears every report.
+    assert_eq!(*seen.lock().unwrap(), [1.0, 1.0, 2.0]);
+}

@@ -431,3 +431,177 @@ async fn a_server_without_task_tools_declares_no_tasks_until_told() {
         "{caps}"
     );
 }
+
+/// The server's `build` imported over 2026-07-28, its tasks polled every 20 ms or so.
+async fn imported(release: Arc<Notify>) -> (Registry, Tasks, dsh_tools::mcp::McpImport) {
+    use dsh_tools::mcp::{ImportLimits, ImportOptions, McpImport};
+    use dsh_tools::task::TaskConfig;
+    let remote = registry(release);
+    let tasks =
+        Tasks::new(&remote).config(TaskConfig::new().poll_interval(Duration::from_millis(20)));
+    let server = McpServer::new(remote.clone()).tasks(tasks.clone());
+    let (a, b) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(a).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let limits = ImportLimits::default()
+        .poll_interval_within(Duration::from_millis(10), Duration::from_millis(50));
+    let import = McpImport::with_limits(limits)
+        .connect_with(b, Era::Modern.lifecycle())
+        .await
+        .unwrap();
+    let local = Registry::new();
+    let names = import
+        .import_into(&local, ImportOptions::default())
+        .await
+        .unwrap();
+    std::mem::forget(names);
+    (local, tasks, import)
+}
+
+#[tokio::test]
+async fn an_imported_tool_answered_with_a_task_is_polled_to_its_result_with_progress() {
+    let release = Arc::new(Notify::new());
+    let (local, tasks, _import) = imported(Arc::clone(&release)).await;
+    let heard = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let sink = {
+        let heard = Arc::clone(&heard);
+        dsh_tools::pipeline::ProgressSink::new(move |p: dsh_tools::pipeline::Progress| {
+            heard.lock().unwrap().extend(p.message);
+        })
+    };
+    let input = dsh_tools::ToolExecutionInput::new(
+        "c1",
+        "build",
+        json!({}),
+        dsh_tools::CancellationToken::new(),
+    )
+    .progress(sink);
+    let call = tokio::spawn({
+        let local = local.clone();
+        async move { local.execute(input).await }
+    });
+    // The remote task exists (the server answered with it) and works until released.
+    let mut remote = Vec::new();
+    for _ in 0..200 {
+        remote = tasks.list(None, None, 10).await.unwrap().tasks;
+        if !remote.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(remote.len(), 1, "the server kept no task");
+    assert!(!call.is_finished());
+    // The status message (its progress) reaches the local call before it ends.
+    for _ in 0..200 {
+        if heard.lock().unwrap().iter().any(|m| m == "compiling") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(*heard.lock().unwrap(), ["compiling"]);
+    release.notify_one();
+    let result = call.await.unwrap();
+    assert!(!result.is_error(), "{result:?}");
+    assert_eq!(result.text(), "built");
+}
+
+#[tokio::test]
+async fn cancelling_an_imported_call_cancels_its_remote_task() {
+    let (local, tasks, _import) = imported(Arc::new(Notify::new())).await;
+    let signal = dsh_tools::CancellationToken::new();
+    let input = dsh_tools::ToolExecutionInput::new("c1", "build", json!({}), signal.clone());
+    let call = tokio::spawn({
+        let local = local.clone();
+        async move { local.execute(input).await }
+    });
+    let mut remote = Vec::new();
+    for _ in 0..200 {
+        remote = tasks.list(None, None, 10).await.unwrap().tasks;
+        if !remote.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let id = remote.first().expect("a remote task").id.clone();
+    signal.cancel();
+    let result = call.await.unwrap();
+    assert_eq!(
+        result.code(),
+        Some(dsh_tools::error::codes::ABORTED),
+        "{result:?}"
+    );
+    let mut status = None;
+    for _ in 0..200 {
+        status = Some(tasks.get(&id, None).await.unwrap().status);
+        if status == Some(dsh_tools::task::TaskStatus::Cancelled) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(status, Some(dsh_tools::task::TaskStatus::Cancelled));
+}
+
+/// A `run_code` program calling the imported `build`, within `max_wall_ms`.
+async fn program(local: &Registry, max_wall_ms: f64) -> dsh_tools::ToolExecutionResult {
+    use dsh_tools::code::CodeRuntimeConfig;
+    use dsh_tools::code::quickjs::QuickJsRuntime;
+    let config = CodeRuntimeConfig {
+        max_wall_ms,
+        ..CodeRuntimeConfig::default()
+    };
+    local.set_presentation_mode(dsh_tools::registry::PresentationMode::Code);
+    local.set_code_runtime(QuickJsRuntime::new(config).unwrap());
+    let input = dsh_tools::ToolExecutionInput::new(
+        "outer",
+        "run_code",
+        json!({"code": "const built = await tools.build({}); return {built};",
+            "description": "builds"}),
+        dsh_tools::CancellationToken::new(),
+    );
+    tokio::time::timeout(Duration::from_secs(30), local.execute(input))
+        .await
+        .expect("the run ended")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_code_mode_sub_call_that_becomes_a_remote_task_is_awaited_within_the_wall_budget() {
+    let release = Arc::new(Notify::new());
+    let (local, tasks, _import) = imported(Arc::clone(&release)).await;
+    // Released while the program waits: the program reads the result as from any call.
+    let releaser = tokio::spawn({
+        let (release, tasks) = (Arc::clone(&release), tasks.clone());
+        async move {
+            for _ in 0..1000 {
+                if !tasks.list(None, None, 10).await.unwrap().tasks.is_empty() {
+                    release.notify_one();
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    });
+    let result = program(&local, 20_000.0).await;
+    releaser.abort();
+    assert!(!result.is_error(), "{result:?}");
+    assert!(result.text().contains("built"), "{}", result.text());
+    // Never released: the wall budget ends the program, and the remote task is cancelled.
+    let result = program(&local, 400.0).await;
+    assert!(result.is_error(), "{result:?}");
+    let mut cancelled = false;
+    for _ in 0..300 {
+        let all = tasks.list(None, None, 10).await.unwrap().tasks;
+        if all.len() == 2 && all[1].status == dsh_tools::task::TaskStatus::Cancelled {
+            cancelled = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        cancelled,
+        "{:?}",
+        tasks.list(None, None, 10).await.unwrap().tasks
+    );
+}

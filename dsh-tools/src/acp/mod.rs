@@ -21,6 +21,7 @@
 //! | a `run_code` sub-call (`<callId>:code:<n>`) | its own tool call: `tool_call` at its start record (before its policy), `in_progress` at dispatch, the result when it is committed; a sub-call abandoned before it started is never shown |
 //! | a call is announced | `tool_call`, `status: pending`, `rawInput` = the arguments, `name` and `_meta["dev.dsh-tools/tool"]` = the tool name |
 //! | dispatch starts (after approval and guards) | `tool_call_update`, `status: in_progress` |
+//! | a progress report of the body (a long call; an imported MCP tool's remote task, its status message) | `tool_call_update`, `status: in_progress`, the report as its content (`compiling (1 of 2)`), each distinct report once |
 //! | the result | `tool_call_update`, `status: completed` (`failed` for an error result), `rawOutput` = the structured value (the content blocks when there is none) |
 //! | generic card | `kind` = its kind (`other` when absent), its content blocks, its locations |
 //! | terminal call card | `kind: execute`; the client renders `_meta.terminal_output`: a `terminal` block with id = the call id and `_meta.terminal_info {terminal_id, cwd}`; otherwise its description as text |
@@ -55,5 +56,6 @@ pub use session::{
     REJECT_ONCE,
 };
 pub use updates::{
-    SessionView, TOOL_META_KEY, fenced, tool_call, tool_call_in_progress, tool_call_result,
+    SessionView, TOOL_META_KEY, fenced, tool_call, tool_call_in_progress, tool_call_progress,
+    tool_call_result,
 };

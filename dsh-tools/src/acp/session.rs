@@ -1,10 +1,12 @@
 //! A registry's calls in ACP sessions: announcements, progress, results and approvals.
 
-use super::updates::{SessionView, tool_call, tool_call_in_progress, tool_call_result};
+use super::updates::{
+    SessionView, tool_call, tool_call_in_progress, tool_call_progress, tool_call_result,
+};
 use crate::ToolError;
 use crate::call::{
     AgentId, ApprovalOutcome, ApprovalRequest, ApprovalService, BoxFuture, ExecuteCall,
-    ExecuteNext, ToolExecution, ToolExecutionInput, ToolExecutionResult,
+    ExecuteNext, Progress, ProgressSink, ToolExecution, ToolExecutionInput, ToolExecutionResult,
 };
 use crate::code::{CodeDispatchKind, CodeDispatchRecord};
 use crate::registry::{Registry, ScopedRegistration};
@@ -368,7 +370,9 @@ impl AcpSession {
     /// Runs one model call in the session, telling the client as it goes: a `tool_call`
     /// (`pending`, from the tool's call card; an update of it for a call shown while it
     /// streamed), `in_progress` when dispatch starts (after any approval, which asks the
-    /// client), then a `tool_call_update` (`completed` or `failed`, from its result card). The
+    /// client), its progress reports as `tool_call_update`s ([`tool_call_progress`]: a long
+    /// call's, an imported MCP tool's remote task's status), then a `tool_call_update`
+    /// (`completed` or `failed`, from its result card). The
     /// input's agent is replaced by the session's. A client that cannot be reached is logged,
     /// never fatal: the result is returned all the same.
     pub async fn execute(&self, input: ToolExecutionInput) -> ToolExecutionResult {
@@ -401,6 +405,7 @@ impl AcpSession {
         }
         let (call_id, name) = (input.call_id.clone(), input.name.clone());
         let arguments = crate::json::clone_deep(&input.arguments);
+        let input = self.reporting(input);
         let result = session
             .registry
             .execute(input.agent(session.agent.clone()))
@@ -416,6 +421,30 @@ impl AcpSession {
         )));
         crate::json::drop_deep(arguments);
         result
+    }
+
+    /// `input` with its progress reports shown to the client too ([`tool_call_progress`]),
+    /// each distinct report once, and still given to the input's own sink.
+    fn reporting(&self, mut input: ToolExecutionInput) -> ToolExecutionInput {
+        let session = Arc::downgrade(&self.inner);
+        let call_id = input.call_id.clone();
+        let forward = input.progress.take();
+        let last = Mutex::new(None::<Progress>);
+        input.progress(ProgressSink::new(move |progress: Progress| {
+            let mut shown = last.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(session) = session.upgrade()
+                && shown.as_ref() != Some(&progress)
+            {
+                session.send(SessionUpdate::ToolCallUpdate(tool_call_progress(
+                    &call_id, &progress,
+                )));
+                *shown = Some(progress.clone());
+            }
+            drop(shown);
+            if let Some(sink) = &forward {
+                sink.report(progress);
+            }
+        }))
     }
 
     /// Sends any other update of the session (message chunks, plans, …), logging a failure.

@@ -385,6 +385,30 @@ pub fn tool_call_in_progress(call_id: &str) -> ToolCallUpdate {
     )
 }
 
+/// The `tool_call_update` that shows a running call's progress report (a long call's, or a
+/// task's status as an imported MCP tool polls it): `in_progress`, the report as its content
+/// (`compiling (1 of 2)`). The settling update replaces it.
+pub fn tool_call_progress(call_id: &str, progress: &crate::call::Progress) -> ToolCallUpdate {
+    ToolCallUpdate::new(
+        call_id.to_owned(),
+        ToolCallUpdateFields::new()
+            .status(ToolCallStatus::InProgress)
+            .content(vec![text(progress_text(progress))]),
+    )
+}
+
+/// A progress report as one line: its message, then how far (`1 of 2`, or the count alone).
+pub(crate) fn progress_text(progress: &crate::call::Progress) -> String {
+    let amount = match progress.total {
+        Some(total) => format!("{} of {}", progress.progress, total),
+        None => progress.progress.to_string(),
+    };
+    match &progress.message {
+        Some(message) => format!("{message} ({amount})"),
+        None => amount,
+    }
+}
+
 /// The `tool_call_update` that settles a call (`completed`, or `failed` for an error result),
 /// from its settled card ([`Registry::present_result`](crate::Registry::present_result)) and the
 /// result.

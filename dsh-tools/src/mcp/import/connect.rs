@@ -206,6 +206,14 @@ impl ClientHandler for ImportClient {
             rmcp::model::ElicitationCapability::new()
                 .with_form(rmcp::model::FormElicitationCapability::default()),
         );
+        // A call the server answers with a task is awaited (`task.rs`).
+        info.capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(
+                rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+                rmcp::model::JsonObject::new(),
+            );
         info
     }
 

@@ -132,6 +132,15 @@ pub struct ImportLimits {
     /// The longest message read from a child process: 16 MiB (rmcp's own limit). A longer answer
     /// fails its request with `MCP_TRANSPORT_ERROR` instead of leaving it waiting.
     pub max_message_bytes: usize,
+    /// How long a call the server answered with a task (2026-07-28) is awaited: one hour.
+    /// Past it the task is cancelled (`tasks/cancel`) and the call fails with `MCP_TIMEOUT`;
+    /// [`call_timeout`](Self::call_timeout) bounds only the answer that created it.
+    pub task_timeout: Duration,
+    /// The shortest wait between two `tasks/get` of a task, whatever the server's
+    /// `pollIntervalMs`: 100 ms.
+    pub min_poll_interval: Duration,
+    /// The longest wait between two `tasks/get`: 10 s.
+    pub max_poll_interval: Duration,
 }
 
 impl Default for ImportLimits {
@@ -143,6 +152,9 @@ impl Default for ImportLimits {
             max_pages: 100,
             max_tools: 10_000,
             max_message_bytes: wire::MAX_LINE,
+            task_timeout: Duration::from_secs(3600),
+            min_poll_interval: Duration::from_millis(100),
+            max_poll_interval: Duration::from_secs(10),
         }
     }
 }
@@ -163,6 +175,20 @@ impl ImportLimits {
     /// Sets [`call_timeout`](Self::call_timeout).
     pub fn call_timeout(mut self, timeout: Duration) -> Self {
         self.call_timeout = timeout;
+        self
+    }
+
+    /// Sets [`task_timeout`](Self::task_timeout).
+    pub fn task_timeout(mut self, timeout: Duration) -> Self {
+        self.task_timeout = timeout;
+        self
+    }
+
+    /// Sets [`min_poll_interval`](Self::min_poll_interval) and
+    /// [`max_poll_interval`](Self::max_poll_interval).
+    pub fn poll_interval_within(mut self, min: Duration, max: Duration) -> Self {
+        self.min_poll_interval = min;
+        self.max_poll_interval = max;
         self
     }
 

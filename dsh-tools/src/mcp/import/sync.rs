@@ -19,7 +19,6 @@ use rmcp::{Peer, RoleClient};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 #[derive(Default)]
 pub(super) struct SyncState {
@@ -350,7 +349,7 @@ pub(super) fn definition(
     let remote = tool.name.to_string();
     let peer = ctx.peer.clone();
     let in_flight = ctx.in_flight.clone();
-    let timeout = ctx.limits.call_timeout;
+    let limits = ctx.limits;
     let mut definition = ToolDefinition::new(
         local,
         tool.description.as_deref().unwrap_or_default(),
@@ -361,7 +360,7 @@ pub(super) fn definition(
                 peer: peer.clone(),
                 name: remote.clone(),
                 compiled: compiled.clone(),
-                timeout,
+                limits,
                 in_flight: in_flight.clone(),
             };
             call.run(args, run)
@@ -401,7 +400,7 @@ pub(super) struct Remote {
     peer: Peer<RoleClient>,
     name: String,
     compiled: Option<Arc<CompiledSchema>>,
-    timeout: Duration,
+    limits: ImportLimits,
     in_flight: super::asks::InFlight,
 }
 
@@ -411,7 +410,7 @@ const MAX_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
 impl Remote {
     /// One remote call: local validation (when the schema converted), then `tools/call`,
     /// dropped (which sends `notifications/cancelled`) when our signal fires or the call timeout
-    /// passes.
+    /// passes; a task it is answered with is awaited (`task`).
     async fn run(self, args: Arc<Value>, run: ToolRunContext) -> Result<Value, ToolError> {
         if let Some(compiled) = &self.compiled {
             let violations = compiled.validate_at(&args, Root::Parameters);
@@ -440,7 +439,7 @@ impl Remote {
         let mut rounds = 0;
         let result = loop {
             let sent = tokio::select! {
-                result = tokio::time::timeout(self.timeout, self.send(request, &run)) => result,
+                result = tokio::time::timeout(self.limits.call_timeout, self.send(request, &run)) => result,
                 () = run.signal().cancelled() => return Err(ToolError::aborted()),
             };
             let Ok(sent) = sent else {
@@ -449,7 +448,7 @@ impl Remote {
                     "MCP_TIMEOUT",
                     format!(
                         "the MCP server did not answer tools/call within {:?} (ImportLimits::call_timeout)",
-                        self.timeout
+                        self.limits.call_timeout
                     ),
                 ));
             };
@@ -467,6 +466,9 @@ impl Remote {
                         ));
                     }
                     request = self.retry(&args, asked, &run).await?;
+                }
+                Ok(CallToolResponse::Task(created)) => {
+                    break super::task::await_task(&self.peer, created, &run, &self.limits).await?;
                 }
                 Ok(_) => {
                     return Err(ToolError::coded(
