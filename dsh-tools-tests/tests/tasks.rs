@@ -790,3 +790,192 @@ mod redis {
         });
     }
 }
+
+/// The turn scheduler with tasks (issue 36, part 1): `slow` (parallel, may run as a task,
+/// waits for its release), `read` (parallel), `write` (exclusive), `deploy` (exclusive, may
+/// run as a task); each notes when its body starts and ends.
+mod turns {
+    use super::*;
+    use dsh_tools::schedule::{TurnCall, TurnScheduler};
+
+    type Events = Arc<Mutex<Vec<String>>>;
+
+    fn noting(
+        name: &'static str,
+        events: &Events,
+        release: Option<Arc<Notify>>,
+        parallel: bool,
+        task: bool,
+    ) -> ToolDefinition {
+        let events = Arc::clone(events);
+        let mut definition = ToolDefinition::new(
+            name,
+            name,
+            json!({"type": "object"}),
+            OutputDecl::text(),
+            move |_, _| {
+                let (events, release) = (Arc::clone(&events), release.clone());
+                async move {
+                    events.lock().unwrap().push(format!("{name} start"));
+                    if let Some(release) = release {
+                        release.notified().await;
+                    }
+                    events.lock().unwrap().push(format!("{name} end"));
+                    Ok(json!(format!("{name} done")))
+                }
+            },
+        );
+        if parallel {
+            definition = definition.concurrency_safe(|_| true);
+        }
+        if task {
+            definition = definition.task_support(TaskSupport::Optional);
+        }
+        definition
+    }
+
+    fn turn_registry(events: &Events, release: &Arc<Notify>) -> Registry {
+        let registry = Registry::new();
+        for definition in [
+            noting("slow", events, Some(Arc::clone(release)), true, true),
+            noting("read", events, None, true, false),
+            noting("write", events, None, false, false),
+            noting("deploy", events, None, false, true),
+        ] {
+            registry.register(definition).unwrap().keep();
+        }
+        registry
+    }
+
+    fn calls(names: &[&str], turn: &CancellationToken) -> Vec<ToolExecutionInput> {
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                ToolExecutionInput::new(format!("c{i}"), *name, json!({}), turn.clone())
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_task_is_left_running_and_an_exclusive_call_waits_for_it() {
+        let events = Events::default();
+        let release = Arc::new(Notify::new());
+        let registry = turn_registry(&events, &release);
+        let scheduler = TurnScheduler::new(registry.clone()).tasks(Tasks::new(&registry));
+        let turn = CancellationToken::new();
+        let run = tokio::spawn({
+            let (scheduler, calls) = (
+                scheduler.clone(),
+                calls(&["slow", "read", "write", "deploy"], &turn),
+            );
+            let turn = turn.clone();
+            async move { scheduler.run_detached(calls, &turn).await }
+        });
+        // `read` ran beside the task; `write` waits for it.
+        for _ in 0..200 {
+            if events.lock().unwrap().contains(&"read end".to_owned()) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(
+            *events.lock().unwrap(),
+            ["slow start", "read start", "read end"]
+        );
+        release.notify_one();
+        let done = run.await.unwrap();
+        let events = events.lock().unwrap().clone();
+        assert_eq!(
+            events,
+            [
+                "slow start",
+                "read start",
+                "read end",
+                "slow end",
+                "write start",
+                "write end",
+                "deploy start",
+                "deploy end"
+            ]
+        );
+        // The task's place holds the task; the exclusive `deploy` ran in place.
+        let TurnCall::Task { task } = &done.calls[0] else {
+            panic!("{:?}", done.calls[0]);
+        };
+        assert_eq!(task.tool, "slow");
+        assert!(
+            matches!(&done.calls[3], TurnCall::Settled { result } if result.text() == "deploy done")
+        );
+        assert_eq!(done.tasks().count(), 1);
+        assert!(done.results().is_none());
+        let collected = scheduler.collect(done, None).await.unwrap();
+        let texts: Vec<String> = collected
+            .results()
+            .unwrap()
+            .iter()
+            .map(|r| r.text())
+            .collect();
+        assert_eq!(
+            texts,
+            ["slow done", "read done", "write done", "deploy done"]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_refused_call_settles_and_a_cancelled_turn_stops_the_waiting_exclusive() {
+        let events = Events::default();
+        let release = Arc::new(Notify::new());
+        let registry = turn_registry(&events, &release);
+        registry
+            .on_pre_execute(
+                |e: Arc<ToolExecution>, next: dsh_tools::PreNext| async move {
+                    if e.call_id() == "c1" {
+                        return Ok(PreToolDecision::deny("not this one"));
+                    }
+                    next.run().await
+                },
+            )
+            .keep();
+        let scheduler = TurnScheduler::new(registry.clone()).tasks(Tasks::new(&registry));
+        let turn = CancellationToken::new();
+        let run = tokio::spawn({
+            let (scheduler, calls) = (scheduler.clone(), calls(&["slow", "slow", "write"], &turn));
+            let turn = turn.clone();
+            async move { scheduler.run_detached(calls, &turn).await }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        turn.cancel();
+        let done = run.await.unwrap();
+        assert!(
+            matches!(done.calls[0], TurnCall::Task { .. }),
+            "{:?}",
+            done.calls[0]
+        );
+        let TurnCall::Settled { result } = &done.calls[1] else {
+            panic!("a refused call became a task: {:?}", done.calls[1]);
+        };
+        assert!(
+            result.is_error() && result.text().contains("not this one"),
+            "{result:?}"
+        );
+        let TurnCall::Settled { result } = &done.calls[2] else {
+            panic!("{:?}", done.calls[2]);
+        };
+        assert_eq!(
+            result.code(),
+            Some(dsh_tools::error::codes::ABORTED_BEFORE_DISPATCH)
+        );
+        assert!(!events.lock().unwrap().contains(&"write start".to_owned()));
+        // The task goes on after the turn's end: released, it is collected.
+        release.notify_one();
+        let collected = scheduler
+            .collect(done, Some(&CancellationToken::new()))
+            .await
+            .unwrap();
+        assert!(
+            matches!(&collected.calls[0], TurnCall::Settled { result } if result.text() == "slow done")
+        );
+    }
+}

@@ -5,6 +5,10 @@
 //! [`ExecutionMode::Exclusive`] call runs alone, a barrier between groups. Policy (`prepare`:
 //! pre-execute, approval, guards) runs in model order; only dispatches overlap; results are
 //! committed (post-execute, finalizer, observers) in model order.
+//!
+//! With [`Tasks`], [`TurnScheduler::run_detached`] leaves a parallel call whose tool may run as
+//! a task running and goes on with the turn; an exclusive call waits for the turn's tasks to
+//! end first (it runs alone, tasks included).
 
 use crate::error::ToolError;
 use crate::pipeline::dispatch::resolve_executable;
@@ -13,6 +17,7 @@ use crate::pipeline::{
     ResumeError, Stage, ToolExecution, ToolExecutionInput, ToolExecutionResult,
 };
 use crate::registry::Registry;
+use crate::task::{Started, TaskError, TaskRecord, Tasks};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::panic::AssertUnwindSafe;
@@ -185,6 +190,12 @@ pub enum TurnCall {
         /// The stopped program.
         program: PendingProgram,
     },
+    /// It runs as a task ([`TurnScheduler::run_detached`]): collect its result with
+    /// [`TurnScheduler::collect`] (or the scheduler's [`Tasks`]) once it has ended.
+    Task {
+        /// The task as started.
+        task: TaskRecord,
+    },
 }
 
 impl From<Deferred> for TurnCall {
@@ -211,17 +222,25 @@ impl DeferredTurn {
         self.calls.iter().filter_map(|c| match c {
             TurnCall::Pending { approval } => Some(approval),
             TurnCall::Program { program } => Some(&program.approval),
-            TurnCall::Settled { .. } => None,
+            TurnCall::Settled { .. } | TurnCall::Task { .. } => None,
         })
     }
 
-    /// Every call's result, in model order, once none is pending.
+    /// The tasks still running (as last read), in model order.
+    pub fn tasks(&self) -> impl Iterator<Item = &TaskRecord> {
+        self.calls.iter().filter_map(|c| match c {
+            TurnCall::Task { task } => Some(task),
+            _ => None,
+        })
+    }
+
+    /// Every call's result, in model order, once none is pending or running as a task.
     pub fn results(&self) -> Option<Vec<ToolExecutionResult>> {
         self.calls
             .iter()
             .map(|c| match c {
                 TurnCall::Settled { result } => Some(result.clone()),
-                TurnCall::Pending { .. } | TurnCall::Program { .. } => None,
+                TurnCall::Pending { .. } | TurnCall::Program { .. } | TurnCall::Task { .. } => None,
             })
             .collect()
     }
@@ -240,7 +259,19 @@ pub struct TurnResumeError {
 /// A call of a parallel group that finished dispatching.
 enum Done {
     Stage(Stage),
-    Lost(ToolExecutionResult),
+    /// Its result, final (a lost dispatch, a call that settled instead of becoming a task).
+    Settled(ToolExecutionResult),
+    /// Started as a task.
+    Task(Box<TaskRecord>),
+}
+
+/// How a turn is run.
+#[derive(Clone, Copy)]
+struct Mode {
+    /// An `ask` no grant answers is kept pending ([`TurnScheduler::run_deferred`]).
+    defer: bool,
+    /// Calls that may run as tasks are left running ([`TurnScheduler::run_detached`]).
+    detach: bool,
 }
 
 /// Runs one model turn's tool calls (spec §7.2, §7.3).
@@ -267,6 +298,7 @@ enum Done {
 pub struct TurnScheduler {
     registry: Registry,
     width: usize,
+    tasks: Option<Tasks>,
 }
 
 impl TurnScheduler {
@@ -275,7 +307,15 @@ impl TurnScheduler {
         Self {
             registry,
             width: 10,
+            tasks: None,
         }
+    }
+
+    /// The tasks [`run_detached`](Self::run_detached) starts calls as (without it, that runs
+    /// every call in place).
+    pub fn tasks(mut self, tasks: Tasks) -> Self {
+        self.tasks = Some(tasks);
+        self
     }
 
     /// The most parallel calls in flight at once (at least 1; 1 runs everything serially).
@@ -292,11 +332,19 @@ impl TurnScheduler {
         calls: Vec<ToolExecutionInput>,
         turn: &CancellationToken,
     ) -> Vec<ToolExecutionResult> {
-        self.run_as(calls, turn, false)
+        let mode = Mode {
+            defer: false,
+            detach: false,
+        };
+        self.run_as(calls, turn, mode)
             .await
             .into_iter()
             .map(|call| match call {
                 TurnCall::Settled { result } => result,
+                TurnCall::Task { task } => ToolExecutionResult::failure(ToolError::new(format!(
+                    "internal error: task {} was left running",
+                    task.id
+                ))),
                 // Only a deferring run keeps a call pending.
                 TurnCall::Pending { approval }
                 | TurnCall::Program {
@@ -325,9 +373,97 @@ impl TurnScheduler {
         calls: Vec<ToolExecutionInput>,
         turn: &CancellationToken,
     ) -> DeferredTurn {
+        let mode = Mode {
+            defer: true,
+            detach: false,
+        };
         DeferredTurn {
-            calls: self.run_as(calls, turn, true).await,
+            calls: self.run_as(calls, turn, mode).await,
         }
+    }
+
+    /// Runs `calls` like [`run`](Self::run), except that a parallel call whose tool may run
+    /// as a task ([`TaskSupport`](crate::task::TaskSupport) `optional` or `required`) is started
+    /// as a task of [`tasks`](Self::tasks) ([`Tasks::start`]: its policies run here, in model
+    /// order; a call they refuse settles) and the turn goes on without it: the turn holds a
+    /// [`TurnCall::Task`] in its place. Collect the results with [`collect`](Self::collect).
+    ///
+    /// **Exclusive calls do not overlap the turn's tasks.** An exclusive call runs alone: it
+    /// waits until every task this turn started has ended before its policies run (the wait
+    /// ends with the turn's signal: the call then never starts), and an exclusive call whose
+    /// tool may run as a task runs in place, as a barrier, never detached. Parallel calls go on
+    /// beside running tasks, as they would beside each other.
+    ///
+    /// ```
+    /// use dsh_tools::schedule::{TurnCall, TurnScheduler};
+    /// use dsh_tools::task::{TaskSupport, Tasks};
+    /// use dsh_tools::{CancellationToken, OutputDecl, Registry, ToolDefinition, ToolExecutionInput};
+    /// use serde_json::json;
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let registry = Registry::new();
+    /// registry.register(ToolDefinition::new("test", "runs the tests", json!({}), OutputDecl::text(),
+    ///     |_, _| async { Ok(json!("412 passed")) })
+    ///     .concurrency_safe(|_| true).task_support(TaskSupport::Optional)).unwrap();
+    /// let scheduler = TurnScheduler::new(registry.clone()).tasks(Tasks::new(&registry));
+    /// let turn = CancellationToken::new();
+    /// let call = ToolExecutionInput::new("c1", "test", json!({}), turn.clone());
+    /// let started = scheduler.run_detached(vec![call], &turn).await;
+    /// assert!(matches!(started.calls[0], TurnCall::Task { .. }));
+    /// let done = scheduler.collect(started, Some(&turn)).await.unwrap();
+    /// assert_eq!(done.results().unwrap()[0].text(), "412 passed");
+    /// # });
+    /// ```
+    pub async fn run_detached(
+        &self,
+        calls: Vec<ToolExecutionInput>,
+        turn: &CancellationToken,
+    ) -> DeferredTurn {
+        let mode = Mode {
+            defer: false,
+            detach: self.tasks.is_some(),
+        };
+        DeferredTurn {
+            calls: self.run_as(calls, turn, mode).await,
+        }
+    }
+
+    /// The turn with each task that has ended settled with its result; `wait`: waits for the
+    /// running ones first (until the signal fires: then the rest are left as they are). Needs
+    /// [`tasks`](Self::tasks) when the turn holds tasks.
+    pub async fn collect(
+        &self,
+        mut turn: DeferredTurn,
+        wait: Option<&CancellationToken>,
+    ) -> Result<DeferredTurn, TaskError> {
+        for call in &mut turn.calls {
+            let TurnCall::Task { task } = &*call else {
+                continue;
+            };
+            let Some(tasks) = &self.tasks else {
+                return Err(TaskError::NotFound(task.id.clone()));
+            };
+            let owner = task.owner.as_deref();
+            let read = match wait {
+                Some(signal) => match tasks.wait(&task.id, owner, signal).await {
+                    Err(TaskError::WaitCancelled(_)) => continue,
+                    read => read?,
+                },
+                None => tasks.get(&task.id, owner).await?,
+            };
+            *call = match (read.status.is_terminal(), read.result.clone()) {
+                (true, Some(result)) => TurnCall::Settled { result },
+                (true, None) => TurnCall::Settled {
+                    result: ToolExecutionResult::failure(ToolError::new(
+                        read.status_message
+                            .clone()
+                            .unwrap_or_else(|| format!("task {} ended without a result", read.id)),
+                    )),
+                },
+                (false, _) => TurnCall::Task { task: read },
+            };
+        }
+        Ok(turn)
     }
 
     /// Continues the pending calls of `turn` that `answers` answer, in model order, each as
@@ -348,7 +484,7 @@ impl TurnScheduler {
             let id = match &*call {
                 TurnCall::Pending { approval } => &approval.id,
                 TurnCall::Program { program } => &program.approval.id,
-                TurnCall::Settled { .. } => continue,
+                TurnCall::Settled { .. } | TurnCall::Task { .. } => continue,
             };
             let Some(answer) = answers
                 .iter_mut()
@@ -391,8 +527,9 @@ impl TurnScheduler {
         &self,
         calls: Vec<ToolExecutionInput>,
         turn: &CancellationToken,
-        defer: bool,
+        mode: Mode,
     ) -> Vec<TurnCall> {
+        let defer = mode.defer;
         let total = calls.len();
         let mut results: Vec<TurnCall> = Vec::with_capacity(total);
         let mut queue = calls.into_iter().peekable();
@@ -401,6 +538,10 @@ impl TurnScheduler {
                 break;
             }
             if self.registry.mode_of(&first) == ExecutionMode::Exclusive {
+                // Alone means alone: the turn's tasks end first.
+                if !self.tasks_ended(&results, turn).await {
+                    break;
+                }
                 let stage = self.registry.prepare_as(first, defer).await;
                 results.push(match stage {
                     Stage::Pending(approval) => TurnCall::Pending {
@@ -413,7 +554,7 @@ impl TurnScheduler {
                 });
                 continue;
             }
-            self.run_group(first, &mut queue, turn, &mut results, defer)
+            self.run_group(first, &mut queue, turn, &mut results, mode)
                 .await;
         }
         while results.len() < total {
@@ -424,6 +565,24 @@ impl TurnScheduler {
         results
     }
 
+    /// Whether every task `results` started has ended, waiting for them until `turn` fires
+    /// (`false` then).
+    async fn tasks_ended(&self, results: &[TurnCall], turn: &CancellationToken) -> bool {
+        let Some(tasks) = &self.tasks else {
+            return true;
+        };
+        for call in results {
+            if let TurnCall::Task { task } = call {
+                // A task gone or unreadable has nothing left to wait for.
+                let waited = tasks.wait(&task.id, task.owner.as_deref(), turn).await;
+                if let Err(TaskError::WaitCancelled(_)) = waited {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
     /// A group of consecutive parallel calls: prepared in order, dispatched in a rolling pool,
     /// committed in order.
     async fn run_group(
@@ -432,9 +591,11 @@ impl TurnScheduler {
         queue: &mut std::iter::Peekable<std::vec::IntoIter<ToolExecutionInput>>,
         turn: &CancellationToken,
         results: &mut Vec<TurnCall>,
-        defer: bool,
+        mode: Mode,
     ) {
         let registry = &self.registry;
+        let defer = mode.defer;
+        let tasks = self.tasks.as_ref().filter(|_| mode.detach);
         let base = results.len();
         let mut started = 0usize;
         let mut committed = 0usize;
@@ -455,6 +616,18 @@ impl TurnScheduler {
                 };
                 let index = started;
                 started += 1;
+                if let Some(tasks) = tasks
+                    && tasks
+                        .support(&input.name, input.agent.as_ref())
+                        .allows_task()
+                {
+                    let done = match tasks.start(input, None).await {
+                        Started::Task(task) => Done::Task(Box::new(task)),
+                        Started::Settled(result) => Done::Settled(result),
+                    };
+                    ready.insert(index, done);
+                    continue;
+                }
                 match registry.prepare_as(input, defer).await {
                     Stage::Dispatch(call) => {
                         let registry = registry.clone();
@@ -479,7 +652,8 @@ impl TurnScheduler {
                             result: registry.complete(stage).await,
                         },
                     },
-                    Done::Lost(result) => TurnCall::Settled { result },
+                    Done::Settled(result) => TurnCall::Settled { result },
+                    Done::Task(task) => TurnCall::Task { task: *task },
                 });
                 committed += 1;
             }
@@ -504,7 +678,7 @@ impl TurnScheduler {
                         let lost = ToolExecutionResult::failure(ToolError::new(format!(
                             "tool dispatch task failed: {e}"
                         )));
-                        ready.insert(index, Done::Lost(lost));
+                        ready.insert(index, Done::Settled(lost));
                     }
                 }
                 None => {}

@@ -42,7 +42,7 @@ impl TaskStatus {
 
 /// One task as a [`TaskStore`](super::TaskStore) keeps it. Serializable: a store may keep it
 /// as JSON.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TaskRecord {
     /// The task's id (128 random bits as hex).
