@@ -199,7 +199,7 @@ bearer_token_clients() {
     timeout 240 "$PY" .ci/mcp_auth_check.py "$SERVER_BIN" "$OUT/auth" \
         "$NODE_BIN/node" "$PWD/$NODE_PREFIX/mcp_auth_ts.mjs" \
         "$PWD/$NODE_PREFIX/mcp_tasks_ts.mjs" || return
-    DETAIL="raw HTTP 401/metadata/invalid_token, Python mcp legacy + 2026-07-28, TypeScript SDK, its 2025-11-25 tasks (two subjects): 5/5"
+    DETAIL="raw HTTP 401/metadata/invalid_token, Python mcp legacy + 2026-07-28 + its 2026-07-28 tasks (two subjects), TypeScript SDK + its 2025-11-25 tasks (two subjects): 6/6"
 }
 
 conformance_suite() {

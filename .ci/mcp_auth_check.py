@@ -1,6 +1,6 @@
 """Bearer-token authorization of examples/mcp_server, checked by clients we did not write.
 
-    mcp_auth_check.py SERVER_BIN WORKDIR [NODE TS_CHECK]
+    mcp_auth_check.py SERVER_BIN WORKDIR [NODE TS_CHECK [TS_TASKS_CHECK]]
 
 Makes an ES256 key with `cryptography`, writes its JWKS, starts SERVER_BIN with
 `--http 127.0.0.1:PORT --auth-issuer ISSUER --auth-jwks FILE`, and signs tokens with PyJWT (a
@@ -11,8 +11,11 @@ JWT library other than ours). Then:
   token for another audience and one signed by another key are 401 `invalid_token`;
 - the Python `mcp` client in both eras with a bearer token: tools listed, `echo` runs,
   `write_file` fails as a result naming the missing scope, and succeeds with `files:write`;
+- the Python `mcp` client's 2026-07-28 tasks (the extension of mcp_tasks_check.py) with two
+  subjects: the owner reads its task, another subject's `tasks/get` and `tasks/cancel` are
+  -32602 (unknown task), the owner cancels it;
 - with NODE and TS_CHECK: the TypeScript SDK client (TS_CHECK, an ES module) with the same
-  tokens.
+  tokens; with TS_TASKS_CHECK, its 2025-11-25 tasks with two subjects (mcp_tasks_ts.mjs).
 
 Prints one line per check and a closing verdict line; exits 1 on a failed check.
 """
@@ -29,7 +32,7 @@ import httpx2
 import jwt
 from cryptography.hazmat.primitives.asymmetric import ec
 from jwt.algorithms import ECAlgorithm
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -109,6 +112,34 @@ async def client_checks(url: str, key, mode: str) -> str:
     return f"{mode}: protocol {EXPECTED[mode]}, echo ok, write_file denied without files:write, ok with it"
 
 
+async def tasks_checks(url: str, key) -> str:
+    from mcp_tasks_check import Ack, CancelTask, GetTask, TaskIdParams, Tasks, TaskState
+
+    def connect(sub: str):
+        bearer = token(key, url, "files:read files:write", sub=sub)
+        headers = {"Authorization": f"Bearer {bearer}"}
+        transport = streamable_http_client(url, http_client=create_mcp_http_client(headers=headers))
+        return Client(transport, mode="auto", extensions=[Tasks()], read_timeout_seconds=20)
+
+    async with connect("ci-user") as me, connect("ci-other") as other:
+        check(me.protocol_version == "2026-07-28", f"negotiated {me.protocol_version}")
+        raw = await me.session.call_tool("count_files", {"seconds": 30}, allow_claimed=True)
+        check(getattr(raw, "result_type", None) == "task", f"not a task: {raw}")
+        ids = TaskIdParams(task_id=raw.task_id)
+        state = await me.session.send_request(GetTask(params=ids), TaskState)
+        check(state.status == "working", f"the owner's get: {state}")
+        for request, model in ((GetTask(params=ids), TaskState), (CancelTask(params=ids), Ack)):
+            try:
+                await other.session.send_request(request, model)
+                raise AssertionError(f"another subject's {request.method} answered")
+            except MCPError as e:
+                check(e.code == -32602 and "unknown task" in e.message, f"{request.method}: {e}")
+        await me.session.send_request(CancelTask(params=ids), Ack)
+        state = await me.session.send_request(GetTask(params=ids), TaskState)
+        check(state.status == "cancelled", f"after the owner's cancel: {state}")
+    return "2026-07-28 tasks: the owner reads its task; another subject's get and cancel -32602; the owner's cancel ends it"
+
+
 def main() -> int:
     if len(sys.argv) not in (3, 5, 6):
         sys.exit("usage: mcp_auth_check.py SERVER_BIN WORKDIR [NODE TS_CHECK [TS_TASKS_CHECK]]")
@@ -137,6 +168,7 @@ def main() -> int:
         checks = [("raw HTTP", lambda: raw_checks(url, key, other_key))]
         for mode in ("legacy", "auto"):
             checks.append((f"python {mode}", lambda m=mode: anyio.run(client_checks, url, key, m)))
+        checks.append(("python tasks", lambda: anyio.run(tasks_checks, url, key)))
         if len(sys.argv) >= 5:
             node = sys.argv[3]
 

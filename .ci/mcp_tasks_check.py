@@ -8,8 +8,9 @@ declares it with a `ClientExtension` whose `ResultClaim` takes a `resultType: "t
 and polls `tasks/get` (at the server's `pollIntervalMs`) to the result, as SEP-2663 says.
 Checks: a task is created and polled to a completed result with the tool's structured value;
 progress shows in the status message while it works; `tasks/cancel` ends it cancelled; an
-unknown id is -32602; the legacy era (2025-11-25, whose experimental tasks the server does not
-serve) has the call run in place and no extension declared. Prints one line per check and a
+unknown id is -32602; the legacy era (2025-11-25) is not told of the extension, and a call
+without that revision's `task` param runs in place (the pinned client sends none; the
+TypeScript SDK checks that revision's tasks: mcp_tasks_ts.mjs). Prints one line per check and a
 closing verdict; exits 1 on a failed check.
 """
 
