@@ -605,3 +605,51 @@ async fn a_code_mode_sub_call_that_becomes_a_remote_task_is_awaited_within_the_w
         tasks.list(None, None, 10).await.unwrap().tasks
     );
 }
+
+#[tokio::test]
+async fn task_notifications_are_refused_without_the_extension_and_agreed_for_none_with_it() {
+    let server = McpServer::new(registry(Arc::new(Notify::new())));
+    let listen = |id: u64, caps: serde_json::Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": {
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": caps},
+            "notifications": {"taskIds": ["t1"]}}})
+    };
+    let mut c = Lines::open(&server).await;
+    let listen_without = listen(1, json!({}));
+    let refused = c
+        .ask(1, "subscriptions/listen", listen_without["params"].clone())
+        .await;
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+    assert!(
+        refused["error"]["data"]["requiredCapabilities"]["extensions"]
+            ["io.modelcontextprotocol/tasks"]
+            .is_object(),
+        "{refused}"
+    );
+    // Declared: the listen goes on, and its acknowledgement agrees to no task ids (this server
+    // sends no notifications/tasks; its clients poll).
+    c.send(listen(
+        2,
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}),
+    ))
+    .await;
+    let acknowledged = loop {
+        let line = tokio::time::timeout(Duration::from_secs(10), c.read.next_line())
+            .await
+            .expect("an acknowledgement within 10 s")
+            .unwrap()
+            .expect("the server is still there");
+        let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert!(message.get("error").is_none(), "{message}");
+        if message["method"] == "notifications/subscriptions/acknowledged" {
+            break message;
+        }
+    };
+    assert!(
+        acknowledged["params"]["notifications"]
+            .get("taskIds")
+            .is_none(),
+        "{acknowledged}"
+    );
+}

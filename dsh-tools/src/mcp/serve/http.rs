@@ -1,7 +1,7 @@
 //! The streamable HTTP transport (feature `mcp-http`): a tower service, and a server that binds
 //! an address and serves it at `/mcp`.
 
-use super::response::{HttpResponse, plain, undecodable};
+use super::response::{HttpResponse, json, plain, undecodable};
 use super::server::McpServer;
 use super::tasks_2025;
 use bytes::Bytes;
@@ -324,11 +324,18 @@ impl McpHttpService {
                     );
                 }
             };
-        // A 2025-11-25 task request goes to rmcp under the name it hands the server.
+        // A 2025-11-25 task request goes to rmcp under the name it hands the server; a listen
+        // for task notifications without the extension is refused here (rmcp drops `taskIds`).
         let body = match self.tasks && json_post {
             true => tasks_2025::rename_bytes(&body).map_or(body, Bytes::from),
             false => body,
         };
+        if self.tasks
+            && json_post
+            && let Some(refused) = super::tasks::listen_refusal_bytes(&body)
+        {
+            return json(hyper::StatusCode::OK, refused.trim_end());
+        }
         // Kept (the same bytes, not a copy) for the answer to a body rmcp cannot decode.
         let posted = json_post.then(|| body.clone());
         let request = hyper::Request::from_parts(parts, Full::new(body));

@@ -180,6 +180,9 @@ fn check(text: &[u8], tasks: bool) -> Verdict {
             if let Some(why) = params_fault(method.unwrap_or_default(), message.get("params")) {
                 return Verdict::Answer(error_line(Some(&id), -32602, &why));
             }
+            if tasks && let Some(refused) = super::tasks::listen_refusal(message, &id) {
+                return Verdict::Answer(refused);
+            }
             let decoded =
                 serde_json::from_slice::<rmcp::service::RxJsonRpcMessage<RoleServer>>(text);
             match decoded {

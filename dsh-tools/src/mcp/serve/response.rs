@@ -34,10 +34,15 @@ pub(crate) fn undecodable(body: &[u8]) -> Option<HttpResponse> {
             &format!("Invalid Request: {error}"),
         ),
     };
-    let mut response = plain(hyper::StatusCode::BAD_REQUEST, text.trim_end());
+    Some(json(hyper::StatusCode::BAD_REQUEST, text.trim_end()))
+}
+
+/// A JSON answer (one JSON-RPC message).
+pub(crate) fn json(status: hyper::StatusCode, text: &str) -> HttpResponse {
+    let mut response = plain(status, text);
     response.headers_mut().insert(
         hyper::header::CONTENT_TYPE,
         hyper::header::HeaderValue::from_static("application/json"),
     );
-    Some(response)
+    response
 }

@@ -12,6 +12,7 @@ use crate::task::{Started, TaskError, TaskRecord, TaskStatus, TaskSupport, Tasks
 use rmcp::model::{
     CreateTaskResult, DetailedTask, ErrorData, GetTaskResult, JsonObject, Task, TaskPayload,
 };
+use serde_json::Value;
 
 /// How a call is run.
 pub(super) enum Route<'a> {
@@ -302,6 +303,53 @@ pub(super) fn iso8601(ms: u64) -> String {
     format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{millis:03}Z")
 }
 
+/// [`listen_refusal`] over a message as bytes (read only when it names `taskIds`).
+#[cfg(feature = "mcp-http")]
+pub(crate) fn listen_refusal_bytes(message: &[u8]) -> Option<String> {
+    if !message.windows(9).any(|w| w == b"\"taskIds\"") {
+        return None;
+    }
+    let value = serde_json::from_slice::<Value>(message).ok()?;
+    let id = serde_json::to_string(value.get("id")?).ok()?;
+    listen_refusal(value.as_object()?, &id)
+}
+
+/// The answer to a 2026-07-28 `subscriptions/listen` that asks for task notifications
+/// (`notifications.taskIds`) from a client whose request does not declare the extension: the
+/// extension's `-32021` naming it (a MUST rmcp, which drops `taskIds`, cannot keep). `id`: the
+/// request's id as JSON. `None` for any other message. A declaring client's listen goes on to
+/// rmcp, whose acknowledgement names no task ids: this server sends no `notifications/tasks`
+/// (a MAY), and its clients poll `tasks/get`.
+pub(crate) fn listen_refusal(message: &serde_json::Map<String, Value>, id: &str) -> Option<String> {
+    if message.get("method").and_then(Value::as_str) != Some("subscriptions/listen") {
+        return None;
+    }
+    let params = message.get("params")?;
+    let asks = params
+        .get("notifications")
+        .and_then(|n| n.get("taskIds"))
+        .and_then(Value::as_array)
+        .is_some_and(|ids| !ids.is_empty());
+    let declared = params
+        .get("_meta")
+        .and_then(|m| m.get("io.modelcontextprotocol/clientCapabilities"))
+        .and_then(|c| c.get("extensions"))
+        .and_then(|e| e.get(rmcp::model::TASKS_EXTENSION_ID))
+        .is_some();
+    if !asks || declared {
+        return None;
+    }
+    let error = ErrorData::missing_required_client_capability(
+        rmcp::model::ClientCapabilities::builder()
+            .enable_tasks()
+            .build(),
+    );
+    let error = serde_json::to_string(&error).ok()?;
+    Some(format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}\n"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::iso8601;
@@ -313,5 +361,26 @@ mod tests {
         assert_eq!(iso8601(951_868_799_999), "2000-02-29T23:59:59.999Z");
         assert_eq!(iso8601(1_796_526_000_123), "2026-12-06T03:00:00.123Z");
         assert_eq!(iso8601(4_107_542_400_000), "2100-03-01T00:00:00.000Z");
+    }
+
+    #[test]
+    fn a_listen_for_task_notifications_needs_the_extension() {
+        let listen = |meta: serde_json::Value| {
+            let message = serde_json::json!({"jsonrpc": "2.0", "id": 4, "method": "subscriptions/listen",
+                "params": {"_meta": meta, "notifications": {"taskIds": ["t1"]}}});
+            super::listen_refusal(message.as_object().unwrap(), "4")
+        };
+        let refused: serde_json::Value =
+            serde_json::from_str(&listen(serde_json::json!({})).unwrap()).unwrap();
+        assert_eq!(refused["id"], 4);
+        assert_eq!(refused["error"]["code"], -32021);
+        assert!(refused["error"]["data"]["requiredCapabilities"]["extensions"]
+            ["io.modelcontextprotocol/tasks"].is_object(), "{refused}");
+        let declared = serde_json::json!({"io.modelcontextprotocol/clientCapabilities":
+            {"extensions": {"io.modelcontextprotocol/tasks": {}}}});
+        assert_eq!(listen(declared), None);
+        let other = serde_json::json!({"jsonrpc": "2.0", "id": 4, "method": "subscriptions/listen",
+            "params": {"notifications": {"toolsListChanged": true}}});
+        assert_eq!(super::listen_refusal(other.as_object().unwrap(), "4"), None);
     }
 }

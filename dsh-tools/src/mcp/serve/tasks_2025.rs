@@ -190,6 +190,7 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 
 /// Answers a request the transports renamed (and `tasks/result`, `tasks/list`), for a client
 /// below 2026-07-28 of a server that serves tasks; anything else is `-32601`.
+///
 /// `view`: the server's tasks and the agent view its tools are seen as.
 pub(super) async fn serve(
     server: &impl ServerHandler,
