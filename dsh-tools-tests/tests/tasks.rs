@@ -910,7 +910,8 @@ mod turns {
         );
         assert_eq!(done.tasks().count(), 1);
         assert!(done.results().is_none());
-        let collected = scheduler.collect(done, None).await.unwrap();
+        let mut collected = done;
+        scheduler.collect(&mut collected, None).await.unwrap();
         let texts: Vec<String> = collected
             .results()
             .unwrap()
@@ -970,12 +971,41 @@ mod turns {
         assert!(!events.lock().unwrap().contains(&"write start".to_owned()));
         // The task goes on after the turn's end: released, it is collected.
         release.notify_one();
-        let collected = scheduler
-            .collect(done, Some(&CancellationToken::new()))
+        let mut collected = done;
+        scheduler
+            .collect(&mut collected, Some(&CancellationToken::new()))
             .await
             .unwrap();
         assert!(
             matches!(&collected.calls[0], TurnCall::Settled { result } if result.text() == "slow done")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_task_gone_before_it_is_collected_settles_as_a_failure_saying_so() {
+        let events = Events::default();
+        let release = Arc::new(Notify::new());
+        release.notify_one();
+        let registry = turn_registry(&events, &release);
+        let tasks =
+            Tasks::new(&registry).config(TaskConfig::new().default_ttl(Duration::from_millis(1)));
+        let scheduler = TurnScheduler::new(registry.clone()).tasks(tasks.clone());
+        let turn = CancellationToken::new();
+        let mut done = scheduler.run_detached(calls(&["slow"], &turn), &turn).await;
+        let id = done.tasks().next().expect("a task").id.clone();
+        let ended = tasks
+            .wait(&id, None, &CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(ended.status, TaskStatus::Completed);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        scheduler.collect(&mut done, None).await.unwrap();
+        let TurnCall::Settled { result } = &done.calls[0] else {
+            panic!("{:?}", done.calls[0]);
+        };
+        assert!(
+            result.is_error() && result.text().contains("is gone"),
+            "{result:?}"
         );
     }
 }

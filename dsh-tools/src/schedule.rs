@@ -408,10 +408,10 @@ impl TurnScheduler {
     /// let scheduler = TurnScheduler::new(registry.clone()).tasks(Tasks::new(&registry));
     /// let turn = CancellationToken::new();
     /// let call = ToolExecutionInput::new("c1", "test", json!({}), turn.clone());
-    /// let started = scheduler.run_detached(vec![call], &turn).await;
+    /// let mut started = scheduler.run_detached(vec![call], &turn).await;
     /// assert!(matches!(started.calls[0], TurnCall::Task { .. }));
-    /// let done = scheduler.collect(started, Some(&turn)).await.unwrap();
-    /// assert_eq!(done.results().unwrap()[0].text(), "412 passed");
+    /// scheduler.collect(&mut started, Some(&turn)).await.unwrap();
+    /// assert_eq!(started.results().unwrap()[0].text(), "412 passed");
     /// # });
     /// ```
     pub async fn run_detached(
@@ -428,14 +428,16 @@ impl TurnScheduler {
         }
     }
 
-    /// The turn with each task that has ended settled with its result; `wait`: waits for the
-    /// running ones first (until the signal fires: then the rest are left as they are). Needs
-    /// [`tasks`](Self::tasks) when the turn holds tasks.
+    /// Settles each task of `turn` that has ended with its result (one whose record is gone,
+    /// its TTL passed, with a failure saying so); `wait`: waits for the running ones first
+    /// (until the signal fires: the rest are left running). An error (the store failed) leaves
+    /// `turn` with every call settled so far: nothing is lost. Needs [`tasks`](Self::tasks)
+    /// when the turn holds tasks.
     pub async fn collect(
         &self,
-        mut turn: DeferredTurn,
+        turn: &mut DeferredTurn,
         wait: Option<&CancellationToken>,
-    ) -> Result<DeferredTurn, TaskError> {
+    ) -> Result<(), TaskError> {
         for call in &mut turn.calls {
             let TurnCall::Task { task } = &*call else {
                 continue;
@@ -445,11 +447,21 @@ impl TurnScheduler {
             };
             let owner = task.owner.as_deref();
             let read = match wait {
-                Some(signal) => match tasks.wait(&task.id, owner, signal).await {
-                    Err(TaskError::WaitCancelled(_)) => continue,
-                    read => read?,
-                },
-                None => tasks.get(&task.id, owner).await?,
+                Some(signal) => tasks.wait(&task.id, owner, signal).await,
+                None => tasks.get(&task.id, owner).await,
+            };
+            let read = match read {
+                Ok(read) => read,
+                Err(TaskError::WaitCancelled(_)) => continue,
+                Err(TaskError::NotFound(id)) => {
+                    *call = TurnCall::Settled {
+                        result: ToolExecutionResult::failure(ToolError::new(format!(
+                            "task {id} is gone: its TTL passed, or its store lost it"
+                        ))),
+                    };
+                    continue;
+                }
+                Err(e) => return Err(e),
             };
             *call = match (read.status.is_terminal(), read.result.clone()) {
                 (true, Some(result)) => TurnCall::Settled { result },
@@ -463,7 +475,7 @@ impl TurnScheduler {
                 (false, _) => TurnCall::Task { task: read },
             };
         }
-        Ok(turn)
+        Ok(())
     }
 
     /// Continues the pending calls of `turn` that `answers` answer, in model order, each as

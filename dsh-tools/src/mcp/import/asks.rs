@@ -22,10 +22,10 @@ use std::sync::{Arc, Mutex};
 const MAX_MESSAGE: usize = 1_000;
 
 /// The most questions of one 2026-07-28 round put to the person (the rest: `cancel`).
-pub(super) const MAX_QUESTIONS_PER_ROUND: usize = 4;
+const MAX_QUESTIONS_PER_ROUND: usize = 4;
 
 /// A `cancel` answer, as an input response.
-pub(super) fn cancelled() -> Value {
+fn cancelled() -> Value {
     serde_json::json!({"action": "cancel"})
 }
 
@@ -103,8 +103,32 @@ pub(super) async fn answer(
     })
 }
 
+/// The responses to a round of a server's requests (a 2026-07-28 `input_required` result's,
+/// or a task's): each put to our person, a few a round; a server asking more gets `cancel`
+/// for the rest rather than a flood of prompts.
+pub(super) async fn respond_all(
+    peer: &rmcp::Peer<rmcp::RoleClient>,
+    requests: rmcp::model::InputRequests,
+    run: &ToolRunContext,
+) -> Result<rmcp::model::InputResponses, ToolError> {
+    let server = peer
+        .peer_info()
+        .and_then(|i| i.server_info.as_ref().map(|s| s.name.clone()))
+        .unwrap_or_default();
+    let mut responses = rmcp::model::InputResponses::new();
+    for (i, (key, request)) in requests.into_iter().enumerate() {
+        let answer = if i < MAX_QUESTIONS_PER_ROUND {
+            respond(run, &server, &request).await?
+        } else {
+            cancelled()
+        };
+        responses.insert(key, answer);
+    }
+    Ok(responses)
+}
+
 /// The response to one of a 2026-07-28 `input_required` result's requests.
-pub(super) async fn respond(
+async fn respond(
     run: &ToolRunContext,
     server: &str,
     request: &InputRequest,

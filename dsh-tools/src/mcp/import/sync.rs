@@ -502,34 +502,15 @@ impl Remote {
 
 impl Remote {
     /// The call again, answering a 2026-07-28 `input_required` result: each request put to
-    /// our person ([`asks::respond`](super::asks::respond)), the state echoed.
+    /// our person ([`asks::respond_all`](super::asks::respond_all)), the state echoed.
     async fn retry(
         &self,
         args: &Value,
         asked: rmcp::model::InputRequiredResult,
         run: &ToolRunContext,
     ) -> Result<CallToolRequestParams, ToolError> {
-        let server = self
-            .peer
-            .peer_info()
-            .and_then(|i| i.server_info.as_ref().map(|s| s.name.clone()))
-            .unwrap_or_default();
-        let mut responses = rmcp::model::InputResponses::new();
-        for (i, (key, request)) in asked
-            .input_requests
-            .unwrap_or_default()
-            .into_iter()
-            .enumerate()
-        {
-            // A few questions a round reach the person; a server asking more gets `cancel`
-            // for the rest rather than a flood of prompts.
-            let answer = if i < super::asks::MAX_QUESTIONS_PER_ROUND {
-                super::asks::respond(run, &server, &request).await?
-            } else {
-                super::asks::cancelled()
-            };
-            responses.insert(key, answer);
-        }
+        let requests = asked.input_requests.unwrap_or_default();
+        let responses = super::asks::respond_all(&self.peer, requests, run).await?;
         let arguments = map::arguments(args).map_err(|message| {
             ToolError::coded("ToolArgsError", crate::error::codes::INVALID_ARGS, message)
         })?;

@@ -9,8 +9,8 @@ use super::options::ImportLimits;
 use crate::call::ToolRunContext;
 use crate::error::ToolError;
 use rmcp::model::{
-    CallToolResult, CancelTaskParams, CreateTaskResult, ErrorData, GetTaskParams, InputResponses,
-    TaskPayload, UpdateTaskParams,
+    CallToolResult, CancelTaskParams, CreateTaskResult, ErrorData, GetTaskParams, TaskPayload,
+    UpdateTaskParams,
 };
 use rmcp::service::ServiceError;
 use rmcp::{Peer, RoleClient};
@@ -84,7 +84,7 @@ pub(super) async fn await_task(
                         ),
                     ));
                 }
-                let responses = answer(peer, input_requests, run).await?;
+                let responses = super::asks::respond_all(peer, input_requests, run).await?;
                 let update = UpdateTaskParams::new(id.clone(), responses);
                 if let Err(e) = peer.update_task(update).await {
                     return Ok(Err(e));
@@ -126,29 +126,6 @@ pub(super) async fn await_task(
             _ => {}
         }
     }
-}
-
-/// The answers to a task's questions, each put to our person (a few a round, as for a call's
-/// own rounds).
-async fn answer(
-    peer: &Peer<RoleClient>,
-    requests: rmcp::model::InputRequests,
-    run: &ToolRunContext,
-) -> Result<InputResponses, ToolError> {
-    let server = peer
-        .peer_info()
-        .and_then(|i| i.server_info.as_ref().map(|s| s.name.clone()))
-        .unwrap_or_default();
-    let mut responses = InputResponses::new();
-    for (i, (key, request)) in requests.into_iter().enumerate() {
-        let answer = if i < super::asks::MAX_QUESTIONS_PER_ROUND {
-            super::asks::respond(run, &server, &request).await?
-        } else {
-            super::asks::cancelled()
-        };
-        responses.insert(key, answer);
-    }
-    Ok(responses)
 }
 
 fn too_long(limits: &ImportLimits) -> ToolError {
