@@ -27,7 +27,9 @@
 //! `count_files` walks the workspace and takes at least the seconds it is given (1 to 30): a
 //! 2026-07-28 client that declares the tasks extension (`io.modelcontextprotocol/tasks`) gets a
 //! task back at once, polls `tasks/get` (progress in its status message) and may
-//! `tasks/cancel` it; other clients wait for the result.
+//! `tasks/cancel` it; a 2025-11-25 client that sends a `task` param gets that revision's task
+//! (`tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`, progress under its token);
+//! other clients wait for the result.
 
 #[path = "mcp_server/fixtures.rs"]
 mod fixtures;
@@ -126,7 +128,7 @@ const MAX_COUNTED: u64 = 100_000;
 
 /// Count the files and directories of the workspace, walking it one directory at a time and
 /// taking at least `seconds` so that a long call can be tried: an MCP client that takes tasks
-/// (2026-07-28) gets a task to poll, with progress, and may cancel it.
+/// gets a task to poll, with progress, and may cancel it.
 #[tool(title = "Count files", read_only, concurrency_safe, task = "optional")]
 async fn count_files(
     State(ws): State<Workspace>,
