@@ -35,7 +35,7 @@ major=$(node -p 'process.versions.node.split(".")[0]')
 
 cargo build -q --workspace --all-features --example acp_agent || fail "building examples/acp_agent failed"
 mkdir -p "$PREFIX"
-if ! timeout 600 npm install --prefix "$PREFIX" --no-audit --no-fund --save-exact \
+if ! timeout 600 npm install --prefix "$PREFIX" --cache "$PREFIX/npm-cache" --no-audit --no-fund --save-exact \
     "$SDK_PKG" "$ZOD_PKG" >"$LOG" 2>&1; then
     tail -20 "$LOG"
     fail "npm install $SDK_PKG $ZOD_PKG failed (log: $LOG)"

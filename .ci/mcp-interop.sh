@@ -99,9 +99,9 @@ install_python() {
         timeout 300 python3 -m venv "$VENV" || return
     fi
     "$PY" -c 'import sys; assert sys.version_info >= (3, 10), sys.version' || return
-    # The venv's own pip: nothing is installed outside target/.
+    # The venv's own pip, without its cache: nothing is written outside target/.
     # PyJWT (with `cryptography`) signs the authorization step's tokens: a JWT library not ours.
-    timeout 600 "$VENV/bin/pip" install -q "mcp==$MCP_PY_VERSION" "pyjwt[crypto]==$PYJWT_VERSION" || return
+    timeout 600 "$VENV/bin/pip" install -q --no-cache-dir "mcp==$MCP_PY_VERSION" "pyjwt[crypto]==$PYJWT_VERSION" || return
     local got
     got=$("$PY" -c 'import importlib.metadata as m; print(m.version("mcp"))') || return
     [[ $got == "$MCP_PY_VERSION" ]] || { echo "mcp $got installed, want $MCP_PY_VERSION"; return 1; }
@@ -110,7 +110,7 @@ install_python() {
 }
 
 install_node() {
-    timeout 600 npm install --prefix "$NODE_PREFIX" --no-audit --no-fund --save-exact \
+    timeout 600 npm install --prefix "$NODE_PREFIX" --cache "$NODE_PREFIX/npm-cache" --no-audit --no-fund --save-exact \
         "$NODE_PKG" "$CONFORMANCE_PKG" "$TS_SDK_PKG" "$TS_CLIENT_PKG" || return
     local version
     version=$("$NODE_BIN/node" --version) || return

@@ -69,7 +69,7 @@ install_sdks() {
         timeout 300 python3 -m venv "$VENV" || return
     fi
     "$PY" -c 'import sys; assert sys.version_info >= (3, 10), sys.version' || return
-    timeout 600 "$VENV/bin/pip" install -q "openai==$OPENAI_VERSION" \
+    timeout 600 "$VENV/bin/pip" install -q --no-cache-dir "openai==$OPENAI_VERSION" \
         "anthropic==$ANTHROPIC_VERSION" "google-genai==$GENAI_VERSION" || return
     local got
     got=$("$PY" -c 'import importlib.metadata as m; print(*(m.version(p) for p in ("openai", "anthropic", "google-genai")))') || return

@@ -131,8 +131,9 @@ impl TaskStore for MemoryTaskStore {
         } else if memory.by_id.len() >= self.max {
             Err(TaskStoreError::Full(memory.by_id.len()))
         } else {
-            let seq = memory.next;
+            // Sequences start at 1: a cursor names the last one given, and none is 0.
             memory.next += 1;
+            let seq = memory.next;
             memory.order.insert(seq, task.id.clone());
             memory.by_id.insert(task.id.clone(), (seq, task));
             Ok(())
@@ -171,27 +172,31 @@ impl TaskStore for MemoryTaskStore {
     ) -> BoxFuture<Result<TaskPage, TaskStoreError>> {
         let mut memory = self.lock();
         memory.sweep(crate::call::now_ms());
-        let start = match cursor {
+        // As `RedisTaskStore` pages: the cursor is the last sequence given (exclusive), and a
+        // page holds 1 to 1,000 tasks (a limit of 0 would give the same cursor back forever).
+        let after = match cursor {
             None => 0,
             Some(c) => match c.parse::<u64>() {
                 Ok(n) => n,
                 Err(_) => return Box::pin(std::future::ready(Err(TaskStoreError::BadCursor(c)))),
             },
         };
+        let limit = limit.clamp(1, 1000);
         let mut tasks = Vec::new();
         let mut next = None;
-        for (seq, id) in memory.order.range(start..) {
+        let later = (std::ops::Bound::Excluded(after), std::ops::Bound::Unbounded);
+        for (&seq, id) in memory.order.range(later) {
             let Some((_, task)) = memory.by_id.get(id) else {
                 continue;
             };
             if task.owner != owner {
                 continue;
             }
+            tasks.push(task.clone());
             if tasks.len() == limit {
                 next = Some(seq.to_string());
                 break;
             }
-            tasks.push(task.clone());
         }
         Box::pin(std::future::ready(Ok(TaskPage { tasks, next })))
     }

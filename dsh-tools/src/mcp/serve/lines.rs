@@ -22,6 +22,7 @@ use rmcp::RoleServer;
 use rmcp::service::ServiceExt;
 use serde_json::Value;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
@@ -34,6 +35,8 @@ pub const MAX_IN_FLIGHT: usize = 64;
 struct InFlight {
     permits: Arc<Semaphore>,
     held: Mutex<HashMap<String, OwnedSemaphorePermit>>,
+    /// An `initialize` was read and its answer not yet declared the tasks (see `tasks_2025`).
+    initializing: AtomicBool,
 }
 
 impl InFlight {
@@ -90,6 +93,7 @@ where
     let flight = Arc::new(InFlight {
         permits: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
         held: Mutex::new(HashMap::new()),
+        initializing: AtomicBool::new(false),
     });
     let tasks = server.task_view().is_some();
     let input = tokio::spawn(read_input(
@@ -122,6 +126,8 @@ enum Verdict {
         request: Option<String>,
         cancels: Option<String>,
         renamed: Option<Vec<u8>>,
+        /// An `initialize` request (its answer may declare the 2025-11-25 tasks).
+        initialize: bool,
     },
     /// Drop it and write this answer instead.
     Answer(String),
@@ -150,6 +156,7 @@ fn check(text: &[u8], tasks: bool) -> Verdict {
         request: None,
         cancels: None,
         renamed: None,
+        initialize: false,
     };
     // rmcp accepts a line that starts with a UTF-8 byte-order mark.
     let text = text
@@ -190,6 +197,7 @@ fn check(text: &[u8], tasks: bool) -> Verdict {
                     request: Some(id),
                     cancels: None,
                     renamed: tasks.then(|| renamed(message)).flatten(),
+                    initialize: method == Some("initialize"),
                 },
                 Err(e) if message.get("jsonrpc") != Some(&Value::from("2.0")) => {
                     let why = format!("Invalid Request: {e}");
@@ -203,6 +211,7 @@ fn check(text: &[u8], tasks: bool) -> Verdict {
         }
         (Some("notifications/cancelled"), None) => Verdict::Pass {
             renamed: None,
+            initialize: false,
             request: None,
             cancels: message
                 .get("params")
@@ -289,7 +298,11 @@ async fn read_input<R>(
                 request,
                 cancels,
                 renamed,
+                initialize,
             } => {
+                if initialize {
+                    flight.initializing.store(true, Ordering::Release);
+                }
                 if let Some(id) = cancels {
                     flight.release(&id);
                 }
@@ -368,8 +381,14 @@ async fn write_output<W>(
                 let answered = top_level_id(&line);
                 // Below 2026-07-28 the tasks capability is declared (rmcp cannot say it).
                 // One process serves one client: `tasks/list` lists its own.
-                if tasks && let Some(declared) = tasks_2025::declare_bytes(&line, true) {
+                // Read only while an `initialize` waits for its answer, not every line.
+                if tasks
+                    && answered.is_some()
+                    && flight.initializing.load(Ordering::Acquire)
+                    && let Some(declared) = tasks_2025::declare_bytes(&line, true)
+                {
                     line = declared;
+                    flight.initializing.store(false, Ordering::Release);
                 }
                 let written = writer.write_all(&line).await.is_ok() && writer.flush().await.is_ok();
                 if let Some(id) = answered {
