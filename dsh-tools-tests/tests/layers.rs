@@ -35,7 +35,7 @@ const LAYERS: &[&[&str]] = &[
     &["schema"],
     &["error", "content", "search"],
     &["call", "typed", "present", "code"],
-    &["definition", "run_code"],
+    &["definition", "run_code", "telemetry"],
     &["registry"],
     &["pipeline"],
     &["tool"],

@@ -6,7 +6,7 @@
 //! tools for a deployment and its agents, and runs every call through one pipeline:
 //!
 //! pre-execute policy (allow / deny / ask → approval) → guards (can only deny) → around-dispatch
-//! wrappers (timeouts, retries, tracing) → the body → output validation and rendering →
+//! wrappers (timeouts, retries) → the body → output validation and rendering →
 //! post-execute (accept, replace, block) → `finalize_content` → result observers.
 //!
 //! Every failure — unknown tool, invalid arguments, a panicking body or hook, a timeout, a
@@ -72,7 +72,8 @@
 //! Modules: [`schema`] (the enforced JSON Schema subset, the compiled validator, output schemas,
 //! the author DSL and the `schemars` bridge), [`json`] (the lossless JSON model), [`registry`]
 //! (layers, scopes, restrictions, `schemas()`), [`pipeline`] (the call stages, hooks, results),
-//! [`wrappers`] (timeout, retry, tracing), [`schedule`] (parallel / exclusive scheduling of a
+//! [`wrappers`] (timeout, retry), [`telemetry`] (spans and metrics in the OpenTelemetry
+//! GenAI and MCP conventions), [`schedule`] (parallel / exclusive scheduling of a
 //! model turn), [`present`] (presentation cards), [`provider`] (model-API dialects: export,
 //! parse replies, format results), [`testing`] (helpers for authors' tests), and with feature
 //! `mcp`, `mcp` (serve a registry over MCP, import MCP servers' tools); with feature `acp`, `acp`
@@ -102,6 +103,7 @@ pub mod schedule;
 pub mod schema;
 pub mod search;
 pub mod task;
+pub mod telemetry;
 pub mod testing;
 pub mod tool;
 mod typed;

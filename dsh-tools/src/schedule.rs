@@ -56,6 +56,7 @@ impl Registry {
             signal: crate::call::Signal::new(CancellationToken::new()),
             progress: None,
             caller: None,
+            span: tracing::Span::none(),
             run: Default::default(),
         };
         let Some(tool) = resolve_executable(self, &probe) else {

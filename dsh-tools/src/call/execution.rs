@@ -107,6 +107,9 @@ pub struct ToolExecutionInput {
     pub progress: Option<ProgressSink>,
     /// Who asked for the call, as a transport authenticated them (none: nobody was).
     pub caller: Option<Arc<Caller>>,
+    /// The span the call's `execute_tool` span is a child of (none: the span current where
+    /// the call is made). [`ToolRunContext::nested`] sets it to the outer call's span.
+    pub span_parent: Option<tracing::Span>,
 }
 
 impl ToolExecutionInput {
@@ -127,7 +130,15 @@ impl ToolExecutionInput {
             signal,
             progress: None,
             caller: None,
+            span_parent: None,
         }
+    }
+
+    /// Makes the call's span a child of `span` instead of the span current where the call is
+    /// made (see [`telemetry`](crate::telemetry)).
+    pub fn span_parent(mut self, span: tracing::Span) -> Self {
+        self.span_parent = Some(span);
+        self
     }
 
     /// Makes the call on behalf of `caller`, for hooks and guards to decide on.
@@ -275,6 +286,8 @@ pub struct ToolExecution {
     pub(crate) signal: Signal,
     pub(crate) progress: Option<ProgressSink>,
     pub(crate) caller: Option<Arc<Caller>>,
+    /// The call's `execute_tool` span (disabled when no subscriber records it).
+    pub(crate) span: tracing::Span,
     /// What the body writes (deferred contexts, the turn mark) and whether it was invoked.
     pub(crate) run: RunState,
 }
@@ -304,6 +317,7 @@ impl ToolExecution {
             signal: exec.signal.clone(),
             progress: exec.progress.clone(),
             caller: exec.caller.clone(),
+            span: exec.span.clone(),
             run: RunState::default(),
         });
     }
@@ -321,6 +335,13 @@ impl ToolExecution {
     /// The tool's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The call's `execute_tool` span (see [`telemetry`](crate::telemetry)): the parent of
+    /// whatever a hook or wrapper traces about the call. Disabled when no subscriber records
+    /// it.
+    pub fn span(&self) -> &tracing::Span {
+        &self.span
     }
 
     /// The snapshotted arguments (absent when the caller's were not lossless JSON).
@@ -478,6 +499,7 @@ impl ToolRunContext {
             signal: Signal::new(signal.clone()),
             progress: None,
             caller: None,
+            span: tracing::Span::none(),
             run: RunState::default(),
         });
         Self {
@@ -623,6 +645,7 @@ impl ToolRunContext {
             signal: self.signal.child_token(),
             progress: exec.progress.clone(),
             caller: exec.caller.clone(),
+            span_parent: Some(exec.span.clone()),
         }
     }
 }

@@ -26,8 +26,8 @@ pub(crate) use number::json_hash;
 pub use number::{
     cmp_numbers, is_integer, is_lossless, is_lossless_number, json_equal, numbers_equal,
 };
-pub(crate) use text::push_json_string;
 pub use text::to_compact_string;
+pub(crate) use text::{compact_prefix, push_json_string};
 #[cfg(feature = "quickjs")]
 pub(crate) use walk::{ENTRY_HOST_BYTES, VALUE_HOST_BYTES};
 pub use walk::{clone_deep, clone_truncated, drop_deep};
@@ -193,5 +193,33 @@ mod tests {
             })
             .unwrap();
         handle.join().unwrap();
+    }
+
+    #[test]
+    fn compact_prefix_is_the_text_or_its_marked_cut() {
+        use super::text::compact_prefix;
+        let v = json!({"a": [1, "two", {"b": null}], "é": true});
+        let whole = to_compact_string(&v);
+        assert_eq!(compact_prefix(&v, whole.len()), whole);
+        assert_eq!(compact_prefix(&v, 5), "{\"a\":…");
+        for limit in 1..whole.len() {
+            let cut = compact_prefix(&v, limit);
+            let kept = cut.strip_suffix('…').expect("a cut text is marked");
+            assert!(
+                kept.len() <= limit && whole.starts_with(kept),
+                "{limit}: {cut}"
+            );
+        }
+        // Bounded by the limit, not the value: deep, wide and long values.
+        let mut deep = json!(1);
+        for _ in 0..100_000 {
+            deep = json!([deep]);
+        }
+        assert_eq!(compact_prefix(&deep, 3), "[[[…");
+        drop_deep(deep);
+        let wide = Value::Array(vec![json!(0); 1_000_000]);
+        assert_eq!(compact_prefix(&wide, 4), "[0,0…");
+        let long = Value::String("ü".repeat(1_000_000));
+        assert_eq!(compact_prefix(&long, 4), "\"ü…");
     }
 }

@@ -69,6 +69,94 @@ pub(super) fn compact_walk(value: &Value) -> String {
     out
 }
 
+/// The first `limit` bytes (at a character boundary) of a value's compact JSON text, followed
+/// by `…` when it was cut; the whole text when it fits.
+///
+/// Work and memory are bounded by `limit`, not by the value: a value of any depth, a huge
+/// array or a huge string costs no more than the text kept (span attributes of any size a
+/// model or a tool returns).
+pub(crate) fn compact_prefix(value: &Value, limit: usize) -> String {
+    enum Frame<'a> {
+        Array(std::slice::Iter<'a, Value>, bool),
+        Object(serde_json::map::Iter<'a>, bool),
+    }
+    // A string longer than what is left is written only up to the cut (with a margin so the
+    // text surely overflows the limit and is marked).
+    fn push_capped(out: &mut String, s: &str, limit: usize) {
+        let room = limit.saturating_sub(out.len()) + 4;
+        if s.len() <= room {
+            push_json_string(out, s);
+        } else {
+            let mut cut = room;
+            while !s.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            push_json_string(out, &s[..cut]);
+        }
+    }
+    let mut out = String::with_capacity(limit.min(256) + 4);
+    let mut stack: Vec<Frame<'_>> = Vec::new();
+    let mut next = Some(value);
+    while out.len() <= limit {
+        if let Some(v) = next.take() {
+            match v {
+                Value::Array(items) => {
+                    out.push('[');
+                    stack.push(Frame::Array(items.iter(), true));
+                }
+                Value::Object(map) => {
+                    out.push('{');
+                    stack.push(Frame::Object(map.iter(), true));
+                }
+                Value::String(s) => push_capped(&mut out, s, limit),
+                Value::Number(n) => push_number(&mut out, n),
+                Value::Bool(true) => out.push_str("true"),
+                Value::Bool(false) => out.push_str("false"),
+                Value::Null => out.push_str("null"),
+            }
+            continue;
+        }
+        let Some(frame) = stack.last_mut() else { break };
+        match frame {
+            Frame::Array(items, first) => match items.next() {
+                Some(item) => {
+                    if !std::mem::take(first) {
+                        out.push(',');
+                    }
+                    next = Some(item);
+                }
+                None => {
+                    out.push(']');
+                    stack.pop();
+                }
+            },
+            Frame::Object(entries, first) => match entries.next() {
+                Some((key, item)) => {
+                    if !std::mem::take(first) {
+                        out.push(',');
+                    }
+                    push_capped(&mut out, key, limit);
+                    out.push(':');
+                    next = Some(item);
+                }
+                None => {
+                    out.push('}');
+                    stack.pop();
+                }
+            },
+        }
+    }
+    if out.len() > limit {
+        let mut cut = limit;
+        while !out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.truncate(cut);
+        out.push('…');
+    }
+    out
+}
+
 /// Appends a number as serde_json writes it (its `Display` is the serializer's text: `itoa`
 /// and `ryu`, or the kept digits under `arbitrary_precision`).
 fn push_number(out: &mut String, n: &Number) {

@@ -11,6 +11,7 @@ use crate::content::ContentBlock;
 use crate::error::ToolError;
 use crate::json::is_lossless;
 use crate::registry::Registry;
+use tracing::Instrument;
 
 /// What [`Registry::approve`] decided.
 pub(super) enum Approval {
@@ -57,7 +58,15 @@ impl Registry {
         reason: Option<String>,
         defer: bool,
     ) -> Stage {
-        match self.approve(&mut call, reason, defer).await {
+        let span = crate::telemetry::approval_span(&call.exec.span, &call.exec.name);
+        let approved = self
+            .approve(&mut call, reason, defer)
+            .instrument(span.clone())
+            .await;
+        if !span.is_disabled() {
+            span.record("dsh_tools.approval.outcome", approval_outcome(&approved));
+        }
+        match approved {
             Ok(Approval::Decided(Some(decision))) => self.admit(call, decision),
             Ok(Approval::Decided(None)) => {
                 Stage::Post(call, failure(ToolError::aborted_before_dispatch()))
@@ -418,5 +427,17 @@ impl Registry {
         );
         call.replace_arguments(edited, context);
         Ok(())
+    }
+}
+
+/// `dsh_tools.approval.outcome` of an approval span: what the wait ended in.
+fn approval_outcome(approved: &Result<Approval, ToolError>) -> &'static str {
+    match approved {
+        Ok(Approval::Decided(Some(PreToolDecision::Allow))) => "allowed",
+        Ok(Approval::Decided(Some(_))) => "denied",
+        Ok(Approval::Decided(None)) => "cancelled",
+        Ok(Approval::Pending(_)) => "deferred",
+        Ok(Approval::Suspended) => "suspended",
+        Err(_) => "error",
     }
 }

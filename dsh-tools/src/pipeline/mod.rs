@@ -34,6 +34,7 @@ use crate::registry::{Admitted, PresentationMode, RUN_CODE, RegisteredTool, Regi
 use dispatch::{DispatchCtx, build_success, core_dispatch, resolve_executable};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use tracing::Instrument;
 
 /// One call between stages.
 pub(crate) struct Call {
@@ -53,6 +54,12 @@ pub(crate) struct Call {
     /// The `run_code` call whose deferred program made this call (its approval, if kept, is
     /// answered by resuming the program).
     program: Option<String>,
+    /// When the call was made, for `gen_ai.execute_tool.duration`.
+    #[cfg(feature = "otel")]
+    clock: crate::telemetry::Clock,
+    /// Whether the registry knew the tool's name when the call was made.
+    #[cfg(feature = "otel")]
+    known: bool,
 }
 
 impl Call {
@@ -202,6 +209,15 @@ impl Registry {
             && input.name != RUN_CODE
             && state.effective_mode(input.agent.as_ref()) == PresentationMode::Code;
         drop(state);
+        #[cfg(feature = "otel")]
+        let known = visible.is_some();
+        let span = crate::telemetry::tool_span(
+            input.span_parent.as_ref(),
+            &input.name,
+            &input.call_id,
+            visible.as_ref().map(|t| t.definition.description.as_str()),
+        );
+        crate::telemetry::record_arguments(&span, Some(&input.arguments));
         let arguments = if is_lossless(&input.arguments) {
             Some(Arc::new(input.arguments))
         } else {
@@ -222,6 +238,7 @@ impl Registry {
             signal: Signal::new(input.signal),
             progress: input.progress,
             caller: input.caller,
+            span,
             run: RunState::default(),
         });
         let mut call = Call {
@@ -238,6 +255,10 @@ impl Registry {
             repair_hook,
             approval: None,
             program: None,
+            #[cfg(feature = "otel")]
+            clock: crate::telemetry::Clock::start(),
+            #[cfg(feature = "otel")]
+            known,
         };
         if !args_ok {
             let e = ToolError::new("tool execution arguments must be losslessly JSON-serializable");
@@ -298,6 +319,12 @@ impl Registry {
         };
         call.approval = approval;
         call.program = program;
+        let span = call.exec.span.clone();
+        self.pre_dispatch(call, defer).instrument(span).await
+    }
+
+    /// Stage 1 for a created call, in its span.
+    async fn pre_dispatch(&self, mut call: Call, defer: bool) -> Stage {
         if defer {
             call.exec.run.defer_asks();
         }
@@ -397,8 +424,14 @@ impl Registry {
         })
     }
 
-    /// Stage 2 (spec §6.5): wrappers around the core dispatch, then normalization.
+    /// Stage 2 (spec §6.5): wrappers around the core dispatch, then normalization, in the
+    /// call's span.
     pub(crate) async fn dispatch(&self, call: Call) -> Stage {
+        let span = call.exec.span.clone();
+        self.dispatch_in_span(call).instrument(span).await
+    }
+
+    async fn dispatch_in_span(&self, call: Call) -> Stage {
         let ctx = DispatchCtx {
             registry: self.clone(),
             execution: Arc::clone(&call.exec),
@@ -453,7 +486,8 @@ impl Registry {
     pub(crate) async fn complete(&self, stage: Stage) -> ToolExecutionResult {
         let (call, result) = match stage {
             Stage::Post(call, result) => {
-                let result = self.post_execute(&call, result).await;
+                let span = call.exec.span.clone();
+                let result = self.post_execute(&call, result).instrument(span).await;
                 (call, result)
             }
             Stage::Final(call, result) => (call, result),
@@ -568,6 +602,9 @@ impl Registry {
                 }
             }
         };
+        crate::telemetry::settle(&call.exec.span, &result);
+        #[cfg(feature = "otel")]
+        record_duration(&call, &result);
         for observer in call.admitted.result.iter() {
             let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
                 observer.observe(&call.exec, &result)
@@ -585,4 +622,28 @@ impl Registry {
         }
         result
     }
+}
+
+/// Records `gen_ai.execute_tool.duration` for a settled call: the tool's name only for a tool
+/// the registry knew (a name the model made up is `_OTHER`, keeping the series bounded).
+#[cfg(feature = "otel")]
+fn record_duration(call: &Call, result: &ToolExecutionResult) {
+    use crate::telemetry::{EXECUTE_TOOL, EXECUTE_TOOL_DURATION};
+    use opentelemetry::KeyValue;
+    let tool = if call.known {
+        call.exec.name.clone()
+    } else {
+        "_OTHER".to_owned()
+    };
+    let mut attributes = vec![
+        KeyValue::new("gen_ai.operation.name", EXECUTE_TOOL),
+        KeyValue::new("gen_ai.tool.name", tool),
+    ];
+    if result.is_error() {
+        attributes.push(KeyValue::new(
+            "error.type",
+            crate::telemetry::error_type(result).to_owned(),
+        ));
+    }
+    crate::telemetry::record_duration(EXECUTE_TOOL_DURATION, call.clock, &attributes);
 }

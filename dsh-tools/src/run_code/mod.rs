@@ -117,6 +117,7 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
         exec.caller_arc().cloned(),
         exec.token(),
         run::Mode {
+            span: exec.span().clone(),
             limits,
             deferred,
             replay,

@@ -79,6 +79,9 @@ pub(super) struct Entry {
 pub(super) struct Submitter {
     pub(super) n: u64,
     pub(super) inbox: mpsc::UnboundedSender<Entry>,
+    /// The outer call's span, every sub-call's parent; let go when the run settles, so the
+    /// span ends with the call even while the engine still holds the run.
+    pub(super) span: tracing::Span,
 }
 
 /// One run's shared state: the run-scoped signal and the facts every sub-call input needs.
@@ -110,6 +113,8 @@ pub(crate) struct Run {
 /// How a run goes: its host limits, and inline (an `ask` waits) or deferred, maybe replaying
 /// a stopped program.
 pub(crate) struct Mode {
+    /// The outer call's span, parent of the sub-calls' spans.
+    pub(crate) span: tracing::Span,
     pub(crate) limits: CodeHostLimits,
     pub(crate) deferred: bool,
     pub(crate) replay: Option<Replay>,
@@ -135,7 +140,11 @@ impl Run {
                 outer,
                 fixed: Arc::default(),
             },
-            submitter: Mutex::new(Submitter { n: 0, inbox }),
+            submitter: Mutex::new(Submitter {
+                n: 0,
+                inbox,
+                span: mode.span,
+            }),
             queued: AtomicUsize::new(0),
             outer_id,
             root_id,
@@ -272,6 +281,8 @@ impl Run {
     pub(crate) fn settle(&self) {
         self.reason.fix();
         self.signal.cancel();
+        let mut submitter = self.submitter.lock().unwrap_or_else(|e| e.into_inner());
+        submitter.span = tracing::Span::none();
     }
 
     pub(super) fn over(&self, name: &str, what: &str) -> String {
@@ -375,7 +386,8 @@ impl Run {
             self.signal.clone(),
         )
         .parent(self.parent)
-        .root_call_id(self.root_id.clone());
+        .root_call_id(self.root_id.clone())
+        .span_parent(submitter.span.clone());
         input.agent = self.agent.clone();
         input.caller = self.caller.clone();
         let entry = Entry {

@@ -6,6 +6,7 @@ use crate::call::{
 use crate::error::codes;
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument;
 
 type Predicate = Arc<dyn Fn(&ToolExecutionResult) -> bool + Send + Sync>;
 
@@ -27,7 +28,8 @@ pub fn is_transient(result: &ToolExecutionResult) -> bool {
 
 /// A wrapper that runs the rest of the chain up to `attempts` times while the result is a
 /// transient failure ([`is_transient`]: marked with `ToolError::transient`, or [`Retry::when`]), sleeping `backoff` between
-/// attempts. It stops as soon as the caller cancels, returning the last result.
+/// attempts. It stops as soon as the caller cancels, returning the last result. Each attempt is
+/// an `attempt {n}` span, a child of the call's, with `error.type` when it failed.
 ///
 /// Attempts belong to one execution: contexts a failed attempt deferred and a turn conclusion
 /// it marked stay with the call.
@@ -89,7 +91,16 @@ impl ExecuteWrapper for Retry {
             let mut delay = policy.backoff;
             let mut attempt = 1;
             loop {
-                let result = next.clone().run().await?;
+                let result = if policy.attempts > 1 {
+                    let span = crate::telemetry::attempt_span(attempt);
+                    let result = next.clone().run().instrument(span.clone()).await?;
+                    if result.is_error() && !span.is_disabled() {
+                        span.record("error.type", crate::telemetry::error_type(&result));
+                    }
+                    result
+                } else {
+                    next.clone().run().await?
+                };
                 let caller = call.execution.signal();
                 if attempt >= policy.attempts || caller.is_cancelled() || !(policy.when)(&result) {
                     return Ok(result);

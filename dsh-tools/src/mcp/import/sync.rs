@@ -19,6 +19,7 @@ use rmcp::{Peer, RoleClient};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
+use tracing::Instrument;
 
 #[derive(Default)]
 pub(super) struct SyncState {
@@ -527,6 +528,26 @@ impl Remote {
     /// `notifications/cancelled`, as rmcp's `call_tool_once` does.
     async fn send(
         &self,
+        mut params: CallToolRequestParams,
+        run: &ToolRunContext,
+    ) -> Result<CallToolResponse, ServiceError> {
+        let info = self.peer.peer_info();
+        let protocol = info.as_ref().map(|i| i.protocol_version.as_str());
+        let span = super::trace::client_span(&mut params, protocol);
+        #[cfg(feature = "otel")]
+        let since = crate::telemetry::Clock::start();
+        let answer = self
+            .send_in_span(params, run)
+            .instrument(span.clone())
+            .await;
+        super::trace::settle(&span, &answer);
+        #[cfg(feature = "otel")]
+        super::trace::record(since, &self.name, protocol, &answer);
+        answer
+    }
+
+    async fn send_in_span(
+        &self,
         params: CallToolRequestParams,
         run: &ToolRunContext,
     ) -> Result<CallToolResponse, ServiceError> {
@@ -535,6 +556,7 @@ impl Remote {
             .peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await?;
+        tracing::Span::current().record("jsonrpc.request.id", tracing::field::display(&handle.id));
         let _routed = self.in_flight.route(handle.progress_token.clone(), run);
         let mut abandoned = Abandoned {
             peer: self.peer.clone(),

@@ -3,7 +3,7 @@
 //! HTTP (`http`: the tower service; `listener`: the TCP listener), its authorization (`auth`: the resource-server policy; `jwt`: the JWT
 //! verifier it asks), approvals put to the client's user (`elicit`), a session store in
 //! Redis (`redis`), and calls run as tasks (`tasks`: the 2026-07-28 extension; `tasks_2025`:
-//! the 2025-11-25 revision's).
+//! the 2025-11-25 revision's), and the spans and metrics of the calls it serves (`trace`).
 
 #[cfg(feature = "mcp-auth")]
 pub(super) mod auth;
@@ -24,3 +24,4 @@ pub(super) mod response;
 pub(super) mod server;
 pub(super) mod tasks;
 pub(super) mod tasks_2025;
+pub(super) mod trace;

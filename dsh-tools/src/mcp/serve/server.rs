@@ -19,6 +19,7 @@ use serde_json::Value;
 use std::fmt;
 use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::watch;
+use tracing::Instrument;
 
 /// Serves a [`Registry`]'s tools over MCP (an rmcp [`ServerHandler`]).
 ///
@@ -588,7 +589,22 @@ impl ServerHandler for McpServer {
         // Boxed: the call's future (the whole pipeline's state, several KiB) would otherwise
         // sit inline in rmcp's per-request task, which tokio copies on spawn and completion.
         let task = cx.extensions.get::<tasks_2025::Augmented>().map(|a| a.0);
-        Box::pin(self.call(request, cx, task)).await
+        let span = super::trace::server_span(&request.name, &cx);
+        #[cfg(feature = "otel")]
+        let metric = super::trace::Metric::start(
+            &request.name,
+            self.registry
+                .get(&request.name, self.agent.as_ref())
+                .is_some(),
+            &cx,
+        );
+        let answer = Box::pin(self.call(request, cx, task))
+            .instrument(span.clone())
+            .await;
+        super::trace::settle(&span, &answer);
+        #[cfg(feature = "otel")]
+        metric.settle(&answer);
+        answer
     }
 
     /// A legacy session is told of changes from its `initialize` on (not from
