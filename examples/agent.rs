@@ -126,6 +126,15 @@ fn replay(file: &str) -> ExitCode {
 }
 
 fn main() -> ExitCode {
+    // Traces over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set (nothing otherwise); the guard
+    // flushes them when `main` returns.
+    let _telemetry = match dsh_tools::telemetry::init_from_env("dsh-tools-agent") {
+        Ok(guard) => guard,
+        Err(e) => {
+            eprintln!("telemetry: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     if argv.first().map(String::as_str) == Some("--replay-stream") {
         return match argv.get(1) {

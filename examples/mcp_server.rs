@@ -283,8 +283,7 @@ fn parse() -> Result<Options, String> {
     Ok(options)
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let options = match parse() {
         Ok(o) => o,
         Err(message) => {
@@ -292,7 +291,24 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match run(options).await {
+    // Traces and metrics over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set (nothing otherwise),
+    // made outside the runtime; the guard outlives it and flushes when `main` returns: stdin
+    // closed on stdio, SIGTERM or ctrl-c on HTTP.
+    let _telemetry = match dsh_tools::telemetry::init_from_env("dsh-tools-mcp-server") {
+        Ok(guard) => guard,
+        Err(e) => {
+            eprintln!("mcp_server: telemetry: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("mcp_server: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(options)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("mcp_server: {e}");
@@ -379,7 +395,7 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
             std::io::stdout().flush()?;
             let stop = http.shutdown_token();
             tokio::spawn(async move {
-                let _ = tokio::signal::ctrl_c().await;
+                stopped().await;
                 stop.cancel();
             });
             http.run().await?;
@@ -387,6 +403,22 @@ async fn run(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     }
     drop(scratch);
     Ok(())
+}
+
+/// Completes on ctrl-c, or on SIGTERM (how a service manager stops a server).
+async fn stopped() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 #[cfg(test)]

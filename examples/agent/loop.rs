@@ -17,7 +17,7 @@ use dsh_tools::present::{
     FileDiff, ReadFileLine, ResultSummary, TerminalExit, TerminalResult, ToolCallKind,
     ToolCallView, ToolResultView,
 };
-use dsh_tools::provider::{Dialect, ExportError, ParseError, ParsedCall, format_results};
+use dsh_tools::provider::{Dialect, ExportError, ParseError, ParsedCall, Provider, format_results};
 use dsh_tools::schedule::{DeferredTurn, TurnScheduler};
 use dsh_tools::{
     ApprovalOutcome, CancellationToken, PreToolDecision, Registry, ToolDefinition, ToolError,
@@ -32,6 +32,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
+use tracing::Instrument;
 
 /// The task when none is given on the command line.
 pub(crate) const DEFAULT_TASK: &str = "Read notes.txt in the workspace and do what it asks. \
@@ -590,7 +591,84 @@ impl Cards<'_> {
     }
 }
 
+/// `gen_ai.provider.name` of a dialect's provider, as the GenAI conventions spell it.
+pub(crate) fn provider_name(provider: Provider) -> &'static str {
+    match provider {
+        Provider::OpenAiChat | Provider::OpenAiResponses => "openai",
+        Provider::Anthropic => "anthropic",
+        Provider::Gemini | Provider::GeminiOpenApi => "gcp.gemini",
+        Provider::DeepSeek => "deepseek",
+        _ => "_OTHER",
+    }
+}
+
+/// One chat request, as a `chat {model}` span (kind client) in the GenAI conventions.
 async fn complete(
+    client: &reqwest::Client,
+    url: &str,
+    api_key: &str,
+    provider: Provider,
+    request: &Value,
+) -> Result<Value, AgentError> {
+    let model = request["model"].as_str().unwrap_or_default();
+    let span = tracing::info_span!(
+        "chat",
+        "otel.name" = %format_args!("chat {model}"),
+        "otel.kind" = "client",
+        "otel.status_code" = tracing::field::Empty,
+        "gen_ai.operation.name" = "chat",
+        "gen_ai.provider.name" = provider_name(provider),
+        "gen_ai.request.model" = model,
+        "gen_ai.response.model" = tracing::field::Empty,
+        "gen_ai.response.id" = tracing::field::Empty,
+        "gen_ai.response.finish_reasons" = tracing::field::Empty,
+        "gen_ai.usage.input_tokens" = tracing::field::Empty,
+        "gen_ai.usage.output_tokens" = tracing::field::Empty,
+        "error.type" = tracing::field::Empty,
+    );
+    let reply = post(client, url, api_key, request)
+        .instrument(span.clone())
+        .await;
+    match &reply {
+        Ok(reply) => {
+            if let Some(model) = reply["model"].as_str() {
+                span.record("gen_ai.response.model", model);
+            }
+            if let Some(id) = reply["id"].as_str() {
+                span.record("gen_ai.response.id", id);
+            }
+            if let Some(reason) = reply
+                .pointer("/choices/0/finish_reason")
+                .and_then(Value::as_str)
+            {
+                span.record("gen_ai.response.finish_reasons", reason);
+            }
+            if let Some(n) = reply
+                .pointer("/usage/prompt_tokens")
+                .and_then(Value::as_u64)
+            {
+                span.record("gen_ai.usage.input_tokens", n);
+            }
+            if let Some(n) = reply
+                .pointer("/usage/completion_tokens")
+                .and_then(Value::as_u64)
+            {
+                span.record("gen_ai.usage.output_tokens", n);
+            }
+        }
+        Err(e) => {
+            let kind = match e {
+                AgentError::Status { status, .. } => status.to_string(),
+                _ => "transport_error".to_owned(),
+            };
+            span.record("error.type", kind.as_str());
+            span.record("otel.status_code", "ERROR");
+        }
+    }
+    reply
+}
+
+async fn post(
     client: &reqwest::Client,
     url: &str,
     api_key: &str,
@@ -835,6 +913,30 @@ fn finish_step(
 async fn drive(
     config: &AgentConfig,
     session: &mut Session,
+    messages: Vec<Value>,
+    steps: Vec<Vec<CallRecord>>,
+    first: usize,
+    out: &mut impl Write,
+) -> Result<Transcript, AgentError> {
+    // The whole run, the root of its trace: the chat requests and every tool call (each an
+    // `execute_tool` span the pipeline opens) are its children.
+    let span = tracing::info_span!(
+        "invoke_agent",
+        "otel.name" = %format_args!("invoke_agent {AGENT}"),
+        "otel.kind" = "internal",
+        "gen_ai.operation.name" = "invoke_agent",
+        "gen_ai.agent.name" = AGENT,
+        "gen_ai.provider.name" = provider_name(config.dialect.provider()),
+        "gen_ai.request.model" = config.model.as_str(),
+    );
+    drive_in_span(config, session, messages, steps, first, out)
+        .instrument(span)
+        .await
+}
+
+async fn drive_in_span(
+    config: &AgentConfig,
+    session: &mut Session,
     mut messages: Vec<Value>,
     mut steps: Vec<Vec<CallRecord>>,
     first: usize,
@@ -853,7 +955,14 @@ async fn drive(
             config.model,
             messages.len()
         )?;
-        let reply = complete(&session.client, &session.url, &config.api_key, &request).await?;
+        let reply = complete(
+            &session.client,
+            &session.url,
+            &config.api_key,
+            config.dialect.provider(),
+            &request,
+        )
+        .await?;
         let Some(message) = reply
             .pointer("/choices/0/message")
             .filter(|m| m.is_object())
