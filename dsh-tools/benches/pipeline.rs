@@ -1,6 +1,8 @@
 //! `call/{direct,bare,hooked}`: one call of a raw no-op tool returning a short string —
 //! awaited directly, through the registry with no hooks, and through one pass-through hook of
-//! each kind (pre-execute, guard, wrapper, post-execute, result observer).
+//! each kind (pre-execute, guard, wrapper, post-execute, result observer); `hooked_subscribed`
+//! is `hooked` with a `tracing` subscriber that is interested in every span and records nothing
+//! (what the call's spans cost once something listens; issue 37).
 //! `approval/{allow,ask_granted}`: the same call by an agent through a pre-execute hook that
 //! allows, and through one that asks, answered by a remembered grant (issue 33: ≤ 1.2×).
 //! `turn/pool16`: the scheduler runs 64 concurrency-safe calls of a tool that sleeps 10 ms with a
@@ -72,7 +74,30 @@ fn call(c: &mut Criterion) {
     group.bench_function("hooked", |b| {
         b.iter(|| run_now(&rt, hooked.execute(black_box(input()))))
     });
+    group.bench_function("hooked_subscribed", |b| {
+        tracing::subscriber::with_default(Silent, || {
+            b.iter(|| run_now(&rt, hooked.execute(black_box(input()))))
+        })
+    });
     group.finish();
+}
+
+/// A subscriber interested in every span and event that keeps nothing: the cost of the spans'
+/// fields and bookkeeping, without a real subscriber's own work.
+struct Silent;
+
+impl tracing::Subscriber for Silent {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, _: &tracing::Event<'_>) {}
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
 }
 
 /// Polls `fut` once with a no-op waker (a no-op call completes in one poll), falling back to the
