@@ -213,7 +213,7 @@ mod tests {
         // Bounded by the limit, not the value: deep, wide and long values.
         let mut deep = json!(1);
         for _ in 0..100_000 {
-            deep = json!([deep]);
+            deep = Value::Array(vec![deep]);
         }
         assert_eq!(compact_prefix(&deep, 3), "[[[…");
         drop_deep(deep);

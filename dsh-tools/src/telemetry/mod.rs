@@ -19,7 +19,7 @@
 //!   [`ToolRunContext::nested`](crate::ToolRunContext::nested), every sub-call of a `run_code`
 //!   program, and an imported MCP tool's client span.
 //! - With feature `mcp`: **`tools/call {tool}`** spans, kind server around the pipeline in
-//!   [`mcp::McpServer`](crate::mcp) (parent taken from `params._meta.traceparent`, in both
+//!   `mcp::McpServer` (parent taken from `params._meta.traceparent`, in both
 //!   protocol eras, with feature `otel`) and kind client in an imported tool (which sends its
 //!   `traceparent`), with `mcp.method.name`, `gen_ai.tool.name`, `gen_ai.operation.name`,
 //!   `jsonrpc.request.id`, `mcp.protocol.version`, `mcp.session.id` (over HTTP),
@@ -29,7 +29,7 @@
 //! `tracing-opentelemetry` keeps) and the duration histograms `gen_ai.execute_tool.duration`,
 //! `mcp.server.operation.duration` and `mcp.client.operation.duration` on OpenTelemetry's
 //! metrics API (attributes: operation, tool and method names, `error.type`; never argument
-//! values). Feature `otlp` adds [`init_from_env`]: the standard `OTEL_*` variables, OTLP over
+//! values). Feature `otlp` adds `init_from_env`: the standard `OTEL_*` variables, OTLP over
 //! http/protobuf, flushed when its guard drops.
 //!
 //! ```
@@ -67,7 +67,7 @@ pub use names::{
 };
 #[cfg(feature = "otlp")]
 pub use otlp::{InitError, OtlpGuard, init_from_env};
-#[cfg(feature = "otel")]
+#[cfg(all(feature = "otel", feature = "mcp"))]
 pub(crate) use propagation::adopt;
 #[cfg(feature = "otel")]
 pub use propagation::{extract_context, inject_context};

@@ -72,7 +72,8 @@ pub fn inject_context(span: &tracing::Span, meta: &mut Map<String, Value>) {
     propagator().inject_context(&cx, &mut MetaMut(meta));
 }
 
-/// Makes `span` a child of the trace context in `meta`, when it carries one.
+/// Makes `span` a child of the trace context in `meta`, when it carries one (the MCP server).
+#[cfg(feature = "mcp")]
 pub(crate) fn adopt(span: &tracing::Span, meta: Option<&Map<String, Value>>) {
     use opentelemetry::trace::TraceContextExt;
     let Some(meta) = meta else { return };
