@@ -319,6 +319,11 @@ impl Registry {
         };
         call.approval = approval;
         call.program = program;
+        // Instrumented only when something records the span: a disabled one would still be
+        // entered and left on every poll.
+        if call.exec.span.is_disabled() {
+            return self.pre_dispatch(call, defer).await;
+        }
         let span = call.exec.span.clone();
         self.pre_dispatch(call, defer).instrument(span).await
     }
@@ -427,6 +432,9 @@ impl Registry {
     /// Stage 2 (spec §6.5): wrappers around the core dispatch, then normalization, in the
     /// call's span.
     pub(crate) async fn dispatch(&self, call: Call) -> Stage {
+        if call.exec.span.is_disabled() {
+            return self.dispatch_in_span(call).await;
+        }
         let span = call.exec.span.clone();
         self.dispatch_in_span(call).instrument(span).await
     }
@@ -486,8 +494,12 @@ impl Registry {
     pub(crate) async fn complete(&self, stage: Stage) -> ToolExecutionResult {
         let (call, result) = match stage {
             Stage::Post(call, result) => {
-                let span = call.exec.span.clone();
-                let result = self.post_execute(&call, result).instrument(span).await;
+                let result = if call.exec.span.is_disabled() {
+                    self.post_execute(&call, result).await
+                } else {
+                    let span = call.exec.span.clone();
+                    self.post_execute(&call, result).instrument(span).await
+                };
                 (call, result)
             }
             Stage::Final(call, result) => (call, result),
