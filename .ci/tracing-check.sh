@@ -76,14 +76,14 @@ install_python() {
     if ! venv_has "$PHOENIX_VENV" arize-phoenix "$PHOENIX_VERSION"; then
         rm -rf "$PHOENIX_VENV"
         python3 -m venv "$PHOENIX_VENV" || return
-        timeout 900 "$PHOENIX_VENV/bin/pip" install -q --no-cache-dir "arize-phoenix==$PHOENIX_VERSION" || return
+        timeout 900 "$PHOENIX_VENV/bin/python" -m pip install -q --no-cache-dir "arize-phoenix==$PHOENIX_VERSION" || return
     fi
     if ! venv_has "$MCP_VENV" mcp "$MCP_PY_VERSION"; then
         MCP_VENV=$DIR/mcp-venv
         if ! venv_has "$MCP_VENV" mcp "$MCP_PY_VERSION"; then
             rm -rf "$MCP_VENV"
             python3 -m venv "$MCP_VENV" || return
-            timeout 600 "$MCP_VENV/bin/pip" install -q --no-cache-dir "mcp==$MCP_PY_VERSION" || return
+            timeout 600 "$MCP_VENV/bin/python" -m pip install -q --no-cache-dir "mcp==$MCP_PY_VERSION" || return
         fi
     fi
     DETAIL="arize-phoenix $PHOENIX_VERSION, mcp $MCP_PY_VERSION"

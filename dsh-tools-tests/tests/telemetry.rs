@@ -9,7 +9,7 @@
 mod support;
 
 use dsh_tools::mcp::rmcp::ServiceExt;
-use dsh_tools::mcp::{ImportOptions, McpImport, McpServer};
+use dsh_tools::mcp::{ImportOptions, ImportedTools, McpImport, McpServer};
 use dsh_tools::{
     ApprovalOutcome, CancellationToken, OutputDecl, PreToolDecision, Registry, ToolDefinition,
     ToolError, ToolExecutionInput, telemetry, wrappers,
@@ -393,26 +393,50 @@ async fn a_programs_sub_calls_are_children_of_run_code() {
     }
 }
 
+/// Serves `remote` in a task of its own (where no span is current, so a server span's parent
+/// can only come from the request's `_meta.traceparent`) and imports its tools, named with
+/// `prefix`, into a fresh local registry, in `era`. Keep all three while calling.
+async fn imported(
+    remote: Registry,
+    era: Era,
+    prefix: &str,
+) -> (McpImport, Registry, ImportedTools) {
+    let (a, b) = tokio::io::duplex(1 << 20);
+    let server = McpServer::new(remote);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(a).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let import = McpImport::connect_with(b, era.lifecycle()).await.unwrap();
+    let local = Registry::new();
+    let tools = import
+        .import_into(&local, ImportOptions::default().prefix(prefix))
+        .await
+        .unwrap();
+    (import, local, tools)
+}
+
+/// The spans of `trace`, once `count` of them are named `name` (the server's end in its own
+/// task), or after two seconds.
+async fn spans_once(trace: TraceId, name: &str, count: usize) -> Vec<SpanData> {
+    let mut spans = spans_of(trace);
+    for _ in 0..200 {
+        if named(&spans, name).len() == count {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        spans = spans_of(trace);
+    }
+    spans
+}
+
 #[tokio::test]
 async fn an_imported_tool_carries_its_trace_to_the_server_in_both_eras() {
     for era in ERAS {
         let remote = Registry::new();
         remote.register(echo()).unwrap().keep();
-        let (a, b) = tokio::io::duplex(1 << 20);
-        let server = McpServer::new(remote.clone());
-        // The server runs in a task of its own: no span is current there, so its span's parent
-        // can only come from the request's `_meta.traceparent`.
-        tokio::spawn(async move {
-            if let Ok(running) = server.serve(a).await {
-                let _ = running.waiting().await;
-            }
-        });
-        let import = McpImport::connect_with(b, era.lifecycle()).await.unwrap();
-        let local = Registry::new();
-        let _imported = import
-            .import_into(&local, ImportOptions::default().prefix("r_"))
-            .await
-            .unwrap();
+        let (_import, local, _tools) = imported(remote, era, "r_").await;
         let (root, trace) = root(&format!("import {era:?}"));
         let ok = local
             .execute(call("c1", "r_echo", json!({"text": "there"})))
@@ -425,15 +449,7 @@ async fn an_imported_tool_carries_its_trace_to_the_server_in_both_eras() {
             .await;
         assert!(bad.is_error());
         drop(root);
-        // The server's spans end in its own task: wait for them.
-        let mut spans = spans_of(trace);
-        for _ in 0..200 {
-            if named(&spans, "execute_tool echo").len() == 1 {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-            spans = spans_of(trace);
-        }
+        let spans = spans_once(trace, "execute_tool echo", 1).await;
         let local_call = named(&spans, "execute_tool r_echo");
         assert_eq!(local_call.len(), 2, "{era:?}");
         let sent = named(&spans, "tools/call echo");
@@ -504,21 +520,7 @@ async fn an_mcp_servers_error_answers_are_error_typed() {
         ))
         .unwrap()
         .keep();
-    let (a, b) = tokio::io::duplex(1 << 20);
-    let server = McpServer::new(remote);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(a).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let import = McpImport::connect_with(b, Era::Modern.lifecycle())
-        .await
-        .unwrap();
-    let local = Registry::new();
-    let _imported = import
-        .import_into(&local, ImportOptions::default())
-        .await
-        .unwrap();
+    let (_import, local, _tools) = imported(remote, Era::Modern, "").await;
     let (root, trace) = root("server errors");
     let failed = local
         .execute(call("c", "boom", json!({})))
@@ -526,14 +528,7 @@ async fn an_mcp_servers_error_answers_are_error_typed() {
         .await;
     assert!(failed.is_error());
     drop(root);
-    let mut spans = spans_of(trace);
-    for _ in 0..200 {
-        if named(&spans, "tools/call boom").len() == 2 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        spans = spans_of(trace);
-    }
+    let spans = spans_once(trace, "tools/call boom", 2).await;
     for span in named(&spans, "tools/call boom") {
         assert_eq!(
             attr(span, "error.type").as_deref(),
@@ -635,21 +630,7 @@ async fn durations_are_histograms_with_bounded_attributes() {
         ))
         .unwrap()
         .keep();
-    let (a, b) = tokio::io::duplex(1 << 20);
-    let server = McpServer::new(remote);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(a).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let import = McpImport::connect_with(b, Era::Legacy.lifecycle())
-        .await
-        .unwrap();
-    let local = Registry::new();
-    let _imported = import
-        .import_into(&local, ImportOptions::default())
-        .await
-        .unwrap();
+    let (_import, local, _tools) = imported(remote, Era::Legacy, "").await;
     local.execute(call("x", "metered_remote", json!({}))).await;
     let tool = KeyValue::new("gen_ai.tool.name", "metered_remote");
     let method = KeyValue::new("mcp.method.name", "tools/call");
