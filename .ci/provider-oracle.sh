@@ -81,7 +81,7 @@ install_sdks() {
 
 export_schemas() {
     rm -f "$EXPORTS" "$DEFERRAL"
-    timeout 1800 cargo test --workspace --all-features --test provider_exports -- --nocapture || return
+    timeout 1800 cargo test --workspace --all-features --test provider -- exports:: --nocapture || return
     [[ -s $EXPORTS ]] || { echo "the test wrote no $EXPORTS"; return 1; }
     [[ -s $DEFERRAL ]] || { echo "the test wrote no $DEFERRAL"; return 1; }
     DETAIL="$(grep -c '"dialect":' "$EXPORTS") exports in $EXPORTS; $(grep -c '^skipped ' "$OUT/export.log") sources left out (listed in the log)"
@@ -100,7 +100,7 @@ stream_oracle() {
 }
 
 step "install openai==$OPENAI_VERSION anthropic==$ANTHROPIC_VERSION google-genai==$GENAI_VERSION in $VENV" python-deps install_sdks
-step "cargo test --workspace --all-features --test provider_exports" export export_schemas
+step "cargo test --workspace --all-features --test provider -- exports::" export export_schemas
 step "SDK oracles (.ci/provider_oracle.py)" oracle run_oracle
 # The per-check counts and known mismatches, indented under the verdict.
 sed -e '$d' -e 's/^/    /' "$OUT/oracle.log"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The providers' own Python SDKs as oracles for our exported tool schemas.
 
-Reads the exports that `cargo test -p dsh-tools-tests --test provider_exports` writes
+Reads the exports that `cargo test -p dsh-tools-tests --test provider -- exports::` writes
 (`target/provider-exports.json`: every example tool, bridge-corpus type and bench schema, in
 every dialect) and checks each against the pinned SDKs:
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # A real Redis for the fleet tests: installs Debian's redis-server under target/redis (the
 # packages unpacked with `dpkg -x`, nothing installed on the machine), starts it on a Unix
-# socket of its own, runs the `#[ignore]`d Redis tests of dsh-tools-tests/tests/mcp_fleet.rs
+# socket of its own, runs the `#[ignore]`d Redis tests of dsh-tools-tests/tests/mcp/fleet.rs
 # against it (two instances behind a round-robin proxy, both eras, list_changed; the store's
-# round trip and expiry) and of tests/approvals_redis.rs (deferred approvals: the store's
-# contract; a turn resumed in a fresh process) and of tests/tasks.rs (tasks shared by a fleet), and
+# round trip and expiry) and of tests/approvals/redis.rs (deferred approvals: the store's
+# contract; a turn resumed in a fresh process) and of tests/tasks/main.rs (tasks shared by a fleet), and
 # stops it. Called by .ci/run; runnable on its own:
 #
 #     bash .ci/redis-fleet.sh
@@ -117,7 +117,7 @@ start_redis() {
 fleet_tests() {
     # The README test command's selection and features: the test binary is already built.
     REDIS_URL="redis+unix://$SOCKET" timeout 600 cargo test --workspace --all-features \
-        --test mcp_fleet -- --ignored --test-threads 1 || return
+        --test mcp -- fleet:: --ignored --test-threads 1 || return
 }
 
 verdict_of_tests() {
@@ -135,7 +135,7 @@ run_tests() {
 
 approval_tests() {
     REDIS_URL="redis+unix://$SOCKET" timeout 600 cargo test --workspace --all-features \
-        --test approvals_redis -- --ignored --test-threads 1 >"$DIR/approvals.log" 2>&1 \
+        --test approvals -- redis:: --ignored --test-threads 1 >"$DIR/approvals.log" 2>&1 \
         || { cat "$DIR/approvals.log"; return 1; }
     local line
     # The last result line is this binary's own (the fresh process it starts prints one too).
@@ -147,7 +147,7 @@ approval_tests() {
 
 task_tests() {
     REDIS_URL="redis+unix://$SOCKET" timeout 600 cargo test --workspace --all-features \
-        --test tasks -- --ignored --test-threads 1 >"$DIR/tasks.log" 2>&1 \
+        --test tasks -- redis:: --ignored --test-threads 1 >"$DIR/tasks.log" 2>&1 \
         || { cat "$DIR/tasks.log"; return 1; }
     local line
     line=$(grep -E '^test result: ' "$DIR/tasks.log" | tail -n 1)
