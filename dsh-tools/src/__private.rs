@@ -4,6 +4,7 @@ pub use schemars;
 pub use serde;
 pub use serde_json;
 
+pub use crate::tool::contract::Settings;
 pub use crate::tool::{ToolContext, ToolReturn};
 
 use std::future::Future;
@@ -101,7 +102,7 @@ impl<T> NamesOf<T> {
 impl<T: serde::de::DeserializeOwned> NamesOf<T> {
     /// `T`'s names.
     pub fn names(&self) -> std::collections::BTreeSet<&'static str> {
-        crate::typed::serde_names::<T>()
+        crate::tool::typed::serde_names::<T>()
     }
 }
 

@@ -762,7 +762,11 @@ impl ToolDefinition {
         F: Fn(A, ToolRunContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
     {
-        let schemas = crate::typed::schemas::<A, O>(false, &None, crate::typed::serde_names::<A>)?;
+        let schemas = crate::tool::typed::schemas::<A, O>(
+            false,
+            &None,
+            crate::tool::typed::serde_names::<A>,
+        )?;
         let compiled = Arc::clone(&schemas.args);
         let body = Arc::new(body);
         let mut definition = Self::from_parts(
@@ -774,9 +778,9 @@ impl ToolDefinition {
                 let compiled = Arc::clone(&compiled);
                 let body = Arc::clone(&body);
                 async move {
-                    let decoded: A = crate::typed::validate_and_decode(&compiled, &args)?;
+                    let decoded: A = crate::tool::typed::validate_and_decode(&compiled, &args)?;
                     drop(args);
-                    crate::typed::encode(body(decoded, ctx).await?)
+                    crate::tool::typed::encode(body(decoded, ctx).await?)
                 }
             },
         );

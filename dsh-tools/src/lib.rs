@@ -106,7 +106,6 @@ pub mod task;
 pub mod telemetry;
 pub mod testing;
 pub mod tool;
-mod typed;
 #[cfg(feature = "workspace")]
 pub mod workspace;
 pub mod wrappers;

@@ -208,8 +208,8 @@ pub(crate) fn settings(attrs: &Attrs, krate: &TokenStream) -> TokenStream {
         quote!(#krate::task::TaskSupport::Forbidden),
     );
     quote! {
-        fn __settings(&self) -> #krate::tool::Settings<'_, Self::Args> {
-            #krate::tool::Settings {
+        fn __settings(&self) -> #krate::__private::Settings<'_, Self::Args> {
+            #krate::__private::Settings {
                 title: #title,
                 hints: #hints,
                 timeout: #timeout,

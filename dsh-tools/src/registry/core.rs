@@ -5,6 +5,7 @@ use crate::call::{AgentId, ApprovalService};
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
 use crate::schema::OutputSchema;
+use crate::tool::Tool;
 
 use super::errors::RegistrationError;
 use super::event::ChangeEvent;
@@ -286,6 +287,12 @@ impl Registry {
         definition: impl Into<ToolDefinition>,
     ) -> Result<Registration, RegistrationError> {
         self.register_in(None, definition.into())
+    }
+
+    /// Registers a typed tool: the same as [`register`](Self::register)`(tool)`, which is the
+    /// one way the docs use (kept for code that names the [`Tool`] trait).
+    pub fn register_tool(&self, tool: impl Tool) -> Result<Registration, RegistrationError> {
+        self.register(tool.definition())
     }
 
     /// The checks every registration passes before it touches the state.

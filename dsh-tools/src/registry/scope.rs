@@ -9,6 +9,7 @@ use crate::call::{
     AgentId, ExecuteWrapper, Guard, PostExecuteHook, PreExecuteHook, ResultObserver,
 };
 use crate::definition::ToolDefinition;
+use crate::tool::Tool;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -33,6 +34,11 @@ impl Scope {
     ) -> Result<Registration, RegistrationError> {
         self.registry
             .register_in(Some(self.agent.clone()), definition.into())
+    }
+
+    /// Registers a typed tool in this scope: `register(tool.definition())`.
+    pub fn register_tool(&self, tool: impl Tool) -> Result<Registration, RegistrationError> {
+        self.register(tool.definition())
     }
 
     /// Restricts the tools this scope inherits (spec §5.3). Own tools are exempt.

@@ -1,9 +1,8 @@
 //! The typed path's shared machinery: the schemas of an `(Args, Output)` pair, bridged and
 //! compiled once per process, argument validation and decoding, and output encoding. Used by
-//! [`ToolDefinition::typed`](crate::ToolDefinition::typed) and by `#[tool]` types alike, so it
-//! sits below both.
+//! [`ToolDefinition::typed`](crate::ToolDefinition::typed) and by `#[tool]` types alike.
 
-mod aliases;
+use super::aliases;
 
 pub(crate) use aliases::serde_names;
 

@@ -1,81 +1,8 @@
-//! The typed path: the [`Tool`] trait, which `#[tool]` implements, and its adapter into a
-//! [`ToolDefinition`].
-//!
-//! A typed tool's parameters are the bridged schema of its `Args`, its output declaration the
-//! bridged schema of its `Output`: the schema the model sees, the validator that checks every
-//! call, the decode and the output check all come from the same Rust types, so they cannot
-//! disagree. Each call's arguments are validated first (every violation in one `INVALID_ARGS`
-//! failure, with paths), then decoded with [`json::decode`](crate::json::decode); a value that
-//! validates always decodes. The schemas of a pair of types are bridged and compiled once per
-//! process, never per call.
-//!
-//! # The code `#[tool]` writes
-//!
-//! An author can write the same impl by hand:
-//!
-//! ```
-//! use dsh_tools::{Concurrency, Tool, ToolDefinition, ToolError, ToolRunContext};
-//! use schemars::JsonSchema;
-//! use serde::Deserialize;
-//! use std::time::Duration;
-//!
-//! #[derive(Deserialize, JsonSchema)]
-//! struct ReadFileArgs {
-//!     /// Absolute file path
-//!     path: String,
-//! }
-//!
-//! /// Read a file from disk.
-//! async fn read_file(args: ReadFileArgs, _ctx: ToolRunContext) -> Result<String, ToolError> {
-//!     Ok(format!("contents of {}", args.path))
-//! }
-//!
-//! /// The `read_file` tool.
-//! #[derive(Clone, Copy, Debug, Default)]
-//! struct ReadFile;
-//!
-//! impl Tool for ReadFile {
-//!     type Args = ReadFileArgs;
-//!     type Output = String;
-//!
-//!     fn name(&self) -> &str {
-//!         "read_file"
-//!     }
-//!
-//!     fn description(&self) -> &str {
-//!         "Read a file from disk."
-//!     }
-//!
-//!     fn timeout(&self) -> Option<Duration> {
-//!         Some(Duration::from_millis(30_000))
-//!     }
-//!
-//!     fn concurrency(&self) -> Concurrency<ReadFileArgs> {
-//!         Concurrency::Parallel
-//!     }
-//!
-//!     fn call(
-//!         &self,
-//!         args: ReadFileArgs,
-//!         ctx: ToolRunContext,
-//!     ) -> impl Future<Output = Result<String, ToolError>> + Send {
-//!         read_file(args, ctx)
-//!     }
-//! }
-//!
-//! impl From<ReadFile> for ToolDefinition {
-//!     fn from(tool: ReadFile) -> Self {
-//!         tool.definition()
-//!     }
-//! }
-//!
-//! let registry = dsh_tools::Registry::new();
-//! registry.register(ReadFile.definition())?;
-//! # Ok::<(), dsh_tools::registry::RegistrationError>(())
-//! ```
-//!
-//! (`#[tool]` also maps the body's error type into [`ToolError`] with `Into`, and for the
-//! inline form generates the arguments struct and destructures it into the parameters.)
+//! The contract of a typed tool: the [`Tool`] trait `#[tool]` implements, [`Concurrency`], and
+//! what the trait's provided methods build from it: the adapter into a [`ToolDefinition`]
+//! (non-generic where it can be, so it is compiled once rather than once per tool) and
+//! [`Carded`], a tool with typed cards. One room because each part names the others: the
+//! trait's methods return the adapter's results, and the adapter is generic over the trait.
 
 use crate::call::ToolRunContext;
 use crate::content::ContentBlock;
@@ -84,14 +11,12 @@ use crate::definition::{
     render_default,
 };
 use crate::error::ToolError;
-pub use crate::json::MAX_DECODE_DEPTH;
 
+use super::signature::{ToolArgs, ToolOutput};
+use super::typed::{TypedSchemas, encode, schemas, validate_and_decode};
 use crate::present::{CallPresenter, ResultPresenter, ToolCallView, ToolResultView};
 use crate::schema::bridge::BridgeError;
 use crate::schema::fast::Generated;
-use crate::typed::{TypedSchemas, encode, schemas, validate_and_decode};
-use schemars::JsonSchema;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::future::Future;
@@ -130,7 +55,7 @@ impl<A> std::fmt::Debug for Concurrency<A> {
 }
 
 /// A typed tool: arguments decoded into `Args`, a value of type `Output`. `#[tool]` implements
-/// it for a unit struct named after the function; see the [module docs](self) for the same impl
+/// it for a unit struct named after the function; see the [module docs](mod@crate::tool) for the same impl
 /// written by hand.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a tool",
@@ -276,7 +201,7 @@ pub trait Tool: Send + Sync + Sized + 'static {
     where
         Self: Sized,
     {
-        crate::typed::serde_names::<Self::Args>()
+        super::typed::serde_names::<Self::Args>()
     }
 
     /// [`title`](Tool::title) to [`finalize_content`](Tool::finalize_content) in one call, which
@@ -332,29 +257,6 @@ pub trait Tool: Send + Sync + Sized + 'static {
             Ok(schemas) => build(self, schemas),
             Err(error) => ToolDefinition::invalid(name, description, error),
         }
-    }
-}
-
-// Registration of typed tools lives with the trait: the registry stores definitions and never
-// names `Tool`, which sits above it.
-impl crate::registry::Registry {
-    /// Registers a typed tool: the same as [`register`](Self::register)`(tool)`, which is the
-    /// one way the docs use (kept for code that names the `Tool` trait).
-    pub fn register_tool(
-        &self,
-        tool: impl Tool,
-    ) -> Result<crate::registry::Registration, crate::registry::RegistrationError> {
-        self.register(tool.definition())
-    }
-}
-
-impl crate::registry::Scope {
-    /// Registers a typed tool in this scope: `register(tool.definition())`.
-    pub fn register_tool(
-        &self,
-        tool: impl Tool,
-    ) -> Result<crate::registry::Registration, crate::registry::RegistrationError> {
-        self.register(tool.definition())
     }
 }
 
@@ -564,128 +466,6 @@ fn assemble(parts: Parts, schemas: &TypedSchemas) -> ToolDefinition {
     }
     definition.finalize_content = parts.finalize;
     definition
-}
-
-/// A tool's arguments: `Deserialize + JsonSchema` (implemented for every such type).
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a tool's arguments: it must implement `Deserialize` and `JsonSchema`",
-    label = "not `Deserialize + JsonSchema`",
-    note = "derive both: `#[derive(serde::Deserialize, schemars::JsonSchema)]` (dsh_tools re-exports schemars)"
-)]
-pub trait ToolArgs: DeserializeOwned + JsonSchema {}
-
-impl<T: DeserializeOwned + JsonSchema> ToolArgs for T {}
-
-/// A tool's output: `Serialize + JsonSchema` (implemented for every such type).
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a tool's output: it must implement `Serialize` and `JsonSchema`",
-    label = "not `Serialize + JsonSchema`",
-    note = "derive both: `#[derive(serde::Serialize, schemars::JsonSchema)]` (dsh_tools re-exports schemars)"
-)]
-pub trait ToolOutput: Serialize + JsonSchema {}
-
-impl<T: Serialize + JsonSchema> ToolOutput for T {}
-
-/// What a `#[tool]` function returns: `Result<O, E>` with `E: Into<ToolError>`.
-#[diagnostic::on_unimplemented(
-    message = "a `#[tool]` function must return `Result<O, E>` where `E: Into<ToolError>`, not `{Self}`",
-    label = "not `Result<O, E>` with an error convertible into `ToolError`",
-    note = "return `Result<O, ToolError>`, or implement `From<YourError> for ToolError`"
-)]
-pub trait ToolReturn {
-    /// `O`.
-    type Output;
-    /// The result with the error converted.
-    fn into_tool_result(self) -> Result<Self::Output, ToolError>;
-}
-
-impl<O, E: Into<ToolError>> ToolReturn for Result<O, E> {
-    type Output = O;
-    fn into_tool_result(self) -> Result<O, ToolError> {
-        self.map_err(Into::into)
-    }
-}
-
-/// The type of a `#[tool]` function's context parameter.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not the tool context",
-    label = "the context parameter must be a `ToolRunContext`",
-    note = "a `#[tool]` fn takes `(args: Args)` or `(args: Args, ctx: ToolRunContext)`, or documented arguments (the inline form) optionally followed by an undocumented `ctx: ToolRunContext`",
-    note = "host state (a database handle, a client) is the tool's state: `State(db): State<Db>` as the first parameter, registered with `Tool::with(db)`",
-    note = "arguments the model sends are documented with `///` (the inline form); the context never is"
-)]
-pub trait ToolContext: Sized {
-    /// The context as this parameter's type.
-    fn from_context(ctx: ToolRunContext) -> Self;
-}
-
-impl ToolContext for ToolRunContext {
-    fn from_context(ctx: ToolRunContext) -> Self {
-        ctx
-    }
-}
-
-/// An empty object: the arguments of a tool that takes none but wants its context in the
-/// struct form (`async fn now(_: NoArgs, ctx: ToolRunContext)`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NoArgs {}
-
-/// By hand, so that these docs do not become the model-facing description.
-impl JsonSchema for NoArgs {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "NoArgs".into()
-    }
-
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({"type": "object", "properties": {}, "additionalProperties": false})
-    }
-}
-
-/// Shared state a `#[tool]` function takes as its first parameter, the way an axum handler
-/// takes `State<T>`: a database pool, an HTTP client, a workspace root.
-///
-/// The generated tool type then holds the state: it is built with `ReadFile::with(state)` (there
-/// is no unit value to register, so forgetting the state is a compile error), and each call
-/// receives a clone (`T: Clone`; wrap what is not cheap to clone in an `Arc`).
-///
-/// ```
-/// use dsh_tools::{tool, Registry, State, ToolError};
-/// use std::path::PathBuf;
-///
-/// #[derive(Clone)]
-/// struct Workspace {
-///     root: PathBuf,
-/// }
-///
-/// /// Resolve a path inside the workspace.
-/// #[tool]
-/// async fn resolve(
-///     State(ws): State<Workspace>,
-///     /// a path relative to the workspace root
-///     path: String,
-/// ) -> Result<String, ToolError> {
-///     Ok(ws.root.join(path).display().to_string())
-/// }
-///
-/// let registry = Registry::new();
-/// registry.register(Resolve::with(Workspace { root: "/srv".into() }))?;
-/// # Ok::<(), dsh_tools::registry::RegistrationError>(())
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct State<T>(pub T);
-
-impl<T> std::ops::Deref for State<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.0
-    }
-}
-
-impl<T> std::ops::DerefMut for State<T> {
-    fn deref_mut(&mut self) -> &mut T {
-        &mut self.0
-    }
 }
 
 type TypedCallCard<A> = Arc<dyn Fn(&A) -> Option<ToolCallView> + Send + Sync>;
