@@ -2,7 +2,6 @@
 
 use crate::schema::{JsonSchemaError, ToolArgsError, ToolOutputError};
 use serde::{Deserialize, Serialize};
-use std::fmt;
 
 /// The routable part of an error: `{name, code}` (`{"name": "ToolNotFoundError", "code":
 /// "UNKNOWN_TOOL"}`).
@@ -26,7 +25,8 @@ pub struct ErrorInfo {
 /// assert_eq!(routable.code(), Some("ENOSPC"));
 /// assert_eq!(routable.to_string(), "disk full");
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{message}")]
 pub struct ToolError {
     message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -186,14 +186,6 @@ pub(crate) fn drop_panic_payload(payload: Box<dyn std::any::Any + Send>) {
         std::mem::forget(again);
     }
 }
-
-impl fmt::Display for ToolError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for ToolError {}
 
 impl From<JsonSchemaError> for ToolError {
     fn from(e: JsonSchemaError) -> Self {

@@ -1563,7 +1563,7 @@ impl dsh_tools::code::CodeRuntime for RubyRuntime {
     ) -> dsh_tools::pipeline::BoxFuture<
         Result<dsh_tools::code::CodeResult, dsh_tools::code::SeamError>,
     > {
-        Box::pin(async { Err(dsh_tools::code::SeamError("never run".into())) })
+        Box::pin(async { Err(dsh_tools::code::SeamError::backend("test", "never run")) })
     }
 }
 
@@ -1710,7 +1710,7 @@ impl dsh_tools::code::CodeRuntime for HoldingRuntime {
             drop(call);
             let value = polled
                 .expect("the call settled")
-                .map_err(dsh_tools::code::SeamError)?;
+                .map_err(|message| dsh_tools::code::SeamError::backend("test", message))?;
             Ok(dsh_tools::code::CodeResult {
                 logs: Vec::new(),
                 value: Some(value),

@@ -110,11 +110,13 @@ async fn unawaited_calls_with_large_arguments_hold_at_most_the_budget() {
     )
     .await;
     assert!(!result.is_error(), "{}", result.text());
-    assert_eq!(calls.load(Ordering::SeqCst), 1, "one call fit the budget");
+    // The admitted call's body may not have been entered when the program returned (its
+    // dispatch is a task, and the run's end cancels it): at most one body, exactly one start.
+    assert!(calls.load(Ordering::SeqCst) <= 1, "one call fit the budget");
     assert_eq!(
         starts.lock().unwrap().len(),
         1,
-        "refused calls leave no records"
+        "one call fit the budget; refused calls leave no records"
     );
 }
 

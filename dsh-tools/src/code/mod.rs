@@ -44,8 +44,9 @@ pub use render::{
     render_success, run_code_call_card, run_code_output_schema, run_code_parameters,
 };
 pub use runtime::{
-    CodeFailure, CodeRequest, CodeResult, CodeRuntime, CodeRuntimeConfig, Companion, ErrorClass,
-    FailureKind, HostFn, Namespace, RunWithOutcome, SeamError, validate_bindings,
+    BindingProblem, CodeFailure, CodeRequest, CodeResult, CodeRuntime, CodeRuntimeConfig,
+    Companion, ConfigProblem, ErrorClass, FailureKind, HostFn, Namespace, RunWithOutcome,
+    SeamError, validate_bindings,
 };
 pub use sdk::{
     CODE_ONLY_INSTRUCTION, DeferredSdkTool, PROGRAM_DESCRIBE, PROGRAM_SEARCH, SDK_INSTRUCTIONS,

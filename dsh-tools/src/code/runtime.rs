@@ -130,11 +130,100 @@ pub struct CodeResult {
     pub error: Option<CodeFailure>,
 }
 
-/// Misuse of the seam (spec §3.1.3): an unusable or duplicate namespace, or a run after
-/// disposal. The message starts with the backend's name.
+/// Misuse of the seam (spec §3.1.3), or a backend that could not run a program: an unusable or
+/// duplicate namespace, a budget out of range, a run after disposal. The text is the spec's
+/// exact message, starting with the backend's name.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct SeamError(pub String);
+#[non_exhaustive]
+pub enum SeamError {
+    /// A binding namespace cannot be injected ([`validate_bindings`]).
+    #[error("{backend}: {problem}")]
+    Binding {
+        /// The backend's name.
+        backend: String,
+        /// What is wrong with the namespace.
+        problem: BindingProblem,
+    },
+    /// A budget is out of range ([`CodeRuntimeConfig::validate`]).
+    #[error("{backend}: {problem}")]
+    Config {
+        /// The backend's name.
+        backend: String,
+        /// Which budget, and its value.
+        problem: ConfigProblem,
+    },
+    /// `run()` after the runtime was disposed.
+    #[error("{backend}: run() after disposal")]
+    Disposed {
+        /// The backend's name.
+        backend: String,
+    },
+    /// The backend could not run the program for a reason of its own (an engine that did not
+    /// start, a worker that is gone).
+    #[error("{backend}: {message}")]
+    Backend {
+        /// The backend's name.
+        backend: String,
+        /// What went wrong, in the backend's words.
+        message: String,
+    },
+}
+
+impl SeamError {
+    /// A backend's own failure: `"{backend}: {message}"`.
+    pub fn backend(backend: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::Backend {
+            backend: backend.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Why a binding namespace cannot be injected (spec §3.6.1). Each names the identifier, quoted
+/// as JSON.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BindingProblem {
+    /// A global that is not `^[A-Za-z_][A-Za-z0-9_]*$`, or is a reserved word.
+    #[error("binding global {} is not a usable identifier", quoted(.0))]
+    GlobalNotIdentifier(String),
+    /// An error class name that is not a usable identifier.
+    #[error("binding error class {} is not a usable identifier", quoted(.0))]
+    ClassNotIdentifier(String),
+    /// A global (or error class) every backend keeps for itself (`console`, ...).
+    #[error("reserved binding global {}", quoted(.0))]
+    Reserved(String),
+    /// Two namespaces with one global.
+    #[error("duplicate binding global {}", quoted(.0))]
+    DuplicateGlobal(String),
+    /// An error class named like a global or another class.
+    #[error("duplicate injected global {}", quoted(.0))]
+    DuplicateInjected(String),
+    /// An error class's member-name property that is empty, reserved or a dunder.
+    #[error("binding error member property {} is not usable", quoted(.0))]
+    MemberNotUsable(String),
+}
+
+/// Why a [`CodeRuntimeConfig`] budget was refused (spec §3.5.2). Values are written as
+/// JavaScript writes numbers.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigProblem {
+    /// A budget that is not a finite number above zero.
+    #[error("config.{field} must be a positive number, got {got}")]
+    NotPositive {
+        /// The budget's name in the spec (`computeMs`, ...).
+        field: &'static str,
+        /// Its value.
+        got: String,
+    },
+    /// `maxOutputBytes` that is not an integer from 4 to 2^53 - 1.
+    #[error("config.maxOutputBytes must be a safe integer of at least 4, got {got}")]
+    OutputBytes {
+        /// Its value.
+        got: String,
+    },
+}
 
 /// A code runtime: runs one program with its bindings and reports what happened.
 pub trait CodeRuntime: Send + Sync + 'static {
@@ -316,21 +405,23 @@ fn quoted(s: &str) -> String {
 /// assert_eq!(err.to_string(), r#"my-backend: duplicate binding global "tools""#);
 /// ```
 pub fn validate_bindings(backend: &str, bindings: &[Namespace]) -> Result<(), SeamError> {
-    let fail = |message: String| Err(SeamError(format!("{backend}: {message}")));
+    let fail = |problem: BindingProblem| {
+        Err(SeamError::Binding {
+            backend: backend.to_owned(),
+            problem,
+        })
+    };
     let mut globals: Vec<&str> = Vec::new();
     for ns in bindings {
         let g = ns.global.as_str();
         if !usable_identifier(g) {
-            return fail(format!(
-                "binding global {} is not a usable identifier",
-                quoted(g)
-            ));
+            return fail(BindingProblem::GlobalNotIdentifier(g.to_owned()));
         }
         if RESERVED_GLOBALS.contains(&g) {
-            return fail(format!("reserved binding global {}", quoted(g)));
+            return fail(BindingProblem::Reserved(g.to_owned()));
         }
         if globals.contains(&g) {
-            return fail(format!("duplicate binding global {}", quoted(g)));
+            return fail(BindingProblem::DuplicateGlobal(g.to_owned()));
         }
         globals.push(g);
     }
@@ -338,25 +429,19 @@ pub fn validate_bindings(backend: &str, bindings: &[Namespace]) -> Result<(), Se
     for class in bindings.iter().filter_map(|ns| ns.error_class.as_ref()) {
         let n = class.name.as_str();
         if !usable_identifier(n) {
-            return fail(format!(
-                "binding error class {} is not a usable identifier",
-                quoted(n)
-            ));
+            return fail(BindingProblem::ClassNotIdentifier(n.to_owned()));
         }
         if RESERVED_GLOBALS.contains(&n) {
-            return fail(format!("reserved binding global {}", quoted(n)));
+            return fail(BindingProblem::Reserved(n.to_owned()));
         }
         if globals.contains(&n) || classes.contains(&n) {
-            return fail(format!("duplicate injected global {}", quoted(n)));
+            return fail(BindingProblem::DuplicateInjected(n.to_owned()));
         }
         classes.push(n);
         let m = class.member_name_property.as_str();
         let dunder = m.len() > 4 && m.starts_with("__") && m.ends_with("__");
         if m.is_empty() || RESERVED_MEMBERS.contains(&m) || dunder {
-            return fail(format!(
-                "binding error member property {} is not usable",
-                quoted(m)
-            ));
+            return fail(BindingProblem::MemberNotUsable(m.to_owned()));
         }
     }
     Ok(())
@@ -408,18 +493,23 @@ impl CodeRuntimeConfig {
         ];
         for (name, value) in fields {
             if !(value.is_finite() && value > 0.0) {
-                return Err(SeamError(format!(
-                    "{backend}: config.{name} must be a positive number, got {}",
-                    super::number::js_number(value)
-                )));
+                return Err(SeamError::Config {
+                    backend: backend.to_owned(),
+                    problem: ConfigProblem::NotPositive {
+                        field: name,
+                        got: super::number::js_number(value),
+                    },
+                });
             }
         }
         let bytes = self.max_output_bytes;
         if bytes.fract() != 0.0 || !(4.0..=9_007_199_254_740_991.0).contains(&bytes) {
-            return Err(SeamError(format!(
-                "{backend}: config.maxOutputBytes must be a safe integer of at least 4, got {}",
-                super::number::js_number(bytes)
-            )));
+            return Err(SeamError::Config {
+                backend: backend.to_owned(),
+                problem: ConfigProblem::OutputBytes {
+                    got: super::number::js_number(bytes),
+                },
+            });
         }
         Ok(())
     }

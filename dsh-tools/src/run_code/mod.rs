@@ -245,7 +245,7 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
     if let Some(arguments) = arguments {
         crate::json::free(arguments);
     }
-    let mut result = outcome.map_err(|e| ToolError::new(e.0))?;
+    let mut result = outcome.map_err(|e| ToolError::new(e.to_string()))?;
     let outcome = match failure_message(&result) {
         Some(message) => Err(ToolError::coded(
             "CodeRunFailedError",

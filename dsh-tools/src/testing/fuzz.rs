@@ -11,7 +11,6 @@ use proptest::prelude::{Strategy, prop_oneof};
 
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
 use serde_json::Value;
-use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -65,7 +64,11 @@ pub struct FuzzReport {
 }
 
 /// A broken rule, with the smallest arguments proptest shrank it to.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error(
+    "fuzzing tool \"{tool}\" (seed {seed:#x}) failed on arguments {}: {problem}",
+    crate::json::to_compact_string(arguments)
+)]
 pub struct FuzzFailure {
     /// The tool.
     pub tool: String,
@@ -76,21 +79,6 @@ pub struct FuzzFailure {
     /// The seed that found it.
     pub seed: u64,
 }
-
-impl fmt::Display for FuzzFailure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "fuzzing tool \"{}\" (seed {:#x}) failed on arguments {}: {}",
-            self.tool,
-            self.seed,
-            crate::json::to_compact_string(&self.arguments),
-            self.problem
-        )
-    }
-}
-
-impl std::error::Error for FuzzFailure {}
 
 /// The name of the threads a fuzzing run calls the tool on (its own and the blocking pool's).
 const FUZZ_THREAD: &str = "dsh-tools-fuzz";

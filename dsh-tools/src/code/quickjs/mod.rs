@@ -280,7 +280,9 @@ impl QuickJsRuntime {
         let registered = checked.and_then(|()| {
             let mut r = runs.lock().unwrap_or_else(|e| e.into_inner());
             if r.disposed {
-                return Err(SeamError(format!("{BACKEND}: run() after disposal")));
+                return Err(SeamError::Disposed {
+                    backend: BACKEND.to_owned(),
+                });
             }
             r.next += 1;
             let id = r.next;

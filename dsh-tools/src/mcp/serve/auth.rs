@@ -60,31 +60,20 @@ pub const PROTECTED_RESOURCE_PATH: &str = "/.well-known/oauth-protected-resource
 const MAX_TOKEN_BYTES: usize = 16 * 1024;
 
 /// Why a token was not accepted.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum TokenRejection {
     /// Not valid for this server (`401 invalid_token`): the text says why, and is sent to the
     /// client in `error_description`.
+    #[error("invalid token: {0}")]
     Invalid(String),
     /// Valid, but lacking scopes (`403 insufficient_scope`).
+    #[error("insufficient scope: needs {}", .0.join(" "))]
     InsufficientScope(Vec<String>),
     /// It could not be checked now (`503`): the keys or the introspection endpoint are out of
     /// reach. The text is logged, not sent.
+    #[error("token not checked: {0}")]
     Unavailable(String),
 }
-
-impl fmt::Display for TokenRejection {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Invalid(why) => write!(f, "invalid token: {why}"),
-            Self::InsufficientScope(scopes) => {
-                write!(f, "insufficient scope: needs {}", scopes.join(" "))
-            }
-            Self::Unavailable(why) => write!(f, "token not checked: {why}"),
-        }
-    }
-}
-
-impl std::error::Error for TokenRejection {}
 
 /// Checks a bearer token and says who it speaks for: a JWT checked against the issuer's keys
 /// ([`JwtVerifier`](crate::mcp::JwtVerifier)), an introspection endpoint (RFC 7662), or any

@@ -77,9 +77,13 @@ impl Default for ServerApprovals {
 }
 
 /// Why a [`ServerApprovals`] setting was refused.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("MCP approvals: {0}")]
-pub struct ApprovalsConfigError(String);
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApprovalsConfigError {
+    /// rmcp's request-state codec refused the key (shorter than 32 bytes).
+    #[error("MCP approvals: the request-state key: {0}")]
+    Key(#[source] rmcp::model::RequestStateError),
+}
 
 impl ServerApprovals {
     /// The longest an answer waits by default (a 2025-11-25 elicitation) and a 2026-07-28
@@ -123,8 +127,7 @@ impl ServerApprovals {
     /// Seals and opens 2026-07-28 request states with `key` (at least 32 bytes): the same key
     /// on every replica of a fleet, kept across restarts.
     pub fn key(mut self, key: impl Into<Vec<u8>>) -> Result<Self, ApprovalsConfigError> {
-        let codec = RequestStateCodec::try_new(key)
-            .map_err(|e| ApprovalsConfigError(format!("the request-state key: {e}")))?;
+        let codec = RequestStateCodec::try_new(key).map_err(ApprovalsConfigError::Key)?;
         self.codec = Arc::new(codec);
         Ok(self)
     }
