@@ -34,14 +34,13 @@ pub(crate) use sdk::js_space;
 
 #[cfg(feature = "mcp")]
 pub(crate) use foreign::mcp_result_schema;
-pub use foreign::{Dropped, ForeignTool, foreign_tool, mcp_program_value};
-pub use ledger::{LOG_ENTRY_HOST_BYTES, OutputLedger, string_cost, value_cost};
+pub use foreign::{Dropped, ForeignTool, foreign_tool};
+pub use ledger::OutputLedger;
 pub use limits::CodeHostLimits;
-pub use number::js_number;
 pub use record::{CodeDispatchKind, CodeDispatchRecord};
 pub use render::{
-    CODE_RUN_FAILED, NO_OUTPUT, RUN_CODE_DESCRIPTION, canonical_value, failure_message, pretty,
-    render_success, run_code_call_card, run_code_output_schema, run_code_parameters,
+    CODE_RUN_FAILED, NO_OUTPUT, RUN_CODE_DESCRIPTION, run_code_call_card, run_code_output_schema,
+    run_code_parameters,
 };
 pub use runtime::{
     BindingProblem, CodeFailure, CodeRequest, CodeResult, CodeRuntime, CodeRuntimeConfig,
@@ -49,7 +48,20 @@ pub use runtime::{
     SeamError, validate_bindings,
 };
 pub use sdk::{
-    CODE_ONLY_INSTRUCTION, DeferredSdkTool, PROGRAM_DESCRIBE, PROGRAM_SEARCH, SDK_INSTRUCTIONS,
-    SDK_LANGUAGES, SdkTool, render_declaration, render_deferred, render_overlap, render_sdk,
-    schema_to_ts,
+    CODE_ONLY_INSTRUCTION, PROGRAM_DESCRIBE, PROGRAM_SEARCH, SDK_INSTRUCTIONS, SDK_LANGUAGES,
+    SdkTool, render_sdk, schema_to_ts,
 };
+
+// The spec's conformance internals: the pieces the reference cases check one by one (numbers
+// and values as JavaScript prints them, ledger costs, the parts of a rendered outcome or SDK).
+// Public for the conformance tests and the CLI, hidden from the docs: not API.
+#[doc(hidden)]
+pub use foreign::mcp_program_value;
+#[doc(hidden)]
+pub use ledger::{LOG_ENTRY_HOST_BYTES, string_cost, value_cost};
+#[doc(hidden)]
+pub use number::js_number;
+#[doc(hidden)]
+pub use render::{canonical_value, failure_message, pretty, render_success};
+#[doc(hidden)]
+pub use sdk::{DeferredSdkTool, render_declaration, render_deferred, render_overlap};
