@@ -1,6 +1,11 @@
 //! Dialects as data: each provider's wrapper shape, name rule, nullable spelling and what its
 //! schema grammar accepts (`../spec/providers.md` §2.1–2.2).
 
+use crate::schema::keywords::{
+    ADDITIONAL_PROPERTIES, ANY_OF, CONST, DEFAULT, DESCRIPTION, ENUM, EXAMPLES, EXCLUSIVE_MAXIMUM,
+    EXCLUSIVE_MINIMUM, ITEMS, MAX_ITEMS, MAX_LENGTH, MAXIMUM, MIN_ITEMS, MIN_LENGTH, MINIMUM,
+    NULLABLE, ONE_OF, PATTERN, PROPERTIES, REQUIRED, TITLE, TYPE, UNIQUE_ITEMS,
+};
 use std::fmt;
 use std::str::FromStr;
 
@@ -272,15 +277,15 @@ pub(crate) struct Rules {
 
 /// The structural keywords every dialect keeps (the transform rewrites them as needed).
 const CORE: &[&str] = &[
-    "type",
-    "properties",
-    "required",
-    "items",
-    "enum",
-    "anyOf",
-    "description",
-    "additionalProperties",
-    "nullable",
+    TYPE,
+    PROPERTIES,
+    REQUIRED,
+    ITEMS,
+    ENUM,
+    ANY_OF,
+    DESCRIPTION,
+    ADDITIONAL_PROPERTIES,
+    NULLABLE,
 ];
 
 fn supported(p: Provider, strict: bool) -> &'static [&'static str] {
@@ -288,58 +293,50 @@ fn supported(p: Provider, strict: bool) -> &'static [&'static str] {
     match (p, strict) {
         // OpenAI Structured Outputs, "Supported schemas".
         (OpenAiChat | OpenAiResponses, true) => &[
-            "title",
-            "pattern",
-            "minimum",
-            "maximum",
-            "exclusiveMinimum",
-            "exclusiveMaximum",
-            "minItems",
-            "maxItems",
+            TITLE,
+            PATTERN,
+            MINIMUM,
+            MAXIMUM,
+            EXCLUSIVE_MINIMUM,
+            EXCLUSIVE_MAXIMUM,
+            MIN_ITEMS,
+            MAX_ITEMS,
         ],
         // Anthropic strict: no numeric, string-length or item-count constraints.
-        (Anthropic, true) => &["title", "pattern", "default", "examples"],
+        (Anthropic, true) => &[TITLE, PATTERN, DEFAULT, EXAMPLES],
         // DeepSeek strict beta: no string lengths, no item counts.
         (DeepSeek, true) => &[
-            "title",
-            "pattern",
-            "minimum",
-            "maximum",
-            "exclusiveMinimum",
-            "exclusiveMaximum",
-            "default",
+            TITLE,
+            PATTERN,
+            MINIMUM,
+            MAXIMUM,
+            EXCLUSIVE_MINIMUM,
+            EXCLUSIVE_MAXIMUM,
+            DEFAULT,
         ],
         // Gemini `parametersJsonSchema`: the documented keyword list.
-        (Gemini, _) => &["title", "minimum", "maximum", "minItems", "maxItems"],
+        (Gemini, _) => &[TITLE, MINIMUM, MAXIMUM, MIN_ITEMS, MAX_ITEMS],
         // Gemini `parameters` (OpenAPI 3.0 `Schema`).
         (GeminiOpenApi, _) => &[
-            "title",
-            "pattern",
-            "minimum",
-            "maximum",
-            "minLength",
-            "maxLength",
-            "minItems",
-            "maxItems",
-            "default",
+            TITLE, PATTERN, MINIMUM, MAXIMUM, MIN_LENGTH, MAX_LENGTH, MIN_ITEMS, MAX_ITEMS, DEFAULT,
         ],
         // Non-strict modes accept JSON Schema as is.
         _ => &[
-            "title",
-            "pattern",
-            "minimum",
-            "maximum",
-            "exclusiveMinimum",
-            "exclusiveMaximum",
-            "minLength",
-            "maxLength",
-            "minItems",
-            "maxItems",
-            "uniqueItems",
-            "default",
-            "examples",
-            "const",
-            "oneOf",
+            TITLE,
+            PATTERN,
+            MINIMUM,
+            MAXIMUM,
+            EXCLUSIVE_MINIMUM,
+            EXCLUSIVE_MAXIMUM,
+            MIN_LENGTH,
+            MAX_LENGTH,
+            MIN_ITEMS,
+            MAX_ITEMS,
+            UNIQUE_ITEMS,
+            DEFAULT,
+            EXAMPLES,
+            CONST,
+            ONE_OF,
         ],
     }
 }

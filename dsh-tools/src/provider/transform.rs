@@ -4,6 +4,9 @@
 use super::dialect::{Dialect, MAX_EXPORT_DEPTH, Nullable, Rules};
 use super::restore::{Branch, Plan, PropPlan};
 use crate::json::{clone_deep, to_compact_string};
+use crate::schema::keywords::{
+    ADDITIONAL_PROPERTIES, ANNOTATIONS, CONST, DESCRIPTION, ENUM, ITEMS, PROPERTIES, REQUIRED, TYPE,
+};
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet};
 
@@ -187,7 +190,7 @@ impl<'a> Transform<'a> {
         let mut additional_plan = None;
         for (key, value) in map {
             match key.as_str() {
-                "type" => {
+                TYPE => {
                     let t = value.as_str().unwrap_or("object");
                     if self.rules.openapi_types {
                         if t == "null" {
@@ -201,36 +204,37 @@ impl<'a> Transform<'a> {
                         out.insert(key.clone(), clone_deep(value));
                     }
                 }
-                "properties" => {
+                PROPERTIES => {
                     let (props, p) = self.properties(map, value, path, depth, objects);
                     out.insert(key.clone(), props);
                     plan = p;
                 }
-                "required" => {
+                REQUIRED => {
                     if !self.rules.closure {
                         out.insert(key.clone(), clone_deep(value));
                     }
                 }
-                "additionalProperties" => {
+                ADDITIONAL_PROPERTIES => {
                     additional_plan = self.additional(value, path, depth, objects, &mut out);
                 }
-                "items" => {
+                ITEMS => {
                     let (items, p) = self.node(value, &format!("{path}/items"), depth + 1, objects);
                     out.insert(key.clone(), items);
                     if !p.is_keep() {
                         plan = Plan::Array(Box::new(p));
                     }
                 }
-                "enum" => self.enumeration(key, value, ty, path, &mut out, &mut moved),
-                "const" if self.rules.const_as_enum => {
+                ENUM => self.enumeration(key, value, ty, path, &mut out, &mut moved),
+                CONST if self.rules.const_as_enum => {
                     self.change(path, ChangeKind::Rewritten, "`const` → a one-value `enum`");
                     let one = Value::Array(vec![clone_deep(value)]);
-                    self.enumeration("enum", &one, ty, path, &mut out, &mut moved);
+                    self.enumeration(ENUM, &one, ty, path, &mut out, &mut moved);
                 }
-                "description" => {
+                DESCRIPTION => {
                     out.insert(key.clone(), clone_deep(value));
                 }
-                "title" | "default" | "examples" if !self.rules.keeps(key) => {
+                // The other annotations: dropped where the grammar has no word for them.
+                annotation if ANNOTATIONS.contains(&annotation) && !self.rules.keeps(key) => {
                     self.change(
                         path,
                         ChangeKind::Dropped,

@@ -85,6 +85,7 @@ mod compile;
 pub mod dsl;
 mod error;
 pub mod fast;
+pub(crate) mod keywords;
 mod output;
 mod path;
 mod pattern;
