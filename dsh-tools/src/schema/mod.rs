@@ -82,6 +82,7 @@
 pub mod bridge;
 mod checks;
 mod compile;
+pub(crate) mod disjoint;
 pub mod dsl;
 mod error;
 pub mod fast;
