@@ -2,9 +2,9 @@
 //! schema grammar accepts (`../spec/providers.md` §2.1–2.2).
 
 use crate::schema::keywords::{
-    ADDITIONAL_PROPERTIES, ANY_OF, CONST, DEFAULT, DESCRIPTION, ENUM, EXAMPLES, EXCLUSIVE_MAXIMUM,
-    EXCLUSIVE_MINIMUM, ITEMS, MAX_ITEMS, MAX_LENGTH, MAXIMUM, MIN_ITEMS, MIN_LENGTH, MINIMUM,
-    NULLABLE, ONE_OF, PATTERN, PROPERTIES, REQUIRED, TITLE, TYPE, UNIQUE_ITEMS,
+    ADDITIONAL_PROPERTIES, ANY_OF, BOUNDS, CONST, COUNTS, DEFAULT, DESCRIPTION, ENUM, EXAMPLES,
+    EXTENSION, ITEMS, MAX_ITEMS, MAXIMUM, MIN_ITEMS, MINIMUM, NULLABLE, ONE_OF, PATTERN,
+    PROPERTIES, REQUIRED, TITLE, TYPE,
 };
 use std::fmt;
 use std::str::FromStr;
@@ -270,8 +270,9 @@ pub(crate) struct Rules {
     pub(crate) max_depth: Option<usize>,
     pub(crate) max_properties: Option<usize>,
     pub(crate) max_enum_values: Option<usize>,
-    /// Keywords the grammar accepts (every other is moved into the description or dropped).
-    pub(crate) supported: &'static [&'static str],
+    /// Keywords the grammar accepts, as sets of the keyword table (every other is moved into
+    /// the description or dropped).
+    pub(crate) supported: &'static [&'static [&'static str]],
     pub(crate) name: NameRule,
 }
 
@@ -288,61 +289,26 @@ const CORE: &[&str] = &[
     NULLABLE,
 ];
 
-fn supported(p: Provider, strict: bool) -> &'static [&'static str] {
+fn supported(p: Provider, strict: bool) -> &'static [&'static [&'static str]] {
     use Provider::*;
     match (p, strict) {
         // OpenAI Structured Outputs, "Supported schemas".
-        (OpenAiChat | OpenAiResponses, true) => &[
-            TITLE,
-            PATTERN,
-            MINIMUM,
-            MAXIMUM,
-            EXCLUSIVE_MINIMUM,
-            EXCLUSIVE_MAXIMUM,
-            MIN_ITEMS,
-            MAX_ITEMS,
-        ],
+        (OpenAiChat | OpenAiResponses, true) => &[&[TITLE, PATTERN, MIN_ITEMS, MAX_ITEMS], &BOUNDS],
         // Anthropic strict: no numeric, string-length or item-count constraints.
-        (Anthropic, true) => &[TITLE, PATTERN, DEFAULT, EXAMPLES],
+        (Anthropic, true) => &[&[TITLE, PATTERN, DEFAULT, EXAMPLES]],
         // DeepSeek strict beta: no string lengths, no item counts.
-        (DeepSeek, true) => &[
-            TITLE,
-            PATTERN,
-            MINIMUM,
-            MAXIMUM,
-            EXCLUSIVE_MINIMUM,
-            EXCLUSIVE_MAXIMUM,
-            DEFAULT,
-        ],
+        (DeepSeek, true) => &[&[TITLE, PATTERN, DEFAULT], &BOUNDS],
         // Gemini `parametersJsonSchema`: the documented keyword list.
-        (Gemini, _) => &[TITLE, MINIMUM, MAXIMUM, MIN_ITEMS, MAX_ITEMS],
-        // Gemini `parameters` (OpenAPI 3.0 `Schema`).
-        (GeminiOpenApi, _) => &[
-            TITLE, PATTERN, MINIMUM, MAXIMUM, MIN_LENGTH, MAX_LENGTH, MIN_ITEMS, MAX_ITEMS, DEFAULT,
-        ],
-        // Non-strict modes accept JSON Schema as is.
-        _ => &[
-            TITLE,
-            PATTERN,
-            MINIMUM,
-            MAXIMUM,
-            EXCLUSIVE_MINIMUM,
-            EXCLUSIVE_MAXIMUM,
-            MIN_LENGTH,
-            MAX_LENGTH,
-            MIN_ITEMS,
-            MAX_ITEMS,
-            UNIQUE_ITEMS,
-            DEFAULT,
-            EXAMPLES,
-            CONST,
-            ONE_OF,
-        ],
+        (Gemini, _) => &[&[TITLE, MINIMUM, MAXIMUM, MIN_ITEMS, MAX_ITEMS]],
+        // Gemini `parameters` (OpenAPI 3.0 `Schema`): no exclusive bounds, no `uniqueItems`.
+        (GeminiOpenApi, _) => &[&[TITLE, PATTERN, MINIMUM, MAXIMUM, DEFAULT], &COUNTS],
+        // Non-strict modes accept JSON Schema as is: every constraint of the subset's extension.
+        _ => &[&[TITLE, DEFAULT, EXAMPLES, CONST, ONE_OF], EXTENSION],
     }
 }
 
 impl Rules {
     pub(crate) fn keeps(&self, keyword: &str) -> bool {
-        CORE.contains(&keyword) || self.supported.contains(&keyword)
+        CORE.contains(&keyword) || self.supported.iter().any(|set| set.contains(&keyword))
     }
 }

@@ -12,7 +12,8 @@
 //! | `schema::fast` (shapes compared annotations aside) | [`ANNOTATIONS`], [`NOTES`] |
 //! | `schema::bridge` (what it drops, follows and reports) | [`NOTES`], [`BOUNDS`], [`COUNTS`], [`SCHEMA_MAPS`], [`SUBSCHEMAS`], [`SUBSET_TEXT`] and the constants |
 //! | `code::sdk` (a property's JSDoc tags) | [`EXTENSION`] |
-//! | `provider::dialect` (what each grammar accepts) | the keyword constants in each provider's list |
+//! | `provider::dialect` (what each grammar accepts) | [`EXTENSION`], [`BOUNDS`], [`COUNTS`] and the constants, a provider's grammar as a list of sets |
+//! | `provider::transform` (which keywords are annotations) | [`ANNOTATIONS`] and the constants |
 //!
 //! Where two readers' lists differ on purpose, the difference is a set of its own here (the
 //! bridge's and `fast`'s extra [`NOTES`] beside the subset's [`ANNOTATIONS`]), never a second
@@ -99,7 +100,8 @@ pub(crate) const CONSTRAINTS: [&str; 16] = [
 ];
 
 /// The extension's constraints (beyond the reference implementation's subset), in
-/// [`CONSTRAINTS`]' order: the tail after `const`. The SDK shows each as a JSDoc tag.
+/// [`CONSTRAINTS`]' order: the tail after `const`. The SDK shows each as a JSDoc tag; every
+/// non-strict dialect accepts them all.
 pub(crate) const EXTENSION: &[&str] = CONSTRAINTS.split_at(6).1;
 
 /// The subset's annotations: they describe and never decide.
