@@ -3,6 +3,7 @@
 //! keywords as JSDoc tags (§7). Pure and iterative: a 5,000-deep union renders on a small stack.
 
 use super::number::js_number;
+use crate::schema::keywords::{EXTENSION, MAXIMUM, MINIMUM, ONE_OF, PATTERN, UNIQUE_ITEMS};
 use serde_json::{Map, Value};
 
 /// The languages this crate has `run_code` strings and an SDK renderer for (Code Mode spec
@@ -423,34 +424,22 @@ fn literal(value: &Value) -> String {
 
 /// The extension keywords of a property node as JSDoc tags (spec §7.2, §7.3).
 fn tags(schema: &Value) -> Vec<String> {
-    const KEYWORDS: [&str; 10] = [
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "minLength",
-        "maxLength",
-        "pattern",
-        "minItems",
-        "maxItems",
-        "uniqueItems",
-    ];
-    let nodes: Vec<&Value> = match schema.get("oneOf").and_then(Value::as_array) {
+    let nodes: Vec<&Value> = match schema.get(ONE_OF).and_then(Value::as_array) {
         Some(branches) => branches.iter().collect(),
         None => vec![schema],
     };
     let mut out: Vec<String> = Vec::new();
-    for keyword in KEYWORDS {
+    for &keyword in EXTENSION {
         for node in &nodes {
-            let bound = keyword == "minimum" || keyword == "maximum";
+            let bound = keyword == MINIMUM || keyword == MAXIMUM;
             if bound && integer_type_range(node) {
                 continue;
             }
             let tag = match (keyword, node.get(keyword)) {
                 (_, None) => continue,
-                ("uniqueItems", Some(Value::Bool(true))) => "@uniqueItems".to_owned(),
-                ("uniqueItems", _) => continue,
-                ("pattern", Some(p)) => format!("@pattern {}", literal(p)),
+                (UNIQUE_ITEMS, Some(Value::Bool(true))) => format!("@{UNIQUE_ITEMS}"),
+                (UNIQUE_ITEMS, _) => continue,
+                (PATTERN, Some(p)) => format!("@{PATTERN} {}", literal(p)),
                 (k, Some(Value::Number(n))) => format!("@{k} {}", number_text(n)),
                 (k, Some(v)) => format!("@{k} {}", literal(v)),
             };
@@ -497,7 +486,7 @@ fn integer_type_range(node: &Value) -> bool {
             .map(i128::from)
             .or_else(|| n.as_u64().map(i128::from))
     };
-    match (exact("minimum"), exact("maximum")) {
+    match (exact(MINIMUM), exact(MAXIMUM)) {
         (Some(lo), Some(hi)) => RANGES.contains(&(lo, hi)),
         _ => false,
     }

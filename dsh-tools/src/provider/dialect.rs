@@ -1,6 +1,11 @@
 //! Dialects as data: each provider's wrapper shape, name rule, nullable spelling and what its
 //! schema grammar accepts (`../spec/providers.md` §2.1–2.2).
 
+use crate::schema::keywords::{
+    ADDITIONAL_PROPERTIES, ANY_OF, BOUNDS, CONST, COUNTS, DEFAULT, DESCRIPTION, ENUM, EXAMPLES,
+    EXTENSION, ITEMS, MAX_ITEMS, MAXIMUM, MIN_ITEMS, MINIMUM, NULLABLE, ONE_OF, PATTERN,
+    PROPERTIES, REQUIRED, TITLE, TYPE,
+};
 use std::fmt;
 use std::str::FromStr;
 
@@ -265,87 +270,45 @@ pub(crate) struct Rules {
     pub(crate) max_depth: Option<usize>,
     pub(crate) max_properties: Option<usize>,
     pub(crate) max_enum_values: Option<usize>,
-    /// Keywords the grammar accepts (every other is moved into the description or dropped).
-    pub(crate) supported: &'static [&'static str],
+    /// Keywords the grammar accepts, as sets of the keyword table (every other is moved into
+    /// the description or dropped).
+    pub(crate) supported: &'static [&'static [&'static str]],
     pub(crate) name: NameRule,
 }
 
 /// The structural keywords every dialect keeps (the transform rewrites them as needed).
 const CORE: &[&str] = &[
-    "type",
-    "properties",
-    "required",
-    "items",
-    "enum",
-    "anyOf",
-    "description",
-    "additionalProperties",
-    "nullable",
+    TYPE,
+    PROPERTIES,
+    REQUIRED,
+    ITEMS,
+    ENUM,
+    ANY_OF,
+    DESCRIPTION,
+    ADDITIONAL_PROPERTIES,
+    NULLABLE,
 ];
 
-fn supported(p: Provider, strict: bool) -> &'static [&'static str] {
+fn supported(p: Provider, strict: bool) -> &'static [&'static [&'static str]] {
     use Provider::*;
     match (p, strict) {
         // OpenAI Structured Outputs, "Supported schemas".
-        (OpenAiChat | OpenAiResponses, true) => &[
-            "title",
-            "pattern",
-            "minimum",
-            "maximum",
-            "exclusiveMinimum",
-            "exclusiveMaximum",
-            "minItems",
-            "maxItems",
-        ],
+        (OpenAiChat | OpenAiResponses, true) => &[&[TITLE, PATTERN, MIN_ITEMS, MAX_ITEMS], &BOUNDS],
         // Anthropic strict: no numeric, string-length or item-count constraints.
-        (Anthropic, true) => &["title", "pattern", "default", "examples"],
+        (Anthropic, true) => &[&[TITLE, PATTERN, DEFAULT, EXAMPLES]],
         // DeepSeek strict beta: no string lengths, no item counts.
-        (DeepSeek, true) => &[
-            "title",
-            "pattern",
-            "minimum",
-            "maximum",
-            "exclusiveMinimum",
-            "exclusiveMaximum",
-            "default",
-        ],
+        (DeepSeek, true) => &[&[TITLE, PATTERN, DEFAULT], &BOUNDS],
         // Gemini `parametersJsonSchema`: the documented keyword list.
-        (Gemini, _) => &["title", "minimum", "maximum", "minItems", "maxItems"],
-        // Gemini `parameters` (OpenAPI 3.0 `Schema`).
-        (GeminiOpenApi, _) => &[
-            "title",
-            "pattern",
-            "minimum",
-            "maximum",
-            "minLength",
-            "maxLength",
-            "minItems",
-            "maxItems",
-            "default",
-        ],
-        // Non-strict modes accept JSON Schema as is.
-        _ => &[
-            "title",
-            "pattern",
-            "minimum",
-            "maximum",
-            "exclusiveMinimum",
-            "exclusiveMaximum",
-            "minLength",
-            "maxLength",
-            "minItems",
-            "maxItems",
-            "uniqueItems",
-            "default",
-            "examples",
-            "const",
-            "oneOf",
-        ],
+        (Gemini, _) => &[&[TITLE, MINIMUM, MAXIMUM, MIN_ITEMS, MAX_ITEMS]],
+        // Gemini `parameters` (OpenAPI 3.0 `Schema`): no exclusive bounds, no `uniqueItems`.
+        (GeminiOpenApi, _) => &[&[TITLE, PATTERN, MINIMUM, MAXIMUM, DEFAULT], &COUNTS],
+        // Non-strict modes accept JSON Schema as is: every constraint of the subset's extension.
+        _ => &[&[TITLE, DEFAULT, EXAMPLES, CONST, ONE_OF], EXTENSION],
     }
 }
 
 impl Rules {
     pub(crate) fn keeps(&self, keyword: &str) -> bool {
-        CORE.contains(&keyword) || self.supported.contains(&keyword)
+        CORE.contains(&keyword) || self.supported.iter().any(|set| set.contains(&keyword))
     }
 }

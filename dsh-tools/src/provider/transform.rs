@@ -4,8 +4,12 @@
 use super::dialect::{Dialect, MAX_EXPORT_DEPTH, Nullable, Rules};
 use super::restore::{Branch, Plan, PropPlan};
 use crate::json::{clone_deep, to_compact_string};
+use crate::schema::disjoint::branches_disjoint;
+use crate::schema::keywords::{
+    ADDITIONAL_PROPERTIES, ANNOTATIONS, CONST, DESCRIPTION, ENUM, ITEMS, PROPERTIES, REQUIRED, TYPE,
+};
 use serde_json::{Map, Value, json};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 /// What happened to one part of a schema on its way to a dialect.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -187,7 +191,7 @@ impl<'a> Transform<'a> {
         let mut additional_plan = None;
         for (key, value) in map {
             match key.as_str() {
-                "type" => {
+                TYPE => {
                     let t = value.as_str().unwrap_or("object");
                     if self.rules.openapi_types {
                         if t == "null" {
@@ -201,36 +205,37 @@ impl<'a> Transform<'a> {
                         out.insert(key.clone(), clone_deep(value));
                     }
                 }
-                "properties" => {
+                PROPERTIES => {
                     let (props, p) = self.properties(map, value, path, depth, objects);
                     out.insert(key.clone(), props);
                     plan = p;
                 }
-                "required" => {
+                REQUIRED => {
                     if !self.rules.closure {
                         out.insert(key.clone(), clone_deep(value));
                     }
                 }
-                "additionalProperties" => {
+                ADDITIONAL_PROPERTIES => {
                     additional_plan = self.additional(value, path, depth, objects, &mut out);
                 }
-                "items" => {
+                ITEMS => {
                     let (items, p) = self.node(value, &format!("{path}/items"), depth + 1, objects);
                     out.insert(key.clone(), items);
                     if !p.is_keep() {
                         plan = Plan::Array(Box::new(p));
                     }
                 }
-                "enum" => self.enumeration(key, value, ty, path, &mut out, &mut moved),
-                "const" if self.rules.const_as_enum => {
+                ENUM => self.enumeration(key, value, ty, path, &mut out, &mut moved),
+                CONST if self.rules.const_as_enum => {
                     self.change(path, ChangeKind::Rewritten, "`const` → a one-value `enum`");
                     let one = Value::Array(vec![clone_deep(value)]);
-                    self.enumeration("enum", &one, ty, path, &mut out, &mut moved);
+                    self.enumeration(ENUM, &one, ty, path, &mut out, &mut moved);
                 }
-                "description" => {
+                DESCRIPTION => {
                     out.insert(key.clone(), clone_deep(value));
                 }
-                "title" | "default" | "examples" if !self.rules.keeps(key) => {
+                // The other annotations: dropped where the grammar has no word for them.
+                annotation if ANNOTATIONS.contains(&annotation) && !self.rules.keeps(key) => {
                     self.change(
                         path,
                         ChangeKind::Dropped,
@@ -512,7 +517,9 @@ impl<'a> Transform<'a> {
             return (out, plan);
         }
         let target = if keyword == "oneOf" && self.rules.one_of_as_any_of {
-            if pairwise_disjoint(branches) {
+            // The schema prover's one-pass proof (`schema::disjoint`, the bridge's too): linear
+            // in the schema, `false` when not shown, which only reports the change as loosened.
+            if branches_disjoint(branches) {
                 self.change(
                     path,
                     ChangeKind::Rewritten,
@@ -563,80 +570,6 @@ impl<'a> Transform<'a> {
     }
 }
 
-/// Whether no value can match two of `branches` (so `anyOf` accepts exactly what `oneOf` does):
-/// the branches differ in `type`, and the object branches are told apart by a tag (a property
-/// each requires, whose `const` / `enum` values do not meet). Linear in the schema: a remote
-/// schema may have thousands of branches of thousands of properties. `false` when it cannot be
-/// shown cheaply, which only makes the change reported as loosened.
-fn pairwise_disjoint(branches: &[Value]) -> bool {
-    let mut kinds = HashSet::new();
-    let mut objects = Vec::new();
-    for branch in branches {
-        let Some(ty) = branch.get("type").and_then(Value::as_str) else {
-            return false;
-        };
-        match ty {
-            "object" => objects.push(branch),
-            // `integer` values are `number` values too.
-            "integer" | "number" => {
-                if !kinds.insert("number") {
-                    return false;
-                }
-            }
-            other => {
-                if !kinds.insert(other) {
-                    return false;
-                }
-            }
-        }
-    }
-    if objects.len() < 2 {
-        return true;
-    }
-    let required: Vec<HashSet<&str>> = objects
-        .iter()
-        .map(|b| {
-            b.get("required")
-                .and_then(Value::as_array)
-                .map(|r| r.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default()
-        })
-        .collect();
-    let tag_values = |i: usize, name: &str| -> Option<&[Value]> {
-        if !required[i].contains(name) {
-            return None;
-        }
-        let prop = objects[i].get("properties")?.get(name)?;
-        match prop.get("const") {
-            Some(c) => Some(std::slice::from_ref(c)),
-            None => prop.get("enum")?.as_array().map(Vec::as_slice),
-        }
-    };
-    // One tag that tells every object branch from every other: each value seen once.
-    let candidates = objects[0]
-        .get("properties")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flat_map(|p| p.keys());
-    'tags: for name in candidates {
-        let mut seen: HashMap<u64, Vec<&Value>> = HashMap::new();
-        for i in 0..objects.len() {
-            let Some(values) = tag_values(i, name) else {
-                continue 'tags;
-            };
-            for v in values {
-                let same = seen.entry(crate::json::json_hash(v)).or_default();
-                if same.iter().any(|w| crate::json::json_equal(v, w)) {
-                    continue 'tags;
-                }
-                same.push(v);
-            }
-        }
-        return true;
-    }
-    false
-}
-
 /// Whether a subset schema admits `null`.
 fn admits_null(schema: &Value) -> bool {
     match schema {
@@ -673,25 +606,25 @@ mod tests {
             json!({"type": "object", "properties": {"kind": {"const": k}, "x": {"type": "string"}},
                    "required": ["kind"]})
         };
-        assert!(pairwise_disjoint(&[
+        assert!(branches_disjoint(&[
             json!({"type": "string"}),
             json!({"type": "integer"})
         ]));
-        assert!(!pairwise_disjoint(&[
+        assert!(!branches_disjoint(&[
             json!({"type": "integer"}),
             json!({"type": "number"})
         ]));
-        assert!(pairwise_disjoint(&[
+        assert!(branches_disjoint(&[
             tagged("a"),
             tagged("b"),
             json!({"type": "string"})
         ]));
-        assert!(!pairwise_disjoint(&[tagged("a"), tagged("a")]));
+        assert!(!branches_disjoint(&[tagged("a"), tagged("a")]));
         // 1 and 1.0 are the same value.
         let n = |v: Value| json!({"type": "object", "properties": {"k": {"const": v}}, "required": ["k"]});
-        assert!(!pairwise_disjoint(&[n(json!(1)), n(json!(1.0))]));
+        assert!(!branches_disjoint(&[n(json!(1)), n(json!(1.0))]));
         // The tag must be required by every branch.
         let untagged = json!({"type": "object", "properties": {"kind": {"const": "c"}}});
-        assert!(!pairwise_disjoint(&[tagged("a"), untagged]));
+        assert!(!branches_disjoint(&[tagged("a"), untagged]));
     }
 }

@@ -4,6 +4,11 @@
 //! however deep the source schema was.
 
 use super::JsonSchemaError;
+use super::keywords::{
+    ADDITIONAL_PROPERTIES, BOUNDS, CONST, ENUM, ITEMS, MAX_ITEMS, MAX_LENGTH, MAXIMUM, MEMBERS,
+    MIN_ITEMS, MIN_LENGTH, MINIMUM, ONE_OF, PATTERN, PROPERTIES, REQUIRED, STRING_KEYWORDS, TYPE,
+    UNIQUE_ITEMS,
+};
 use super::pattern::{self, Pattern};
 use super::subset::{self, Type, count_bound};
 use crate::json::to_compact_string;
@@ -365,31 +370,27 @@ fn compile_node<'a>(
     let Some(map) = source.as_object() else {
         return Node::Any;
     };
-    if let Some(Value::Array(branches)) = map.get("oneOf") {
+    if let Some(Value::Array(branches)) = map.get(ONE_OF) {
         return Node::OneOf(
             branches.iter().map(|b| alloc(b, nodes, tasks)).collect(),
             None,
         );
     }
-    let Some(ty) = map
-        .get("type")
-        .and_then(Value::as_str)
-        .and_then(Type::parse)
-    else {
+    let Some(ty) = map.get(TYPE).and_then(Value::as_str).and_then(Type::parse) else {
         return Node::Any;
     };
-    let (en, co) = (map.get("enum"), map.get("const"));
+    let (en, co) = (map.get(ENUM), map.get(CONST));
+    let has_any = |keywords: &[&str]| keywords.iter().any(|k| map.contains_key(*k));
     match ty {
         Type::String => {
             let as_str = |v: &Value| v.as_str().map(Box::from);
-            let constrained = ["enum", "const", "minLength", "maxLength", "pattern"];
             Node::String(StringNode {
-                plain: !constrained.iter().any(|k| map.contains_key(*k)),
+                plain: !has_any(&MEMBERS) && !has_any(&STRING_KEYWORDS),
                 one_of: choices(en, false, as_str),
                 constant: choices(co, true, as_str),
-                min_length: map.get("minLength").and_then(count_bound),
-                max_length: map.get("maxLength").and_then(count_bound),
-                pattern: map.get("pattern").and_then(Value::as_str).and_then(|p| {
+                min_length: map.get(MIN_LENGTH).and_then(count_bound),
+                max_length: map.get(MAX_LENGTH).and_then(count_bound),
+                pattern: map.get(PATTERN).and_then(Value::as_str).and_then(|p| {
                     Some((
                         pattern::build(p).ok()?,
                         to_compact_string(&Value::from(p)).into(),
@@ -400,14 +401,6 @@ fn compile_node<'a>(
         Type::Number | Type::Integer => {
             let as_num = |v: &Value| v.as_number().cloned();
             let bound = |k: &str| map.get(k).and_then(Value::as_number).cloned();
-            let constrained = [
-                "enum",
-                "const",
-                "minimum",
-                "maximum",
-                "exclusiveMinimum",
-                "exclusiveMaximum",
-            ];
             let exact = |k: &str| match map.get(k).and_then(Value::as_number) {
                 None => Some(None),
                 Some(n) => n
@@ -416,12 +409,13 @@ fn compile_node<'a>(
                     .or_else(|| n.as_u64().map(i128::from))
                     .map(Some),
             };
-            let range = match (exact("minimum"), exact("maximum")) {
+            // The exclusive bounds: `BOUNDS` after `minimum` and `maximum`.
+            let exclusive = &BOUNDS[2..];
+            let range = match (exact(MINIMUM), exact(MAXIMUM)) {
                 (Some(lo), Some(hi))
                     if (lo.is_some() || hi.is_some())
-                        && !["enum", "const", "exclusiveMinimum", "exclusiveMaximum"]
-                            .iter()
-                            .any(|k| map.contains_key(*k)) =>
+                        && !has_any(&MEMBERS)
+                        && !has_any(exclusive) =>
                 {
                     Some((lo.unwrap_or(i128::MIN), hi.unwrap_or(i128::MAX)))
                 }
@@ -429,16 +423,11 @@ fn compile_node<'a>(
             };
             Node::Number(NumberNode {
                 range,
-                plain: !constrained.iter().any(|k| map.contains_key(*k)),
+                plain: !has_any(&MEMBERS) && !has_any(&BOUNDS),
                 integer: ty == Type::Integer,
                 one_of: choices(en, false, as_num),
                 constant: choices(co, true, as_num),
-                bounds: [
-                    bound("minimum"),
-                    bound("maximum"),
-                    bound("exclusiveMinimum"),
-                    bound("exclusiveMaximum"),
-                ],
+                bounds: BOUNDS.map(bound),
             })
         }
         Type::Boolean | Type::Null => Node::Literal(LiteralNode {
@@ -447,19 +436,19 @@ fn compile_node<'a>(
             constant: choices(co, true, |v| Some(v.clone())),
         }),
         Type::Array => Node::Array(ArrayNode {
-            items: map.get("items").map(|items| alloc(items, nodes, tasks)),
+            items: map.get(ITEMS).map(|items| alloc(items, nodes, tasks)),
             items_mask: TypeMask::default(),
-            min_items: map.get("minItems").and_then(count_bound),
-            max_items: map.get("maxItems").and_then(count_bound),
+            min_items: map.get(MIN_ITEMS).and_then(count_bound),
+            max_items: map.get(MAX_ITEMS).and_then(count_bound),
             unique: map
-                .get("uniqueItems")
+                .get(UNIQUE_ITEMS)
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
         }),
         Type::Object => {
-            let props_src = map.get("properties").and_then(Value::as_object);
+            let props_src = map.get(PROPERTIES).and_then(Value::as_object);
             let required: Box<[Box<str>]> = map
-                .get("required")
+                .get(REQUIRED)
                 .and_then(Value::as_array)
                 .map(|names| {
                     names
@@ -489,7 +478,7 @@ fn compile_node<'a>(
                     .map(|(i, p)| (p.key.clone(), i as u32))
                     .collect::<FxHashMap<_, _>>()
             });
-            let additional = match map.get("additionalProperties") {
+            let additional = match map.get(ADDITIONAL_PROPERTIES) {
                 Some(Value::Bool(false)) => Additional::Deny,
                 Some(extra @ Value::Object(_)) => Additional::Schema(alloc(extra, nodes, tasks)),
                 _ => Additional::Allow,

@@ -82,9 +82,11 @@
 pub mod bridge;
 mod checks;
 mod compile;
+pub(crate) mod disjoint;
 pub mod dsl;
 mod error;
 pub mod fast;
+pub(crate) mod keywords;
 mod output;
 mod path;
 mod pattern;

@@ -1,36 +1,16 @@
 //! `assert_supported`: is a JSON value a schema of the supported subset? (spec §2.1)
 
+use super::keywords::{
+    ADDITIONAL_PROPERTIES, ANNOTATIONS, ARRAY_KEYWORDS, BOUNDS, CONSTRAINTS, COUNTS, DESCRIPTION,
+    EXTENSION, MEMBERS, OBJECT_KEYWORDS, ONE_OF, PATTERN, STRING_KEYWORDS, SUBSET_TEXT, TITLE,
+    TYPE,
+};
 use super::path::{PathArena, PathId, ROOT, Seg};
 use super::pattern::{self, MAX_SCHEMA_PATTERN_BYTES};
 use super::{JsonSchemaError, Sink};
 use crate::json::{is_integer, is_lossless, is_lossless_number, json_equal};
 use rustc_hash::FxHashSet;
 use serde_json::{Map, Value};
-
-/// Constraint keywords in the fixed order used by every keyword-list message.
-pub(crate) const CONSTRAINTS: [&str; 16] = [
-    "properties",
-    "required",
-    "additionalProperties",
-    "items",
-    "enum",
-    "const",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "minItems",
-    "maxItems",
-    "uniqueItems",
-];
-
-const ANNOTATIONS: [&str; 4] = ["description", "title", "default", "examples"];
-
-/// The list the unsupported-keyword message names.
-pub(crate) const SUBSET_TEXT: &str = "type/oneOf/properties/required/additionalProperties/items/enum/const/minimum/maximum/exclusiveMinimum/exclusiveMaximum/minLength/maxLength/pattern/minItems/maxItems/uniqueItems + annotations";
 
 /// The seven `type` values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,15 +56,16 @@ impl Type {
 
     /// Whether constraint keyword `kw` applies to this type.
     fn allows(self, kw: &str) -> bool {
-        match kw {
-            "properties" | "required" | "additionalProperties" => self == Self::Object,
-            "items" | "minItems" | "maxItems" | "uniqueItems" => self == Self::Array,
-            "enum" | "const" => self.is_scalar(),
-            "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
-                matches!(self, Self::Number | Self::Integer)
-            }
-            "minLength" | "maxLength" | "pattern" => self == Self::String,
-            _ => false,
+        if OBJECT_KEYWORDS.contains(&kw) {
+            self == Self::Object
+        } else if ARRAY_KEYWORDS.contains(&kw) {
+            self == Self::Array
+        } else if MEMBERS.contains(&kw) {
+            self.is_scalar()
+        } else if BOUNDS.contains(&kw) {
+            matches!(self, Self::Number | Self::Integer)
+        } else {
+            STRING_KEYWORDS.contains(&kw) && self == Self::String
         }
     }
 
@@ -102,7 +83,7 @@ impl Type {
 }
 
 fn is_keyword(k: &str) -> bool {
-    k == "type" || k == "oneOf" || CONSTRAINTS.contains(&k) || ANNOTATIONS.contains(&k)
+    k == TYPE || k == ONE_OF || CONSTRAINTS.contains(&k) || ANNOTATIONS.contains(&k)
 }
 
 /// The distinct patterns of one schema and their compiled size together.
@@ -245,13 +226,13 @@ fn visit<'a>(
         }
     }
     // (2) description / title types.
-    for kw in ["description", "title"] {
+    for kw in [DESCRIPTION, TITLE] {
         if map.get(kw).is_some_and(|v| !v.is_string()) {
             sink.add(|| format!("{}.{kw} must be a string", at(paths, path)));
         }
     }
     // (3) the structural decision.
-    let (ty, one_of) = (map.get("type"), map.get("oneOf"));
+    let (ty, one_of) = (map.get(TYPE), map.get(ONE_OF));
     match (ty, one_of) {
         (Some(_), Some(_)) => {
             sink.add(|| format!("{} cannot declare both type and oneOf", at(paths, path)));
@@ -362,23 +343,24 @@ fn typed_node<'a>(
         }
     }
     // (5b) the extension's keyword values.
-    for kw in &CONSTRAINTS[6..] {
+    for kw in EXTENSION {
         let Some(v) = map.get(*kw).filter(|_| ty.allows(kw)) else {
             continue;
         };
-        let problem = match *kw {
-            "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
-                (!matches!(v, Value::Number(n) if is_lossless_number(n)))
-                    .then(|| "must be a finite number".to_owned())
-            }
-            "minLength" | "maxLength" | "minItems" | "maxItems" => count_bound(v)
+        let problem = if BOUNDS.contains(kw) {
+            (!matches!(v, Value::Number(n) if is_lossless_number(n)))
+                .then(|| "must be a finite number".to_owned())
+        } else if COUNTS.contains(kw) {
+            count_bound(v)
                 .is_none()
-                .then(|| "must be a non-negative integer".to_owned()),
-            "pattern" => match v {
+                .then(|| "must be a non-negative integer".to_owned())
+        } else if *kw == PATTERN {
+            match v {
                 Value::String(p) => patterns.add(p),
                 _ => Some("must be a string".to_owned()),
-            },
-            _ => (!v.is_boolean()).then(|| "must be a boolean".to_owned()),
+            }
+        } else {
+            (!v.is_boolean()).then(|| "must be a boolean".to_owned())
         };
         if let Some(problem) = problem {
             sink.add(|| format!("{}.{kw} {problem}", at(paths, path)));
@@ -388,7 +370,7 @@ fn typed_node<'a>(
     match ty {
         Type::Object => {
             tasks.push(Task::ObjectTail(map, path));
-            if let Some(extra @ Value::Object(_)) = map.get("additionalProperties") {
+            if let Some(extra @ Value::Object(_)) = map.get(ADDITIONAL_PROPERTIES) {
                 let child = paths.push(path, Seg::Lit(".additionalProperties"));
                 tasks.push(Task::Visit(extra, child));
             }
@@ -437,7 +419,7 @@ fn object_tail(map: &Map<String, Value>, path: PathId, paths: &PathArena<'_>, si
             _ => sink.add(|| format!("{}.required must be an array of strings", at(paths, path))),
         }
     }
-    if let Some(extra) = map.get("additionalProperties")
+    if let Some(extra) = map.get(ADDITIONAL_PROPERTIES)
         && !extra.is_boolean()
         && !extra.is_object()
     {

@@ -5,8 +5,15 @@ use super::load::{self, Extra, MAX_DEPTH, Node, NodeId, TUPLE};
 use super::problems::Problems;
 use super::shape::{self, Annotations, Budget, COPY_BUDGET, Out, Shape, Typed};
 use crate::json::{cmp_numbers, is_integer, is_lossless, is_lossless_number};
+use crate::schema::keywords::{
+    ADDITIONAL_ITEMS, ADDITIONAL_PROPERTIES, ALL_OF, ANY_OF, BOUNDS, CONST, COUNTS, DEFAULT,
+    DEFINITIONS, DEFS, DESCRIPTION, ENUM, EXAMPLE, EXAMPLES, FORMAT, ITEMS, MAX_ITEMS, MAX_LENGTH,
+    MAXIMUM, MIN_ITEMS, MIN_LENGTH, MINIMUM, NOT, NOTES, NULLABLE, ONE_OF, PATTERN,
+    PATTERN_PROPERTIES, PREFIX_ITEMS, PROPERTIES, PROPERTY_NAMES, REF, REQUIRED, SCHEMA,
+    SUBSET_TEXT, TITLE, TYPE, UNEVALUATED_ITEMS, UNEVALUATED_PROPERTIES, UNIQUE_ITEMS,
+};
 use crate::schema::pattern;
-use crate::schema::subset::{SUBSET_TEXT, Type, count_bound};
+use crate::schema::subset::{Type, count_bound};
 use serde_json::{Map, Number, Value};
 use std::cmp::Ordering;
 
@@ -133,9 +140,6 @@ struct Kw<'a> {
     unique: Option<&'a Value>,
 }
 
-/// `minLength`, `maxLength`, `minItems`, `maxItems`.
-const COUNT_NAMES: [&str; 4] = ["minLength", "maxLength", "minItems", "maxItems"];
-
 struct NodeCx<'c, 'a> {
     node: &'c Node<'a>,
     id: NodeId,
@@ -248,51 +252,52 @@ impl<'a> NodeCx<'_, 'a> {
         for (k, v) in map {
             match k.as_str() {
                 // Dropped: see the module docs for why each is safe to drop.
-                "$schema" | "$comment" | "readOnly" | "writeOnly" | "deprecated" => {}
+                SCHEMA => {}
+                note if NOTES.contains(&note) => {}
                 // Consumed by the loader.
-                "$ref" | "$defs" | "definitions" | "properties" | "additionalProperties"
-                | "unevaluatedProperties" | "items" | "oneOf" | "anyOf" | "allOf" => {}
-                "title" | "description" => match v {
-                    Value::String(_) if k == "title" => ann.title = Some(v.clone()),
+                REF | DEFS | DEFINITIONS | PROPERTIES | ADDITIONAL_PROPERTIES
+                | UNEVALUATED_PROPERTIES | ITEMS | ONE_OF | ANY_OF | ALL_OF => {}
+                TITLE | DESCRIPTION => match v {
+                    Value::String(_) if k == TITLE => ann.title = Some(v.clone()),
                     Value::String(_) => ann.description = Some(v.clone()),
                     _ => self.report(format!("{k} must be a string")),
                 },
-                "default" | "examples" => {
+                DEFAULT | EXAMPLES => {
                     if !is_lossless(v) {
                         self.report(format!("{k} must be lossless JSON (no -0)"));
                     } else if deeper_than(v, MAX_ANNOTATION_DEPTH) {
                         self.report(format!(
                             "{k} is nested more than {MAX_ANNOTATION_DEPTH} levels deep"
                         ));
-                    } else if k == "default" {
+                    } else if k == DEFAULT {
                         ann.default = Some(v.clone());
                     } else {
                         ann.examples = Some(v.clone());
                     }
                 }
-                "type" => kw.ty = Some(v),
-                "enum" => kw.enumeration = Some(v),
-                "const" => kw.constant = Some(v),
-                "required" => kw.required = Some(v),
-                "pattern" => kw.pattern = Some(v),
-                "uniqueItems" => kw.unique = Some(v),
-                "format" => match v.as_str() {
+                TYPE => kw.ty = Some(v),
+                ENUM => kw.enumeration = Some(v),
+                CONST => kw.constant = Some(v),
+                REQUIRED => kw.required = Some(v),
+                PATTERN => kw.pattern = Some(v),
+                UNIQUE_ITEMS => kw.unique = Some(v),
+                FORMAT => match v.as_str() {
                     Some(f) => kw.format = Some(f),
                     None => self.report("format must be a string"),
                 },
-                name if shape::BOUND_NAMES.contains(&name) => {
-                    let i = shape::BOUND_NAMES.iter().position(|b| *b == name).unwrap_or(0);
+                name if BOUNDS.contains(&name) => {
+                    let i = BOUNDS.iter().position(|b| *b == name).unwrap_or(0);
                     kw.bounds[i] = Some(v);
                 }
-                name if COUNT_NAMES.contains(&name) => {
-                    let i = COUNT_NAMES.iter().position(|b| *b == name).unwrap_or(0);
+                name if COUNTS.contains(&name) => {
+                    let i = COUNTS.iter().position(|b| *b == name).unwrap_or(0);
                     kw.counts[i] = Some(v);
                 }
-                "prefixItems" | "additionalItems" | "unevaluatedItems" => self.unsupported(k, TUPLE),
-                "patternProperties" | "propertyNames" => self.unsupported(k, format!("{k} is not supported: schemars emits it for maps whose keys are not strings (integers, newtypes, ...); use HashMap<String, _> (or a map keyed by a unit-only enum)")),
-                "not" => self.unsupported(k, "`not` is not supported (schemars emits it for NonZeroI* integers): use the plain integer type and reject 0 in the tool"),
-                "nullable" => self.unsupported(k, "`nullable` (OpenAPI 3.0) is not supported: generate the schema with draft 2020-12 settings, which use \"type\": [\"T\", \"null\"]"),
-                "example" => self.unsupported(k, "`example` (OpenAPI) is not supported: use `examples` (an array)"),
+                PREFIX_ITEMS | ADDITIONAL_ITEMS | UNEVALUATED_ITEMS => self.unsupported(k, TUPLE),
+                PATTERN_PROPERTIES | PROPERTY_NAMES => self.unsupported(k, format!("{k} is not supported: schemars emits it for maps whose keys are not strings (integers, newtypes, ...); use HashMap<String, _> (or a map keyed by a unit-only enum)")),
+                NOT => self.unsupported(k, "`not` is not supported (schemars emits it for NonZeroI* integers): use the plain integer type and reject 0 in the tool"),
+                NULLABLE => self.unsupported(k, "`nullable` (OpenAPI 3.0) is not supported: generate the schema with draft 2020-12 settings, which use \"type\": [\"T\", \"null\"]"),
+                EXAMPLE => self.unsupported(k, "`example` (OpenAPI) is not supported: use `examples` (an array)"),
                 other => self.unsupported(other, format!(
                     "keyword \"{other}\" is not supported by the subset ({SUBSET_TEXT}; the bridge also rewrites $ref, anyOf, allOf, format and unevaluatedProperties)"
                 )),
@@ -315,31 +320,27 @@ impl<'a> NodeCx<'_, 'a> {
         let types = self.types(kw, members.as_deref())?;
         // Which type each type-specific keyword needs.
         let needs: [(&str, bool, &[Type]); 13] = [
+            (PROPERTIES, map.contains_key(PROPERTIES), &[Type::Object]),
+            (REQUIRED, kw.required.is_some(), &[Type::Object]),
             (
-                "properties",
-                map.contains_key("properties"),
-                &[Type::Object],
-            ),
-            ("required", kw.required.is_some(), &[Type::Object]),
-            (
-                "additionalProperties",
+                ADDITIONAL_PROPERTIES,
                 node.additional.is_some(),
                 &[Type::Object],
             ),
-            ("items", node.items.is_some(), &[Type::Array]),
-            ("minItems", kw.counts[2].is_some(), &[Type::Array]),
-            ("maxItems", kw.counts[3].is_some(), &[Type::Array]),
-            ("uniqueItems", kw.unique.is_some(), &[Type::Array]),
-            ("minLength", kw.counts[0].is_some(), &[Type::String]),
-            ("maxLength", kw.counts[1].is_some(), &[Type::String]),
-            ("pattern", kw.pattern.is_some(), &[Type::String]),
+            (ITEMS, node.items.is_some(), &[Type::Array]),
+            (MIN_ITEMS, kw.counts[2].is_some(), &[Type::Array]),
+            (MAX_ITEMS, kw.counts[3].is_some(), &[Type::Array]),
+            (UNIQUE_ITEMS, kw.unique.is_some(), &[Type::Array]),
+            (MIN_LENGTH, kw.counts[0].is_some(), &[Type::String]),
+            (MAX_LENGTH, kw.counts[1].is_some(), &[Type::String]),
+            (PATTERN, kw.pattern.is_some(), &[Type::String]),
             (
-                "minimum",
+                MINIMUM,
                 kw.bounds[0].is_some(),
                 &[Type::Number, Type::Integer],
             ),
             (
-                "maximum",
+                MAXIMUM,
                 kw.bounds[1].is_some(),
                 &[Type::Number, Type::Integer],
             ),
@@ -558,7 +559,7 @@ impl<'a> NodeCx<'_, 'a> {
                 None => {}
                 Some(Value::Number(n)) if is_lossless_number(n) => out[i] = Some(n.clone()),
                 Some(_) => {
-                    self.report(format!("{} must be a finite number", shape::BOUND_NAMES[i]));
+                    self.report(format!("{} must be a finite number", BOUNDS[i]));
                     return None;
                 }
             }
@@ -585,7 +586,7 @@ impl<'a> NodeCx<'_, 'a> {
                 match count_bound(v) {
                     Some(n) => out[i] = Some(n),
                     None => {
-                        self.report(format!("{} must be a non-negative integer", COUNT_NAMES[i]));
+                        self.report(format!("{} must be a non-negative integer", COUNTS[i]));
                         return None;
                     }
                 }

@@ -3,6 +3,9 @@
 //! A node is allocated before its children, so children always have larger ids: converting the
 //! nodes from the last to the first sees every child before its parent, with no recursion.
 
+use crate::schema::keywords::{
+    ADDITIONAL_PROPERTIES, ALL_OF, ANY_OF, ITEMS, ONE_OF, PROPERTIES, REF, UNEVALUATED_PROPERTIES,
+};
 use serde_json::{Map, Value};
 
 /// Most schemas nested inside one another that the bridge accepts (an error beyond); also the
@@ -167,14 +170,14 @@ pub(super) fn load<'a>(root: &'a Value, problems: &mut Vec<(NodeId, String)>) ->
 
 fn has_subschemas(map: &Map<String, Value>) -> bool {
     [
-        "properties",
-        "additionalProperties",
-        "unevaluatedProperties",
-        "items",
-        "oneOf",
-        "anyOf",
-        "allOf",
-        "$ref",
+        PROPERTIES,
+        ADDITIONAL_PROPERTIES,
+        UNEVALUATED_PROPERTIES,
+        ITEMS,
+        ONE_OF,
+        ANY_OF,
+        ALL_OF,
+        REF,
     ]
     .iter()
     .any(|k| map.contains_key(*k))

@@ -5,6 +5,7 @@
 //! depth the loader's [`MAX_DEPTH`](super::MAX_DEPTH) bounds.
 
 use crate::json::{cmp_numbers, json_equal};
+use crate::schema::keywords::BOUNDS;
 use crate::schema::subset::Type;
 use serde_json::{Map, Number, Value};
 use std::cmp::Ordering;
@@ -199,7 +200,7 @@ fn typed_into(t: Typed, m: &mut Map<String, Value>) {
     put(m, "items", t.items);
     put(m, "enum", t.enumeration.map(Value::Array));
     put(m, "const", t.constant);
-    for (k, b) in BOUND_NAMES.iter().zip(t.bounds) {
+    for (k, b) in BOUNDS.iter().zip(t.bounds) {
         put(m, k, b.map(Value::Number));
     }
     put(m, "minLength", t.min_length.map(Value::from));
@@ -211,9 +212,6 @@ fn typed_into(t: Typed, m: &mut Map<String, Value>) {
         m.insert("uniqueItems".into(), true.into());
     }
 }
-
-pub(super) const BOUND_NAMES: [&str; 4] =
-    ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"];
 
 /// Counts how many more JSON values the bridge may copy (pushing keywords into every branch of a
 /// union copies them), so that a hostile schema cannot make it allocate without bound.

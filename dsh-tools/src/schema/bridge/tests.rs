@@ -7,8 +7,9 @@ mod keywords;
 
 use super::*;
 use crate::schema::assert_supported;
+use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema};
-use serde_json::json;
+use serde_json::{Value, json};
 
 fn bridge(v: Value) -> Result<Value, BridgeError> {
     from_schemars(&Schema::try_from(v).expect("object or bool"))

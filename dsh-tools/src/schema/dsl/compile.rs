@@ -2,12 +2,14 @@
 //! compilation to subset schemas, both with explicit stacks.
 
 use super::super::JsonSchemaError;
+use super::super::keywords::{
+    ADDITIONAL_PROPERTIES, ANNOTATIONS, CONST, ENUM, ITEMS, MEMBERS, ONE_OF, PROPERTIES, REQUIRED,
+    TYPE,
+};
 use super::super::path::{PathArena, PathId, ROOT, Seg};
 use super::super::subset;
 use crate::json::{clone_deep, drop_deep};
 use serde_json::{Map, Value};
-
-pub(super) const ANNOTATIONS: [&str; 4] = ["description", "title", "default", "examples"];
 
 // ---------------------------------------------------------------------------------------------
 // JSON entry points
@@ -248,13 +250,13 @@ pub(super) fn examine<'a>(
     let Some(map) = node.as_object() else {
         return fail(" must be a value schema object");
     };
-    if entry && map.get("required").is_some_and(|r| r != &Value::Bool(true)) {
+    if entry && map.get(REQUIRED).is_some_and(|r| r != &Value::Bool(true)) {
         return fail(".required must be true when present");
     }
     let check_keys = |extra: &[&str]| match map.keys().find(|k| {
         !(ANNOTATIONS.contains(&k.as_str())
             || extra.contains(&k.as_str())
-            || (entry && k.as_str() == "required"))
+            || (entry && k.as_str() == REQUIRED))
     }) {
         Some(key) => Err((
             path,
@@ -262,9 +264,9 @@ pub(super) fn examine<'a>(
         )),
         None => Ok(()),
     };
-    if let Some(branches) = map.get("oneOf") {
-        check_keys(&["oneOf", "type"])?;
-        if map.contains_key("type") {
+    if let Some(branches) = map.get(ONE_OF) {
+        check_keys(&[ONE_OF, TYPE])?;
+        if map.contains_key(TYPE) {
             return fail(" cannot declare both type and oneOf");
         }
         let Some(branches) = branches.as_array() else {
@@ -283,17 +285,17 @@ pub(super) fn examine<'a>(
             kind: Kind::OneOf(branches.len()),
         });
     }
-    let kind = match map.get("type").and_then(Value::as_str) {
+    let kind = match map.get(TYPE).and_then(Value::as_str) {
         Some("json") => {
-            check_keys(&["type"])?;
+            check_keys(&[TYPE])?;
             Kind::Json
         }
         Some("object") => {
-            check_keys(&["type", "properties", "additionalProperties"])?;
-            if !matches!(map.get("additionalProperties"), Some(Value::Bool(_))) {
+            check_keys(&[TYPE, PROPERTIES, ADDITIONAL_PROPERTIES])?;
+            if !matches!(map.get(ADDITIONAL_PROPERTIES), Some(Value::Bool(_))) {
                 return fail(".additionalProperties must be explicitly true or false");
             }
-            match map.get("properties") {
+            match map.get(PROPERTIES) {
                 None => Kind::Object(0),
                 Some(Value::Object(props)) => {
                     push_entries(props, path, Seg::Prop, paths, tasks);
@@ -303,8 +305,8 @@ pub(super) fn examine<'a>(
             }
         }
         Some("array") => {
-            check_keys(&["type", "items"])?;
-            match map.get("items") {
+            check_keys(&[TYPE, ITEMS])?;
+            match map.get(ITEMS) {
                 Some(node) => {
                     let path = paths.push(path, Seg::Lit(".items"));
                     tasks.push(Task {
@@ -319,8 +321,8 @@ pub(super) fn examine<'a>(
         }
         other => match other.and_then(Scalar::parse) {
             Some(scalar) => {
-                check_keys(&["type", "enum", "const"])?;
-                if map.get("enum").is_some_and(|e| !e.is_array()) {
+                check_keys(&[TYPE, ENUM, CONST])?;
+                if map.get(ENUM).is_some_and(|e| !e.is_array()) {
                     return fail(".enum must be a non-empty array of scalar values");
                 }
                 Kind::Scalar(scalar)
@@ -404,11 +406,11 @@ pub(super) fn free(value: Option<Value>) {
 }
 
 pub(super) fn put_type(out: &mut Map<String, Value>, name: &str) {
-    out.insert("type".to_owned(), Value::String(name.to_owned()));
+    out.insert(TYPE.to_owned(), Value::String(name.to_owned()));
 }
 
 pub(super) fn is_required(entry: &Value) -> bool {
-    matches!(entry.get("required"), Some(Value::Bool(true)))
+    matches!(entry.get(REQUIRED), Some(Value::Bool(true)))
 }
 
 pub(super) fn copy_annotations(node: &Map<String, Value>, out: &mut Map<String, Value>) {
@@ -433,9 +435,9 @@ pub(super) fn compile_property_map(
         }
         properties.insert(name.clone(), kid);
     }
-    out.insert("properties".to_owned(), Value::Object(properties));
+    out.insert(PROPERTIES.to_owned(), Value::Object(properties));
     if !required.is_empty() {
-        out.insert("required".to_owned(), Value::Array(required));
+        out.insert(REQUIRED.to_owned(), Value::Array(required));
     }
 }
 
@@ -447,7 +449,7 @@ pub(super) fn compile_node(frame: &Frame<'_>, kids: Vec<Value>) -> Value {
         Kind::Scalar(scalar) => {
             put_type(&mut out, scalar.name());
             copy_annotations(node, &mut out);
-            for key in ["enum", "const"] {
+            for key in MEMBERS {
                 if let Some(v) = node.get(key) {
                     out.insert(key.to_owned(), clone_deep(v));
                 }
@@ -457,22 +459,22 @@ pub(super) fn compile_node(frame: &Frame<'_>, kids: Vec<Value>) -> Value {
             put_type(&mut out, "array");
             copy_annotations(node, &mut out);
             if let Some(items) = kids.into_iter().next() {
-                out.insert("items".to_owned(), items);
+                out.insert(ITEMS.to_owned(), items);
             }
         }
         Kind::Object(_) => {
             put_type(&mut out, "object");
             copy_annotations(node, &mut out);
-            if let Some(open) = node.get("additionalProperties") {
-                out.insert("additionalProperties".to_owned(), open.clone());
+            if let Some(open) = node.get(ADDITIONAL_PROPERTIES) {
+                out.insert(ADDITIONAL_PROPERTIES.to_owned(), open.clone());
             }
-            if let Some(Value::Object(entries)) = node.get("properties") {
+            if let Some(Value::Object(entries)) = node.get(PROPERTIES) {
                 compile_property_map(entries, kids, &mut out);
             }
         }
         Kind::Json => copy_annotations(node, &mut out),
         Kind::OneOf(_) => {
-            out.insert("oneOf".to_owned(), Value::Array(kids));
+            out.insert(ONE_OF.to_owned(), Value::Array(kids));
             copy_annotations(node, &mut out);
         }
         Kind::Params(_) => {
