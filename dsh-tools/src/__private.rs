@@ -5,6 +5,17 @@ pub use serde;
 pub use serde_json;
 
 pub use crate::tool::contract::Settings;
+
+/// What `#[derive(FastCheck)]` and `#[tool]`'s generated checks call.
+pub mod fast {
+    pub use crate::schema::fast::FastCheck;
+    pub use crate::schema::fast::check::{Field, Fns};
+    pub use crate::schema::fast::generated::{
+        Members, extra_ok, key_is, member, names_shape, object_shape, one_of_shape,
+    };
+    pub use crate::schema::fast::probe::{CheckerFns, No, Probe, ProbeNone, Yes, field, fns_of};
+    pub use crate::schema::fast::validator::Generated;
+}
 pub use crate::tool::{ToolContext, ToolReturn};
 
 use std::future::Future;

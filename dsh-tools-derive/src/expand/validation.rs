@@ -15,7 +15,7 @@ pub(crate) fn generated_check(
     // `Args`'s generated validator: the inline form's member table; for the struct form, the
     // type's own when it has one (the probe picks `Yes` where `Args: FastCheck`, `No`
     // otherwise, in a closure that is never called).
-    let fast = quote!(#krate::schema::fast);
+    let fast = quote!(#krate::__private::fast);
     let check = inline_check.cloned().unwrap_or_else(|| {
         quote! {
             ::core::option::Option::Some(#fast::Generated::Code(#fast::fns_of(

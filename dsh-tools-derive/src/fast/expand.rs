@@ -105,7 +105,7 @@ pub(crate) fn impl_for(
     deny_unknown: bool,
     krate: &TokenStream,
 ) -> TokenStream {
-    let fast = quote!(#krate::schema::fast);
+    let fast = quote!(#krate::__private::fast);
     let json = quote!(#krate::serde_json);
     let mut extra = TokenStream::new();
     let body = match shape {

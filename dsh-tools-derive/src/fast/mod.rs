@@ -42,7 +42,7 @@ pub(crate) fn inline_check(
     deny_unknown: bool,
     krate: &TokenStream,
 ) -> TokenStream {
-    let fast = quote!(#krate::schema::fast);
+    let fast = quote!(#krate::__private::fast);
     let named: Vec<_> = args
         .iter()
         .map(|a| (&a.attrs[..], &a.ident, &a.ty))

@@ -1,11 +1,10 @@
 //! Errors that list every violation.
 
-use std::fmt;
-
 /// A schema outside the supported subset, or an author-DSL mistake (code `UNSUPPORTED_SCHEMA`).
 ///
 /// Its message is `unsupported JSON schema: <violations joined by "; ">` (spec §1.3.1, §2.1.3).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unsupported JSON schema: {}", violations.join("; "))]
 pub struct JsonSchemaError {
     violations: Vec<String>,
 }
@@ -35,18 +34,11 @@ impl JsonSchemaError {
     }
 }
 
-impl fmt::Display for JsonSchemaError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "unsupported JSON schema: {}", self.violations.join("; "))
-    }
-}
-
-impl std::error::Error for JsonSchemaError {}
-
 /// A tool returned a value its output schema rejects (code `INVALID_TOOL_OUTPUT`, spec §3.1.2).
 ///
 /// Its message is `tool "<tool>" returned invalid output: <violations joined by "; ">`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("tool \"{tool}\" returned invalid output: {}", violations.join("; "))]
 pub struct ToolOutputError {
     tool: String,
     violations: Vec<String>,
@@ -80,23 +72,11 @@ impl ToolOutputError {
     }
 }
 
-impl fmt::Display for ToolOutputError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "tool \"{}\" returned invalid output: {}",
-            self.tool,
-            self.violations.join("; ")
-        )
-    }
-}
-
-impl std::error::Error for ToolOutputError {}
-
 /// Arguments that do not match a tool's parameters (code `INVALID_ARGS`, spec §1.4.2).
 ///
 /// Its message is `invalid arguments: <violations joined by "; ">`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid arguments: {}", violations.join("; "))]
 pub struct ToolArgsError {
     violations: Vec<String>,
 }
@@ -120,11 +100,3 @@ impl ToolArgsError {
         &self.violations
     }
 }
-
-impl fmt::Display for ToolArgsError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid arguments: {}", self.violations.join("; "))
-    }
-}
-
-impl std::error::Error for ToolArgsError {}

@@ -16,7 +16,7 @@ use super::signature::{ToolArgs, ToolOutput};
 use super::typed::{TypedSchemas, encode, schemas, validate_and_decode};
 use crate::present::{CallPresenter, ResultPresenter, ToolCallView, ToolResultView};
 use crate::schema::bridge::BridgeError;
-use crate::schema::fast::Generated;
+use crate::schema::fast::validator::Generated;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::future::Future;

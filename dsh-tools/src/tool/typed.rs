@@ -8,7 +8,8 @@ pub(crate) use aliases::serde_names;
 
 use crate::error::ToolError;
 use crate::schema::bridge::{self, BridgeError};
-use crate::schema::fast::{ArgsValidator, Generated};
+use crate::schema::fast::ArgsValidator;
+use crate::schema::fast::validator::Generated;
 use crate::schema::{CompiledSchema, ToolArgsError};
 use rustc_hash::FxHashMap;
 use schemars::JsonSchema;

@@ -33,7 +33,8 @@ impl fmt::Display for BridgeProblem {
 /// A schemars schema that the bridge cannot turn into the subset, with every problem found.
 ///
 /// Its message is `cannot bridge the schemars schema into the subset: <path>: <problem>; …`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", describe(subject.as_deref(), problems, *unlisted))]
 pub struct BridgeError {
     problems: Vec<BridgeProblem>,
     unlisted: usize,
@@ -73,29 +74,25 @@ impl BridgeError {
     }
 }
 
-impl fmt::Display for BridgeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.subject {
-            Some(subject) => write!(
-                f,
-                "cannot bridge the schemars schema of {subject} into the subset: "
-            )?,
-            None => f.write_str("cannot bridge the schemars schema into the subset: ")?,
+/// The message: the subject, every listed problem, and how many more there were.
+fn describe(subject: Option<&str>, problems: &[BridgeProblem], unlisted: usize) -> String {
+    let mut text = match subject {
+        Some(subject) => {
+            format!("cannot bridge the schemars schema of {subject} into the subset: ")
         }
-        for (i, p) in self.problems.iter().enumerate() {
-            if i > 0 {
-                f.write_str("; ")?;
-            }
-            write!(f, "{p}")?;
+        None => "cannot bridge the schemars schema into the subset: ".to_owned(),
+    };
+    for (i, p) in problems.iter().enumerate() {
+        if i > 0 {
+            text.push_str("; ");
         }
-        if self.unlisted > 0 {
-            write!(f, "; ... and {} more problems (not listed)", self.unlisted)?;
-        }
-        Ok(())
+        text.push_str(&p.to_string());
     }
+    if unlisted > 0 {
+        text.push_str(&format!("; ... and {unlisted} more problems (not listed)"));
+    }
+    text
 }
-
-impl std::error::Error for BridgeError {}
 
 /// Collects problems up to the listing limit.
 #[derive(Default)]

@@ -57,14 +57,15 @@
 //! # Ok::<(), dsh_tools::schema::bridge::BridgeError>(())
 //! ```
 
-mod check;
-mod generated;
-mod probe;
+pub(crate) mod check;
+pub(crate) mod generated;
+pub(crate) mod probe;
 mod shape;
 mod standard;
-mod validator;
+pub(crate) mod validator;
 
-pub use check::{FastCheck, Field, Fns};
-pub use generated::{Members, extra_ok, key_is, member, names_shape, object_shape, one_of_shape};
-pub use probe::{CheckerFns, No, Probe, ProbeNone, Yes, field, fns_of};
-pub use validator::{ArgsValidator, Generated};
+pub use check::FastCheck;
+pub use validator::ArgsValidator;
+
+// What generated code calls (the member tables, the probes, the shape builders) is public only
+// at `__private::fast`: not API.
