@@ -1,7 +1,7 @@
 //! Compact plain-text cards for terminals: a title line, then the card's essentials indented by
 //! two spaces, with no trailing newline.
 
-use super::{
+use super::cards::{
     FileDiff, FileLocation, SearchResult, TerminalExit, TerminalResult, ToolCallView,
     ToolResultView, WebResult,
 };

@@ -1,7 +1,11 @@
-use super::*;
+use super::cards::*;
+use crate::ContentBlock;
+use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 use serde_json::json;
 use std::fmt::Debug;
+use std::sync::Arc;
 
 /// `view` serializes to exactly `expected` and reads back equal.
 fn exact<T: Serialize + DeserializeOwned + PartialEq + Debug>(view: &T, expected: &str) {

@@ -1,7 +1,7 @@
 //! The registry's approval memory: remembered answers (grants), consulted before the approval
 //! service is asked, listable and revocable; and the store deferred approvals wait in.
 
-use super::core::Registry;
+use super::handle::Registry;
 use crate::call::{Grant, GrantKey};
 
 impl Registry {

@@ -1,7 +1,7 @@
 //! Guards, middleware hooks and result observers on the global layer (a scope's are in
 //! `scope.rs`).
 
-use super::core::{Registration, Registry, Target};
+use super::handle::{Registration, Registry, Target};
 use super::state::{self, HookKind};
 use crate::call::{
     AgentId, ExecuteWrapper, Guard, PostExecuteHook, PreExecuteHook, ResultObserver,

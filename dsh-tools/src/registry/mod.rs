@@ -6,16 +6,16 @@
 //! keeps the registration (as the spec's disposer does). [`scoped`](Registration::scoped) turns
 //! it into a guard that undoes the registration when dropped.
 
+mod cards;
 mod catalog;
 mod change;
-mod code;
+mod code_mode;
 mod context;
-mod core;
 mod errors;
 mod event;
 mod grants;
+mod handle;
 mod hooks;
-mod present;
 mod scope;
 mod search;
 mod state;
@@ -23,11 +23,11 @@ mod tool_search;
 mod tools;
 
 pub use catalog::DeferRule;
-pub use code::PromptSection;
-pub(crate) use core::{Inner, Target};
-pub use core::{Registration, Registry, ScopedRegistration};
+pub use code_mode::PromptSection;
 pub use errors::{RegistrationError, RestrictError};
 pub use event::{ChangeEvent, ChangeListener};
+pub(crate) use handle::{Inner, Target};
+pub use handle::{Registration, Registry, ScopedRegistration};
 pub use scope::Scope;
 pub use search::{LoadedTools, MAX_PROGRAM_SEARCH, ToolMatch, ToolQuery};
 pub(crate) use state::Admitted;

@@ -5,7 +5,7 @@
 
 use super::RegistrationError;
 use super::catalog::DeferRule;
-use super::core::{Registration, Registry, Target};
+use super::handle::{Registration, Registry, Target};
 use super::scope::Scope;
 use super::tool_search::TOOL_SEARCH;
 use super::tools::{PresentationMode, RegisteredTool, ToolSchema};

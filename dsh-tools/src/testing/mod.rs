@@ -4,7 +4,7 @@
 //! schema is portable ([`assert_portable`]) and, with feature `proptest`, fuzz a tool from its own
 //! schema (`fuzz_tool`); a code runtime without an engine ([`FakeRuntime`]).
 
-mod code;
+mod fake_runtime;
 #[cfg(feature = "proptest")]
 mod fuzz;
 #[cfg(feature = "proptest")]
@@ -12,7 +12,7 @@ mod generate;
 mod harness;
 #[cfg(feature = "mcp")]
 mod mcp;
-pub use code::{FAKE_BACKEND, FakeOutcome, FakeRun, FakeRuntime};
+pub use fake_runtime::{FAKE_BACKEND, FakeOutcome, FakeRun, FakeRuntime};
 #[cfg(feature = "proptest")]
 pub use fuzz::{
     FuzzConfig, FuzzFailure, FuzzReport, MAX_FUZZ_SCHEMA_DEPTH, MAX_FUZZ_VALUES, fuzz_tool,

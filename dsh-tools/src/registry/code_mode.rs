@@ -1,8 +1,8 @@
 //! Code Mode on a registry: the runtime `run_code` programs run on, and the effective
 //! presentation mode of a scope.
 
-use super::core::{Registration, Registry, Target};
 use super::errors::RegistrationError;
+use super::handle::{Registration, Registry, Target};
 use super::state::CodeDispatchObserver;
 use super::tools::PresentationMode;
 use crate::call::AgentId;
