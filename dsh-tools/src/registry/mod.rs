@@ -21,6 +21,7 @@ mod search;
 mod state;
 mod tool_search;
 mod tools;
+mod views;
 
 pub use catalog::DeferRule;
 pub use code_mode::PromptSection;
