@@ -24,6 +24,7 @@ mod ledger;
 mod limits;
 pub(crate) mod missing;
 mod number;
+mod prompt;
 #[cfg(feature = "quickjs")]
 pub mod quickjs;
 mod record;
@@ -38,6 +39,10 @@ pub use foreign::{Dropped, ForeignTool, foreign_tool, mcp_program_value};
 pub use ledger::{LOG_ENTRY_HOST_BYTES, OutputLedger, string_cost, value_cost};
 pub use limits::CodeHostLimits;
 pub use number::js_number;
+pub use prompt::{
+    CODE_ONLY_INSTRUCTION, DeferredSdkTool, PROGRAM_DESCRIBE, PROGRAM_SEARCH, SDK_INSTRUCTIONS,
+    SDK_LANGUAGES, SdkTool, render_declaration, render_deferred, render_overlap, render_sdk,
+};
 pub use record::{CodeDispatchKind, CodeDispatchRecord};
 pub use render::{
     CODE_RUN_FAILED, NO_OUTPUT, RUN_CODE_DESCRIPTION, canonical_value, failure_message, pretty,
@@ -47,8 +52,4 @@ pub use runtime::{
     CodeFailure, CodeRequest, CodeResult, CodeRuntime, CodeRuntimeConfig, Companion, ErrorClass,
     FailureKind, HostFn, Namespace, RunWithOutcome, SeamError, validate_bindings,
 };
-pub use sdk::{
-    CODE_ONLY_INSTRUCTION, DeferredSdkTool, PROGRAM_DESCRIBE, PROGRAM_SEARCH, SDK_INSTRUCTIONS,
-    SDK_LANGUAGES, SdkTool, render_declaration, render_deferred, render_overlap, render_sdk,
-    schema_to_ts,
-};
+pub use sdk::schema_to_ts;
