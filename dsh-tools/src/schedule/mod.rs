@@ -6,9 +6,9 @@
 //! pre-execute, approval, guards) runs in model order; only dispatches overlap; results are
 //! committed (post-execute, finalizer, observers) in model order.
 //!
-//! With [`Tasks`], [`TurnScheduler::run_detached`] leaves a parallel call whose tool may run as
-//! a task running and goes on with the turn; an exclusive call waits for the turn's tasks to
-//! end first (it runs alone, tasks included).
+//! With [`Tasks`](crate::task::Tasks), [`TurnScheduler::run_detached`] leaves a parallel call
+//! whose tool may run as a task running and goes on with the turn; an exclusive call waits for
+//! the turn's tasks to end first (it runs alone, tasks included).
 
 mod classify;
 mod scheduler;

@@ -118,9 +118,9 @@ impl TurnScheduler {
     /// Runs `calls` like [`run`](Self::run), except that an `ask` no grant answers does not
     /// wait: its call is kept in the registry's approval store
     /// ([`Registry::execute_deferred`]) and the turn settles with every other call's result
-    /// and a [`PendingApproval`] in that call's place. The turn is serializable; give it to
-    /// [`resume`](Self::resume) with the answers, in this process or another one sharing the
-    /// store.
+    /// and a [`PendingApproval`](crate::pipeline::PendingApproval) in that call's place. The
+    /// turn is serializable; give it to [`resume`](Self::resume) with the answers, in this
+    /// process or another one sharing the store.
     ///
     /// Calls after a pending one are not held back: they run now, as they would have while the
     /// approval was being answered, so a later call must not depend on an earlier one that
