@@ -42,7 +42,7 @@ pub(crate) const MCP_RESULT: &str = "McpResult";
 /// converted `outputSchema` (`{}`: none).
 pub(crate) fn mcp_result_schema(structured: Value) -> Value {
     json!({
-        // The SDK renders a schema of this title and shape as `McpResult<T>` (`sdk::mcp_result`).
+        // The SDK renders a schema of this title and shape as `McpResult<T>` (`prompt::mcp_result`).
         "title": MCP_RESULT,
         "type": "object",
         "properties": {

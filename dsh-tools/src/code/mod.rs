@@ -24,6 +24,7 @@ mod ledger;
 mod limits;
 pub(crate) mod missing;
 mod number;
+mod prompt;
 #[cfg(feature = "quickjs")]
 pub mod quickjs;
 mod record;
@@ -37,6 +38,10 @@ pub(crate) use foreign::mcp_result_schema;
 pub use foreign::{Dropped, ForeignTool, foreign_tool};
 pub use ledger::OutputLedger;
 pub use limits::CodeHostLimits;
+pub use prompt::{
+    CODE_ONLY_INSTRUCTION, PROGRAM_DESCRIBE, PROGRAM_SEARCH, SDK_INSTRUCTIONS, SDK_LANGUAGES,
+    SdkTool, render_sdk,
+};
 pub use record::{CodeDispatchKind, CodeDispatchRecord};
 pub use render::{
     CODE_RUN_FAILED, NO_OUTPUT, RUN_CODE_DESCRIPTION, run_code_call_card, run_code_output_schema,
@@ -47,10 +52,7 @@ pub use runtime::{
     Companion, ConfigProblem, ErrorClass, FailureKind, HostFn, Namespace, RunWithOutcome,
     SeamError, validate_bindings,
 };
-pub use sdk::{
-    CODE_ONLY_INSTRUCTION, PROGRAM_DESCRIBE, PROGRAM_SEARCH, SDK_INSTRUCTIONS, SDK_LANGUAGES,
-    SdkTool, render_sdk, schema_to_ts,
-};
+pub use sdk::schema_to_ts;
 
 // The spec's conformance internals: the pieces the reference cases check one by one (numbers
 // and values as JavaScript prints them, ledger costs, the parts of a rendered outcome or SDK).
@@ -62,6 +64,6 @@ pub use ledger::{LOG_ENTRY_HOST_BYTES, string_cost, value_cost};
 #[doc(hidden)]
 pub use number::js_number;
 #[doc(hidden)]
-pub use render::{canonical_value, failure_message, pretty, render_success};
+pub use prompt::{DeferredSdkTool, render_declaration, render_deferred, render_overlap};
 #[doc(hidden)]
-pub use sdk::{DeferredSdkTool, render_declaration, render_deferred, render_overlap};
+pub use render::{canonical_value, failure_message, pretty, render_success};

@@ -1,14 +1,18 @@
 //! Exporting a registry's tools to a dialect: the wire entries, the names each provider sees,
-//! and what maps the model's arguments back; plus the single-schema exports the CLI uses.
+//! and what maps the model's arguments back ([`ProviderTools`]), with deferred tools in the
+//! conversation's search form, refreshed request after request without a name changing tool.
 
-use super::dialect::{self, Dialect, Provider};
+use super::dialect::{Dialect, Provider};
+use super::entry::entry;
+use super::names::provider_names;
+use super::parameters::export_checked;
 use super::restore::{self, Plan};
 use super::search::{self, ToolSearch};
-use super::transform::{Change, ChangeKind, Problem, Transform};
+use super::transform::{Change, Problem};
 use crate::call::AgentId;
 use crate::registry::{LoadedTools, Registry, TOOL_SEARCH};
-use serde_json::{Map, Value, json};
-use std::collections::{HashMap, HashSet};
+use serde_json::{Value, json};
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -107,192 +111,9 @@ impl fmt::Display for ExportError {
     }
 }
 
-/// The parameters of a tool as a subset schema the transform reads: as they are when they are
-/// in the subset, else converted with [`bridge::from_foreign`](crate::schema::bridge::from_foreign).
-fn subset(parameters: &Value) -> Result<std::borrow::Cow<'_, Value>, Problem> {
-    if crate::schema::assert_supported(parameters).is_ok() {
-        return Ok(std::borrow::Cow::Borrowed(parameters));
-    }
-    crate::schema::bridge::from_foreign(parameters)
-        .map(std::borrow::Cow::Owned)
-        .map_err(|e| Problem {
-            path: "#".to_owned(),
-            message: format!("the parameters schema cannot be read: {e}"),
-        })
-}
-
-/// Exports one schema: the provider's parameters schema, the changes, and the restore plan.
-fn export_schema(
-    parameters: &Value,
-    dialect: Dialect,
-) -> Result<(Value, Vec<Change>, Plan), Vec<Problem>> {
-    export_checked(parameters, dialect, false)
-}
-
-/// [`export_schema`]; `in_subset`: the schema is known to be in the subset (bridged).
-fn export_checked(
-    parameters: &Value,
-    dialect: Dialect,
-    in_subset: bool,
-) -> Result<(Value, Vec<Change>, Plan), Vec<Problem>> {
-    let schema = if in_subset {
-        std::borrow::Cow::Borrowed(parameters)
-    } else {
-        subset(parameters).map_err(|p| vec![p])?
-    };
-    let rules = dialect.rules();
-    let mut transform = Transform::new(dialect, &rules);
-    let (out, plan) = transform.root(&schema);
-    // User values (`default`, `examples`, `const`) may nest as deep as the file allows: the
-    // copies are freed without recursion.
-    if let std::borrow::Cow::Owned(copy) = schema {
-        crate::json::free(copy);
-    }
-    if transform.problems.is_empty() {
-        Ok((out, transform.changes, plan))
-    } else {
-        crate::json::free(out);
-        Err(transform.problems)
-    }
-}
-
-/// What `schema` would lose or be refused in `dialect`, per path: every problem (the export
-/// fails) and every change that tells the model less than the schema says (moved into the
-/// description, loosened, dropped). Exact rewrites and the strict closure (undone when the
-/// arguments come back) are not issues.
-///
-/// ```
-/// use dsh_tools::provider::{Dialect, Provider, lint};
-/// use serde_json::json;
-///
-/// let schema = json!({"type": "object", "properties": {
-///     "name": {"type": "string", "minLength": 1}}, "required": ["name"]});
-/// let issues = lint(&schema, Dialect::strict(Provider::Anthropic));
-/// assert_eq!(issues[0].path, "#/properties/name");
-/// assert!(issues[0].message.contains("minLength"));
-/// assert!(lint(&schema, Dialect::new(Provider::OpenAiChat)).is_empty());
-/// ```
-pub fn lint(schema: &Value, dialect: Dialect) -> Vec<Problem> {
-    match export_schema(schema, dialect) {
-        Err(problems) => problems,
-        Ok((exported, changes, _)) => {
-            crate::json::free(exported);
-            changes
-                .into_iter()
-                .filter(|c| !matches!(c.kind, ChangeKind::Rewritten | ChangeKind::Closed))
-                .map(|c| Problem {
-                    path: c.path,
-                    message: c.message,
-                })
-                .collect()
-        }
-    }
-}
-
-/// An object from its entries (moved in: `json!` would re-serialize the parameters).
-fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
-    let mut map = Map::with_capacity(N);
-    for (k, v) in entries {
-        map.insert(k.to_owned(), v);
-    }
-    Value::Object(map)
-}
-
-/// The provider's tool entry for one exported schema.
-fn entry(dialect: Dialect, name: &str, description: &str, parameters: Value) -> Value {
-    let strict = dialect.is_strict();
-    let name = Value::String(name.to_owned());
-    let description = Value::String(description.to_owned());
-    match dialect.provider() {
-        Provider::OpenAiChat | Provider::DeepSeek => {
-            let mut function = Map::new();
-            function.insert("name".to_owned(), name);
-            function.insert("description".to_owned(), description);
-            function.insert("parameters".to_owned(), parameters);
-            if strict || dialect.provider() == Provider::OpenAiChat {
-                function.insert("strict".to_owned(), Value::Bool(strict));
-            }
-            object([
-                ("type", Value::String("function".to_owned())),
-                ("function", Value::Object(function)),
-            ])
-        }
-        Provider::OpenAiResponses => object([
-            ("type", Value::String("function".to_owned())),
-            ("name", name),
-            ("description", description),
-            ("parameters", parameters),
-            ("strict", Value::Bool(strict)),
-        ]),
-        Provider::Anthropic => {
-            let mut tool = Map::new();
-            tool.insert("name".to_owned(), name);
-            tool.insert("description".to_owned(), description);
-            tool.insert("input_schema".to_owned(), parameters);
-            if strict {
-                tool.insert("strict".to_owned(), Value::Bool(true));
-            }
-            Value::Object(tool)
-        }
-        Provider::Gemini => object([
-            ("name", name),
-            ("description", description),
-            ("parametersJsonSchema", parameters),
-        ]),
-        Provider::GeminiOpenApi => object([
-            ("name", name),
-            ("description", description),
-            ("parameters", parameters),
-        ]),
-    }
-}
-
 /// The memo key of a dialect's export.
 fn memo_key(dialect: Dialect) -> u64 {
     (dialect.provider() as u64) << 1 | u64::from(dialect.is_strict())
-}
-
-/// Provider names for `tools` (our names): a name the conversation already gave keeps its
-/// tool; a name that fits the provider's rule is its own; only names made to fit get numeric
-/// suffixes, assigned in the order of our names (not of registration), and never a name the
-/// conversation gave to another tool.
-fn provider_names(
-    ours: &[&str],
-    rule: &dialect::NameRule,
-    given: &HashMap<String, String>,
-) -> Vec<String> {
-    let before: HashMap<&str, &str> = given
-        .iter()
-        .map(|(theirs, ours)| (ours.as_str(), theirs.as_str()))
-        .collect();
-    let mut names: Vec<Option<String>> = vec![None; ours.len()];
-    let mut taken: HashSet<String> = given.keys().cloned().collect();
-    for (i, name) in ours.iter().enumerate() {
-        if let Some(theirs) = before.get(name) {
-            names[i] = Some((*theirs).to_owned());
-        }
-    }
-    for (i, name) in ours.iter().enumerate() {
-        if names[i].is_none() && rule.allows(name) && taken.insert((*name).to_owned()) {
-            names[i] = Some((*name).to_owned());
-        }
-    }
-    let mut mapped: Vec<usize> = (0..ours.len()).filter(|&i| names[i].is_none()).collect();
-    mapped.sort_by(|&a, &b| ours[a].cmp(ours[b]));
-    for i in mapped {
-        let fitted = rule.fit(ours[i]);
-        let mut candidate = fitted.clone();
-        let mut n = 2;
-        while !taken.insert(candidate.clone()) {
-            let suffix = format!("_{n}");
-            let mut base = fitted.clone();
-            base.truncate(rule.max - suffix.len());
-            candidate = base + &suffix;
-            n += 1;
-        }
-        names[i] = Some(candidate);
-    }
-    names.into_iter().map(Option::unwrap_or_default).collect()
 }
 
 impl Registry {
@@ -676,50 +497,4 @@ impl ProviderTools {
             restore::restore(arguments, &tool.export.plan, 0);
         }
     }
-}
-
-/// Exports one parameters schema to `dialect` (the CLI's `provider export`): the parameters as
-/// the provider sees them and the changes made.
-pub fn export_parameters(
-    parameters: &Value,
-    dialect: Dialect,
-) -> Result<(Value, Vec<Change>), Vec<Problem>> {
-    export_schema(parameters, dialect).map(|(schema, changes, _)| (schema, changes))
-}
-
-/// The provider's tool entry for one raw tool (the CLI's `provider export`).
-pub fn export_tool(
-    name: &str,
-    description: &str,
-    parameters: &Value,
-    dialect: Dialect,
-) -> Result<Value, Vec<Problem>> {
-    let rule = dialect.rules().name;
-    if !rule.allows(name) {
-        return Err(vec![Problem {
-            path: "name".to_owned(),
-            message: format!(
-                "{name:?} is not a valid {} tool name (ASCII letters, digits and {:?}, at most {} characters); for example {:?}",
-                dialect.provider().id(),
-                rule.extra,
-                rule.max,
-                rule.fit(name)
-            ),
-        }]);
-    }
-    let (schema, _) = export_parameters(parameters, dialect)?;
-    Ok(entry(dialect, name, description, schema))
-}
-
-/// Maps `arguments` produced under `parameters`' export to `dialect` back to ours (the CLI's
-/// `provider restore`).
-pub fn restore_arguments(
-    parameters: &Value,
-    dialect: Dialect,
-    arguments: &mut Value,
-) -> Result<(), Vec<Problem>> {
-    let (exported, _, plan) = export_schema(parameters, dialect)?;
-    crate::json::free(exported);
-    restore::restore(arguments, &plan, 0);
-    Ok(())
 }

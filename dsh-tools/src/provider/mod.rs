@@ -68,7 +68,10 @@
 
 mod calls;
 mod dialect;
+mod entry;
 mod export;
+mod names;
+mod parameters;
 mod restore;
 mod results;
 mod search;
@@ -77,10 +80,8 @@ mod transform;
 
 pub use calls::{ParseError, ParsedCall};
 pub use dialect::{Dialect, MAX_EXPORT_DEPTH, Provider, UnknownDialect};
-pub use export::{
-    ExportError, ExportedTool, ProviderTools, export_parameters, export_tool, lint,
-    restore_arguments,
-};
+pub use export::{ExportError, ExportedTool, ProviderTools};
+pub use parameters::{export_parameters, export_tool, lint, restore_arguments};
 pub use results::format_results;
 pub use search::ToolSearch;
 pub use stream::{CallStream, StreamError, StreamUpdate, StreamedCall};

@@ -35,7 +35,11 @@
 
 mod convert;
 mod engine;
+mod event_loop;
+mod host;
 mod pool;
+mod start;
+mod state;
 #[cfg(feature = "typescript")]
 mod typescript;
 

@@ -1,27 +1,21 @@
-//! `McpServer`: an rmcp `ServerHandler` over a [`Registry`].
+//! `McpServer`: the handle that serves a [`Registry`]'s view over MCP: what its clones share
+//! (the change signal, the legacy sessions told of changes, the view's MCP tools cached per
+//! registry generation), its settings, and each session's own state. A `tools/call` is served
+//! in `call`, rmcp's `ServerHandler` in `handler`.
 
-use super::discovery::{self, Listed, Lister, Session, caller_of};
-use super::elicit::{self, ServerApprovals};
-use super::progress;
-use super::tasks::{self, Asked, Begun, Route};
-use super::tasks_2025;
-use crate::call::{AgentId, ToolExecutionInput, ToolExecutionResult};
+use super::discovery::{self, Listed, Lister, Session};
+use super::elicit::ServerApprovals;
+use crate::call::AgentId;
 use crate::mcp::map;
 use crate::registry::{ChangeEvent, Registry, ScopedRegistration};
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, SubscriptionFilter,
-    Tool,
-};
-use rmcp::service::{RequestContext, SubscriptionContext};
-use rmcp::{Peer, RoleServer, ServerHandler};
+use rmcp::model::{Implementation, ServerCapabilities, ServerConfig, Tool};
+use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 use std::fmt;
 use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::watch;
-use tracing::Instrument;
 
-/// Serves a [`Registry`]'s tools over MCP (an rmcp [`ServerHandler`]).
+/// Serves a [`Registry`]'s tools over MCP (an rmcp [`ServerHandler`](rmcp::ServerHandler)).
 ///
 /// One server exposes one view: the global tools, or an agent scope's (shadowing and
 /// restrictions applied, in the order [`Registry::schemas`] gives). Every `tools/call` runs
@@ -43,37 +37,37 @@ use tracing::Instrument;
 /// ```
 #[derive(Clone)]
 pub struct McpServer {
-    registry: Registry,
-    agent: Option<AgentId>,
-    info: Arc<ServerConfig>,
+    pub(super) registry: Registry,
+    pub(super) agent: Option<AgentId>,
+    pub(super) info: Arc<ServerConfig>,
     /// `info.server_info` as JSON, for the `_meta` of 2026-07-28 results (made once, not per
     /// call).
-    info_meta: Arc<Value>,
-    shared: Arc<Shared>,
-    approvals: ServerApprovals,
+    pub(super) info_meta: Arc<Value>,
+    pub(super) shared: Arc<Shared>,
+    pub(super) approvals: ServerApprovals,
     /// Progressive discovery: deferred tools are listed once a session's search loads them.
-    discovery: bool,
+    pub(super) discovery: bool,
     /// The `ttlMs` of a 2026-07-28 listing.
-    list_ttl_ms: u64,
+    pub(super) list_ttl_ms: u64,
     /// What this session's searches loaded (each session gets its own: see
     /// [`for_session`](Self::for_session)).
-    session: Arc<Session>,
+    pub(super) session: Arc<Session>,
     /// The calls that run as tasks (see [`tasks`](Self::tasks)).
-    tasks: Option<crate::task::Tasks>,
+    pub(super) tasks: Option<crate::task::Tasks>,
 }
 
 /// What every clone shares: the change signal, the legacy sessions to notify, the tool cache.
-struct Shared {
+pub(super) struct Shared {
     /// Bumped on every registry change that may alter this server's view.
-    changes: watch::Sender<u64>,
+    pub(super) changes: watch::Sender<u64>,
     /// Sessions below 2026-07-28 (they get the legacy notification).
-    legacy_peers: Mutex<Vec<Peer<RoleServer>>>,
+    pub(super) legacy_peers: Mutex<Vec<Peer<RoleServer>>>,
     /// Whether the legacy forwarder task was started.
-    forwarder: std::sync::Once,
+    pub(super) forwarder: std::sync::Once,
     /// The MCP tools of the current registry generation, each with whether it is deferred.
-    tools: Mutex<Option<(u64, Arc<Vec<Listed>>)>>,
+    pub(super) tools: Mutex<Option<(u64, Arc<Vec<Listed>>)>>,
     /// Keeps the registry's change listener; dropped with the last clone.
-    _listener: ScopedRegistration,
+    pub(super) _listener: ScopedRegistration,
 }
 
 impl fmt::Debug for McpServer {
@@ -238,7 +232,7 @@ impl McpServer {
     }
 
     /// How this server lists `all` for this session.
-    fn lister<'a>(&'a self, all: &'a [Listed]) -> Lister<'a> {
+    pub(super) fn lister<'a>(&'a self, all: &'a [Listed]) -> Lister<'a> {
         Lister {
             all,
             discovery: self.discovery,
@@ -326,7 +320,7 @@ impl McpServer {
     }
 
     /// Starts (once) the task that tells legacy sessions of changes.
-    fn start_forwarder(&self) {
+    pub(super) fn start_forwarder(&self) {
         self.shared.forwarder.call_once(|| {
             let weak = Arc::downgrade(&self.shared);
             let mut changes = self.shared.changes.subscribe();
@@ -357,153 +351,6 @@ impl McpServer {
         });
     }
 
-    /// `tools/call`; `task`: a 2025-11-25 task-augmented call's requested TTL.
-    async fn call(
-        &self,
-        request: CallToolRequestParams,
-        cx: RequestContext<RoleServer>,
-        task: Option<Option<std::time::Duration>>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let name = request.name;
-        if self.registry.get(&name, self.agent.as_ref()).is_none() {
-            return Err(unknown_tool(&name));
-        }
-        let arguments = request
-            .arguments
-            .map_or_else(|| Value::Object(serde_json::Map::new()), Value::Object);
-        let caller = caller_of(&cx);
-        let modern = cx
-            .protocol_version()
-            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
-        let elicit =
-            self.approvals.is_enabled() && elicit::can_elicit(cx.client_capabilities().as_ref());
-        // A 2026-07-28 retry answers the approval it was asked: its state must be ours, for
-        // this very call, and new.
-        let rounds = if elicit && modern {
-            let bind = elicit::CallContext {
-                server: &self.info.server_info.name,
-                tool: &name,
-                arguments: &arguments,
-                caller: caller.as_deref(),
-                view: self.agent.as_ref().map(AgentId::as_str),
-            };
-            Some(self.approvals.rounds(
-                request.request_state.as_deref(),
-                request.input_responses,
-                &bind,
-            )?)
-        } else {
-            None
-        };
-        let mut input =
-            ToolExecutionInput::new(format!("mcp-{}", cx.id), &*name, arguments, cx.ct.clone());
-        if let Some(agent) = &self.agent {
-            input = input.agent(agent.clone());
-        }
-        input.caller = caller.clone();
-        let approval = match &rounds {
-            Some(rounds) => Some(rounds.channel()),
-            None if elicit => Some(crate::call::CallApproval(Arc::new(elicit::Elicit {
-                peer: cx.peer.clone(),
-                server: self.info.server_info.name.clone(),
-                timeout: self.approvals.timeout,
-            }))),
-            None => None,
-        };
-        let asked = Asked::of(&cx, modern, task);
-        let route = tasks::route(self.tasks.as_ref(), &name, self.agent.as_ref(), asked)?;
-        let result = match route {
-            Route::Task { tasks, ttl, legacy } => {
-                match tasks::begin(tasks, input, approval, ttl, legacy.then_some(&cx)).await {
-                    Begun::Task(mut task) => {
-                        if !legacy {
-                            self.stamp(&mut task.meta);
-                        }
-                        return Ok(CallToolResponse::Task(*task));
-                    }
-                    Begun::Settled(result) => result,
-                }
-            }
-            Route::InPlace => match cx.meta.get_progress_token() {
-                None => self.execute(input, approval).await,
-                Some(token) => {
-                    progress::forwarding(input, token, &cx.peer, |input| {
-                        self.execute(input, approval)
-                    })
-                    .await
-                }
-            },
-        };
-        let Some(result) = result else {
-            // Suspended at its `ask`: the client's user answers, the client retries.
-            // The state binds the arguments the call was asked with: the request's own (no
-            // stage before pre-execute changes them), so the retry's digest is the same.
-            let ask = rounds.as_ref().and_then(|r| r.take_ask());
-            let Some((ask, arguments)) = ask.and_then(|a| a.arguments.clone().map(|v| (a, v)))
-            else {
-                return Err(ErrorData::internal_error(
-                    "a call suspended for approval without asking",
-                    None,
-                ));
-            };
-            let bind = elicit::CallContext {
-                server: &self.info.server_info.name,
-                tool: &name,
-                arguments: &arguments,
-                caller: caller.as_deref(),
-                view: self.agent.as_ref().map(AgentId::as_str),
-            };
-            let asked = self.approvals.input_required(&ask, &bind);
-            return match asked {
-                Ok(mut asked) => {
-                    self.stamp(&mut asked.meta);
-                    Ok(asked.into())
-                }
-                Err(e) => {
-                    let failed = ToolExecutionResult::failure(e);
-                    let mut result = map::call_result(failed, modern);
-                    if modern {
-                        self.stamp(&mut result.meta);
-                    }
-                    Ok(result.into())
-                }
-            };
-        };
-        // The tool went away during the call (a remote failure carrying that code is a result).
-        if result.code() == Some(crate::error::codes::UNKNOWN_TOOL)
-            && self.registry.get(&name, self.agent.as_ref()).is_none()
-        {
-            return Err(unknown_tool(&name));
-        }
-        let structured_any = modern;
-        let mut result = map::call_result(result, structured_any);
-        if name == crate::registry::TOOL_SEARCH
-            && self
-                .lister(&self.mcp_tools_marked())
-                .after_search(&mut result, modern)
-            && let Err(e) = cx.peer.notify_tool_list_changed().await
-        {
-            tracing::debug!("MCP: tools/list_changed not sent to the session: {e}");
-        }
-        if structured_any {
-            self.stamp(&mut result.meta);
-        }
-        Ok(result.into())
-    }
-
-    /// Runs a call through the registry, with the client's user as its approval channel when
-    /// there is one; `None` when that channel suspended it (a 2026-07-28 first round).
-    async fn execute(
-        &self,
-        input: ToolExecutionInput,
-        approval: Option<crate::call::CallApproval>,
-    ) -> Option<ToolExecutionResult> {
-        match approval {
-            Some(approval) => self.registry.execute_or_suspend(input, approval).await,
-            None => Some(self.registry.execute(input).await),
-        }
-    }
-
     /// The tasks calls run as (the transports then serve the 2025-11-25 tasks too), and the
     /// view whose tools these are.
     pub(super) fn task_view(&self) -> Option<(&crate::task::Tasks, Option<&AgentId>)> {
@@ -512,7 +359,7 @@ impl McpServer {
 
     /// Adds `_meta["io.modelcontextprotocol/serverInfo"]`, which 2026-07-28 results should
     /// carry (a stateless client learns who answered from each result).
-    fn stamp(&self, meta: &mut Option<rmcp::model::MetaObject>) {
+    pub(super) fn stamp(&self, meta: &mut Option<rmcp::model::MetaObject>) {
         if self.info_meta.is_null() {
             return;
         }
@@ -530,174 +377,7 @@ fn to_meta(info: &Implementation) -> Value {
 /// The `_meta` key naming the server on 2026-07-28 results.
 pub const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
 
-fn unknown_tool(name: &str) -> ErrorData {
-    ErrorData::invalid_params(format!("Unknown tool: {name}"), None)
-}
-
 /// Why serving stopped with an error (the transport failed or the handshake did).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("MCP server: {0}")]
 pub struct ServeError(pub(crate) String);
-
-impl ServerHandler for McpServer {
-    fn get_info(&self) -> ServerConfig {
-        (*self.info).clone()
-    }
-
-    async fn list_tools(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        cx: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        // Every tool is on the first page, which has no next cursor: any cursor is not ours.
-        if let Some(cursor) = request.and_then(|r| r.cursor) {
-            let shown: String = cursor.chars().take(64).collect();
-            return Err(ErrorData::invalid_params(
-                format!(
-                    "Invalid params: unknown cursor {shown:?} (this server lists every tool on one page)"
-                ),
-                None,
-            ));
-        }
-        let modern = cx
-            .protocol_version()
-            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
-        let all = self.mcp_tools_marked();
-        let rules = self.registry.visibility_rules();
-        let mut list = self
-            .lister(&all)
-            .listing(&rules, caller_of(&cx).as_deref(), modern);
-        if modern {
-            self.stamp(&mut list.meta);
-        }
-        Ok(list)
-    }
-
-    /// Any tool of the view, listed or not (a deferred tool is callable).
-    fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.mcp_tools_marked()
-            .iter()
-            .find(|(t, _)| t.name == name)
-            .map(|(t, _)| t.clone())
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        cx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        // Boxed: the call's future (the whole pipeline's state, several KiB) would otherwise
-        // sit inline in rmcp's per-request task, which tokio copies on spawn and completion.
-        let task = cx.extensions.get::<tasks_2025::Augmented>().map(|a| a.0);
-        let span = super::trace::server_span(&request.name, &cx);
-        #[cfg(feature = "otel")]
-        let metric = super::trace::Metric::start(
-            &request.name,
-            self.registry
-                .get(&request.name, self.agent.as_ref())
-                .is_some(),
-            &cx,
-        );
-        let answer = Box::pin(self.call(request, cx, task))
-            .instrument(span.clone())
-            .await;
-        super::trace::settle(&span, &answer);
-        #[cfg(feature = "otel")]
-        metric.settle(&answer);
-        answer
-    }
-
-    /// A legacy session is told of changes from its `initialize` on (not from
-    /// `notifications/initialized`): in a fleet sharing a session store, the instance that
-    /// answered `initialize` may never see the notification (it lands on another instance),
-    /// yet the client's `GET` stream may open on it; an instance restoring the session from
-    /// the store replays `initialize` too.
-    async fn initialize(
-        &self,
-        request: rmcp::model::InitializeRequestParams,
-        cx: RequestContext<RoleServer>,
-    ) -> Result<rmcp::model::InitializeResult, ErrorData> {
-        cx.peer.set_peer_info(request.clone());
-        let mut answer = self.negotiate_initialize(&request)?;
-        // Such a session is not told of the 2026-07-28 extension (its own revision's tasks
-        // capability is added by the transport: see `tasks_2025`).
-        if let Some(extensions) = answer.capabilities.extensions.as_mut() {
-            extensions.remove(rmcp::model::TASKS_EXTENSION_ID);
-            if extensions.is_empty() {
-                answer.capabilities.extensions = None;
-            }
-        }
-        let mut peers = self
-            .shared
-            .legacy_peers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        // Sessions that ended since the last change are dropped here too, so the list stays
-        // as long as the number of live sessions.
-        peers.retain(|p| !p.is_transport_closed());
-        peers.push(cx.peer.clone());
-        drop(peers);
-        self.start_forwarder();
-        Ok(answer)
-    }
-
-    /// The 2025-11-25 tasks (`serve/tasks_2025.rs`): the transports hand these requests over
-    /// under names of their own.
-    async fn on_custom_request(
-        &self,
-        request: rmcp::model::CustomRequest,
-        cx: RequestContext<RoleServer>,
-    ) -> Result<rmcp::model::CustomResult, ErrorData> {
-        tasks_2025::serve(self, self.task_view(), request, cx)
-            .await
-            .map(rmcp::model::CustomResult::new)
-    }
-
-    async fn get_task(
-        &self,
-        request: rmcp::model::GetTaskParams,
-        cx: RequestContext<RoleServer>,
-    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
-        let owner = caller_of(&cx).map(|c| c.subject().to_owned());
-        tasks::get(self.tasks.as_ref(), &request.task_id, owner.as_deref()).await
-    }
-
-    async fn update_task(
-        &self,
-        request: rmcp::model::UpdateTaskParams,
-        cx: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        let owner = caller_of(&cx).map(|c| c.subject().to_owned());
-        tasks::update(self.tasks.as_ref(), &request.task_id, owner.as_deref()).await
-    }
-
-    async fn cancel_task(
-        &self,
-        request: rmcp::model::CancelTaskParams,
-        cx: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        let owner = caller_of(&cx).map(|c| c.subject().to_owned());
-        tasks::cancel(self.tasks.as_ref(), &request.task_id, owner.as_deref()).await
-    }
-
-    fn accepted_subscription_filter(
-        &self,
-        _requested: &SubscriptionFilter,
-    ) -> Option<SubscriptionFilter> {
-        Some(SubscriptionFilter::builder().tools_list_changed().build())
-    }
-
-    async fn listen(&self, cx: SubscriptionContext) -> Result<(), ErrorData> {
-        let mut changes = self.shared.changes.subscribe();
-        loop {
-            tokio::select! {
-                () = cx.cancelled() => return Ok(()),
-                changed = changes.changed() => {
-                    if changed.is_err() || cx.sink().notify_tool_list_changed().await.is_err() {
-                        return Ok(());
-                    }
-                }
-            }
-        }
-    }
-}

@@ -1,261 +1,18 @@
-//! Concurrency classification and the turn scheduler (spec §7).
-//!
-//! One model turn's calls run in model order: consecutive calls the registry classifies as
-//! [`ExecutionMode::Parallel`] form a group that runs in a rolling pool of bounded width; an
-//! [`ExecutionMode::Exclusive`] call runs alone, a barrier between groups. Policy (`prepare`:
-//! pre-execute, approval, guards) runs in model order; only dispatches overlap; results are
-//! committed (post-execute, finalizer, observers) in model order.
-//!
-//! With [`Tasks`], [`TurnScheduler::run_detached`] leaves a parallel call whose tool may run as
-//! a task running and goes on with the turn; an exclusive call waits for the turn's tasks to
-//! end first (it runs alone, tasks included).
+//! The turn scheduler (spec §7.2, §7.3): one model turn's calls in model order, consecutive
+//! parallel calls in a rolling pool of bounded width, an exclusive call alone as a barrier;
+//! deferred turns resumed with answers, detached calls' tasks collected.
 
+use super::classify::ExecutionMode;
+use super::turn::{DeferredTurn, TurnCall, TurnResumeError};
 use crate::error::ToolError;
-use crate::pipeline::dispatch::resolve_executable;
 use crate::pipeline::{
-    AgentId, ApprovalAnswer, Deferred, ExecutionToken, PendingApproval, PendingProgram,
-    ResumeError, Stage, ToolExecution, ToolExecutionInput, ToolExecutionResult,
+    ApprovalAnswer, PendingProgram, ResumeError, Stage, ToolExecutionInput, ToolExecutionResult,
 };
 use crate::registry::Registry;
 use crate::task::{Started, TaskError, TaskRecord, Tasks};
-use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
-use std::panic::AssertUnwindSafe;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
-
-/// How a call may be scheduled.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ExecutionMode {
-    /// May overlap with its parallel neighbours.
-    Parallel,
-    /// Runs alone.
-    Exclusive,
-}
-
-impl Registry {
-    /// Classifies a call (spec §7.1): `Parallel` only when the tool the call resolves to (scope,
-    /// restrictions and Code Mode applied) has a classifier that returns `true` for the raw
-    /// arguments. Unknown, hidden or collapsed tools, a missing classifier, or a panicking one:
-    /// `Exclusive`. Never fails.
-    pub fn execution_mode(
-        &self,
-        name: &str,
-        arguments: &Value,
-        agent: Option<&AgentId>,
-        parent: Option<ExecutionToken>,
-    ) -> ExecutionMode {
-        let probe = ToolExecution {
-            call_id: String::new(),
-            root_call_id: None,
-            name: name.to_owned(),
-            arguments: None,
-            agent: agent.cloned(),
-            parent,
-            token: ExecutionToken::mint(),
-            signal: crate::call::Signal::new(CancellationToken::new()),
-            progress: None,
-            caller: None,
-            span: tracing::Span::none(),
-            run: Default::default(),
-        };
-        let Some(tool) = resolve_executable(self, &probe) else {
-            return ExecutionMode::Exclusive;
-        };
-        let Some(classifier) = tool.definition().classifier() else {
-            return ExecutionMode::Exclusive;
-        };
-        match std::panic::catch_unwind(AssertUnwindSafe(|| classifier(arguments))) {
-            Ok(true) => ExecutionMode::Parallel,
-            Ok(false) => ExecutionMode::Exclusive,
-            Err(payload) => {
-                crate::error::drop_panic_payload(payload);
-                ExecutionMode::Exclusive
-            }
-        }
-    }
-
-    fn mode_of(&self, input: &ToolExecutionInput) -> ExecutionMode {
-        self.execution_mode(
-            &input.name,
-            &input.arguments,
-            input.agent.as_ref(),
-            input.parent,
-        )
-    }
-}
-
-/// The bridge of a `run_code` run schedules its sub-calls on the registry's stages (Code Mode
-/// spec §4.4).
-impl crate::run_code::lane::Stages for Registry {
-    type Started = Stage;
-
-    fn parallel(&self, input: &ToolExecutionInput) -> bool {
-        self.mode_of(input) == ExecutionMode::Parallel
-    }
-
-    fn start(&self, input: ToolExecutionInput) -> crate::call::BoxFuture<Stage> {
-        let registry = self.clone();
-        Box::pin(async move { registry.prepare(input).await })
-    }
-
-    fn start_deferred(
-        &self,
-        input: ToolExecutionInput,
-        program: String,
-    ) -> crate::call::BoxFuture<Stage> {
-        let registry = self.clone();
-        Box::pin(async move { registry.prepare_in_program(input, program).await })
-    }
-
-    fn pending(started: Stage) -> Result<Box<PendingApproval>, Stage> {
-        match started {
-            Stage::Pending(approval) => Ok(approval),
-            other => Err(other),
-        }
-    }
-
-    fn resume_claimed(
-        &self,
-        agent: AgentId,
-        outcome: crate::call::ApprovalOutcome,
-        input: ToolExecutionInput,
-    ) -> crate::call::BoxFuture<ToolExecutionResult> {
-        let registry = self.clone();
-        Box::pin(async move { registry.continue_claimed(agent, outcome, input).await })
-    }
-
-    fn dispatches(started: &Stage) -> bool {
-        matches!(started, Stage::Dispatch(_))
-    }
-
-    fn dispatch(&self, started: Stage) -> crate::call::BoxFuture<Stage> {
-        let registry = self.clone();
-        Box::pin(async move {
-            match started {
-                Stage::Dispatch(call) => registry.dispatch(call).await,
-                settled => settled,
-            }
-        })
-    }
-
-    fn commit(&self, started: Stage) -> crate::call::BoxFuture<ToolExecutionResult> {
-        let registry = self.clone();
-        Box::pin(async move { registry.complete(started).await })
-    }
-
-    fn record(&self, agent: &AgentId, record: &crate::code::CodeDispatchRecord) {
-        self.record_code_dispatch(agent, record);
-    }
-
-    fn max_parallel(&self) -> usize {
-        self.max_parallel_sub_calls()
-    }
-
-    fn placements(&self) -> std::sync::Arc<crate::run_code::placement::Placements> {
-        std::sync::Arc::clone(&self.inner.placements)
-    }
-
-    fn program_view(
-        &self,
-        started: Option<&Stage>,
-        name: &str,
-        agent: Option<&AgentId>,
-    ) -> Option<crate::definition::ProgramValueFn> {
-        match started.and_then(Stage::tool) {
-            Some(tool) => tool.definition().program_view().cloned(),
-            None => self.get(name, agent)?.definition().program_view().cloned(),
-        }
-    }
-}
-
-/// One call of a deferred turn, in model order.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(tag = "state", rename_all = "camelCase")]
-#[allow(clippy::large_enum_variant)]
-pub enum TurnCall {
-    /// It ran (or failed) to the end.
-    Settled {
-        /// Its result.
-        result: ToolExecutionResult,
-    },
-    /// It waits for an answer.
-    Pending {
-        /// What it waits for.
-        approval: PendingApproval,
-    },
-    /// A `run_code` call whose program waits for an answer (Code Mode): the approval is
-    /// `program.approval`, and resuming runs the program again
-    /// ([`Registry::resume_program`]).
-    Program {
-        /// The stopped program.
-        program: PendingProgram,
-    },
-    /// It runs as a task ([`TurnScheduler::run_detached`]): collect its result with
-    /// [`TurnScheduler::collect`] (or the scheduler's [`Tasks`]) once it has ended.
-    Task {
-        /// The task as started.
-        task: TaskRecord,
-    },
-}
-
-impl From<Deferred> for TurnCall {
-    fn from(deferred: Deferred) -> Self {
-        match deferred {
-            Deferred::Settled(result) => Self::Settled { result },
-            Deferred::Pending(approval) => Self::Pending { approval },
-            Deferred::Program(program) => Self::Program { program },
-        }
-    }
-}
-
-/// A turn run with [`TurnScheduler::run_deferred`]: every call's result or pending approval,
-/// in model order. Serializable, to be kept while a person decides.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct DeferredTurn {
-    /// The calls, in model order.
-    pub calls: Vec<TurnCall>,
-}
-
-impl DeferredTurn {
-    /// The approvals still pending, in model order.
-    pub fn pending(&self) -> impl Iterator<Item = &PendingApproval> {
-        self.calls.iter().filter_map(|c| match c {
-            TurnCall::Pending { approval } => Some(approval),
-            TurnCall::Program { program } => Some(&program.approval),
-            TurnCall::Settled { .. } | TurnCall::Task { .. } => None,
-        })
-    }
-
-    /// The tasks still running (as last read), in model order.
-    pub fn tasks(&self) -> impl Iterator<Item = &TaskRecord> {
-        self.calls.iter().filter_map(|c| match c {
-            TurnCall::Task { task } => Some(task),
-            _ => None,
-        })
-    }
-
-    /// Every call's result, in model order, once none is pending or running as a task.
-    pub fn results(&self) -> Option<Vec<ToolExecutionResult>> {
-        self.calls
-            .iter()
-            .map(|c| match c {
-                TurnCall::Settled { result } => Some(result.clone()),
-                TurnCall::Pending { .. } | TurnCall::Program { .. } | TurnCall::Task { .. } => None,
-            })
-            .collect()
-    }
-}
-
-/// Why [`TurnScheduler::resume`] did not apply every answer, with the turn as far as it got.
-#[derive(Debug, thiserror::Error)]
-#[error("{} answer(s) of the turn were not applied; the first: {}", errors.len(), errors.first().map(ToString::to_string).unwrap_or_default())]
-pub struct TurnResumeError {
-    /// The turn, with every answer that was applied.
-    pub turn: DeferredTurn,
-    /// One per answer not applied.
-    pub errors: Vec<ResumeError>,
-}
 
 /// A call of a parallel group that finished dispatching.
 enum Done {
@@ -361,9 +118,9 @@ impl TurnScheduler {
     /// Runs `calls` like [`run`](Self::run), except that an `ask` no grant answers does not
     /// wait: its call is kept in the registry's approval store
     /// ([`Registry::execute_deferred`]) and the turn settles with every other call's result
-    /// and a [`PendingApproval`] in that call's place. The turn is serializable; give it to
-    /// [`resume`](Self::resume) with the answers, in this process or another one sharing the
-    /// store.
+    /// and a [`PendingApproval`](crate::pipeline::PendingApproval) in that call's place. The
+    /// turn is serializable; give it to [`resume`](Self::resume) with the answers, in this
+    /// process or another one sharing the store.
     ///
     /// Calls after a pending one are not held back: they run now, as they would have while the
     /// approval was being answered, so a later call must not depend on an earlier one that

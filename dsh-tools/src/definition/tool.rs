@@ -1,9 +1,14 @@
-//! `ToolDefinition`: the model-facing schema plus the host-only parts (spec §4.1).
+//! `ToolDefinition`: the model-facing schema plus the host-only parts (spec §4.1): the body,
+//! its timeout, the concurrency classifier, the finalizer, the presenters, and what approvals,
+//! tasks, deferral, namespaces and Code Mode read of it; its constructors, builders and
+//! accessors.
 
+use super::hints::ToolHints;
+use super::namespace::Namespace;
+use super::output::OutputDecl;
 use crate::call::{BoxFuture, ToolExecution, ToolExecutionResult, ToolRunContext};
-use crate::content::{ContentBlock, text_content};
+use crate::content::ContentBlock;
 use crate::error::ToolError;
-use crate::json::to_compact_string;
 use crate::present::{CallPresenter, ResultPresenter};
 use serde_json::{Value, json};
 use std::fmt;
@@ -15,10 +20,6 @@ use std::time::Duration;
 /// dropped: 5 s.
 pub const DEFAULT_TIMEOUT_GRACE: Duration = Duration::from_secs(5);
 
-/// Renders a canonical value into content: `(arguments, value) -> blocks`.
-pub type RenderFn = Arc<dyn Fn(&Value, &Value) -> Vec<ContentBlock> + Send + Sync>;
-/// Computes presentation metadata for top-level calls: `(arguments, value) -> meta`.
-pub type MetaFn = Arc<dyn Fn(&Value, &Value) -> Value + Send + Sync>;
 /// The tool body: `(arguments, context) -> value`.
 pub type ExecuteFn =
     Arc<dyn Fn(Arc<Value>, ToolRunContext) -> BoxFuture<Result<Value, ToolError>> + Send + Sync>;
@@ -30,154 +31,6 @@ pub type ProgramValueFn = Arc<dyn Fn(&Value) -> Option<Value> + Send + Sync>;
 /// Rewrites the final content of any outcome, once per call; `None` keeps it.
 pub type FinalizeFn =
     Arc<dyn Fn(&ToolExecution, &ToolExecutionResult) -> Option<Vec<ContentBlock>> + Send + Sync>;
-
-/// A tool's mandatory output declaration: the schema its value must match (any JSON root) and
-/// how the value is rendered for the model.
-#[derive(Clone)]
-pub struct OutputDecl {
-    pub(crate) schema: Value,
-    pub(crate) render: RenderFn,
-    pub(crate) presentation_meta: Option<MetaFn>,
-}
-
-impl fmt::Debug for OutputDecl {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OutputDecl")
-            .field("schema", &self.schema)
-            .field("presentation_meta", &self.presentation_meta.is_some())
-            .finish_non_exhaustive()
-    }
-}
-
-/// The default rendering: a string is one text block, anything else its compact JSON.
-pub fn render_default(value: &Value) -> Vec<ContentBlock> {
-    match value {
-        Value::String(s) => text_content(s.clone()),
-        other => text_content(to_compact_string(other)),
-    }
-}
-
-impl Drop for OutputDecl {
-    /// Schemas may be nested deeply; serde_json's own `Drop` recurses once per level.
-    fn drop(&mut self) {
-        crate::json::free(std::mem::take(&mut self.schema));
-    }
-}
-
-impl OutputDecl {
-    /// An output `schema` (asserted at registration) rendered by `render(arguments, value)`.
-    pub fn new(
-        schema: Value,
-        render: impl Fn(&Value, &Value) -> Vec<ContentBlock> + Send + Sync + 'static,
-    ) -> Self {
-        Self {
-            schema,
-            render: Arc::new(render),
-            presentation_meta: None,
-        }
-    }
-
-    /// An output `schema` rendered with [`render_default`].
-    pub fn json(schema: Value) -> Self {
-        Self::new(schema, |_, value| render_default(value))
-    }
-
-    /// A string output, rendered as one text block.
-    pub fn text() -> Self {
-        Self::json(json!({"type": "string"}))
-    }
-
-    /// Adds presentation metadata, computed for top-level successes only.
-    pub fn presentation_meta(
-        mut self,
-        meta: impl Fn(&Value, &Value) -> Value + Send + Sync + 'static,
-    ) -> Self {
-        self.presentation_meta = Some(Arc::new(meta));
-        self
-    }
-
-    /// The output schema.
-    pub fn schema(&self) -> &Value {
-        &self.schema
-    }
-}
-
-/// Behaviour hints about a tool, for hosts and protocol adapters (MCP's tool annotations).
-///
-/// Each hint is optional: `None` means the tool says nothing, and a consumer applies its own
-/// default (MCP's are `read_only: false`, `destructive: true`, `idempotent: false`,
-/// `open_world: true`). Hints describe; they never grant or deny anything in the pipeline.
-///
-/// ```
-/// use dsh_tools::ToolHints;
-///
-/// let hints = ToolHints::new().read_only(true).open_world(false);
-/// assert_eq!(hints.read_only, Some(true));
-/// assert_eq!(hints.destructive, None);
-/// ```
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ToolHints {
-    /// The tool does not modify its environment.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_only: Option<bool>,
-    /// The tool may perform destructive updates (meaningful when not read-only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub destructive: Option<bool>,
-    /// Calling it again with the same arguments has no further effect.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub idempotent: Option<bool>,
-    /// The tool interacts with an open world of external entities (the web, say).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub open_world: Option<bool>,
-}
-
-impl ToolHints {
-    /// No hints.
-    pub const fn new() -> Self {
-        Self {
-            read_only: None,
-            destructive: None,
-            idempotent: None,
-            open_world: None,
-        }
-    }
-
-    /// Sets `read_only`.
-    pub const fn read_only(mut self, value: bool) -> Self {
-        self.read_only = Some(value);
-        self
-    }
-
-    /// Sets `destructive`.
-    pub const fn destructive(mut self, value: bool) -> Self {
-        self.destructive = Some(value);
-        self
-    }
-
-    /// Sets `idempotent`.
-    pub const fn idempotent(mut self, value: bool) -> Self {
-        self.idempotent = Some(value);
-        self
-    }
-
-    /// Sets `open_world`.
-    pub const fn open_world(mut self, value: bool) -> Self {
-        self.open_world = Some(value);
-        self
-    }
-
-    /// Whether no hint is set.
-    pub const fn is_empty(&self) -> bool {
-        self.read_only.is_none()
-            && self.destructive.is_none()
-            && self.idempotent.is_none()
-            && self.open_world.is_none()
-    }
-}
 
 /// A tool: what the model sees (`name`, `description`, `parameters`) and what only the host
 /// sees (output declaration, body, timeout, concurrency classifier, finalizer, presenters).
@@ -237,43 +90,6 @@ pub struct ToolDefinition {
     pub(crate) program_value: Option<ProgramValueFn>,
     /// Whether calls may run as tasks.
     pub(crate) task_support: crate::call::TaskSupport,
-}
-
-/// A named group of tools with a description the model reads (one per imported MCP server,
-/// say): searched with the tool ([`Registry::search`](crate::Registry::search) weighs it), named
-/// by [`DeferRule::namespace`](crate::registry::DeferRule::namespace), and shown with the
-/// deferred tools' names in Code Mode's SDK section.
-///
-/// ```
-/// use dsh_tools::definition::Namespace;
-///
-/// let github = Namespace::new("github", "Issues, pull requests and code on GitHub");
-/// assert_eq!(github.name(), "github");
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub struct Namespace {
-    name: String,
-    description: String,
-}
-
-impl Namespace {
-    /// A namespace called `name`, described by `description`.
-    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
-        Self {
-            name: name.into(),
-            description: description.into(),
-        }
-    }
-
-    /// Its name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// Its description.
-    pub fn description(&self) -> &str {
-        &self.description
-    }
 }
 
 impl fmt::Debug for ToolDefinition {
@@ -723,70 +539,6 @@ impl ToolDefinition {
     /// The result presenter.
     pub fn result_presenter(&self) -> Option<&ResultPresenter> {
         self.present_result.as_ref()
-    }
-}
-
-impl ToolDefinition {
-    /// A typed tool (spec §1.4, the runtime half of `#[tool]`): the parameters are the bridged
-    /// schema of `A`, every call's arguments are validated against it before the body (every
-    /// violation reported as one `INVALID_ARGS` failure with paths), then decoded into `A`; the
-    /// body's `O` is serialized and checked against `O`'s bridged schema.
-    ///
-    /// ```
-    /// use dsh_tools::{ToolDefinition, ToolError};
-    /// use schemars::JsonSchema;
-    /// use serde::Deserialize;
-    ///
-    /// #[derive(Deserialize, JsonSchema)]
-    /// struct AddArgs {
-    ///     /// first term
-    ///     a: i64,
-    ///     /// second term
-    ///     b: i64,
-    /// }
-    ///
-    /// let add = ToolDefinition::typed("add", "Add two numbers.", |args: AddArgs, _ctx| async move {
-    ///     Ok::<_, ToolError>(args.a + args.b)
-    /// })?;
-    /// assert_eq!(add.parameters()["required"], serde_json::json!(["a", "b"]));
-    /// # Ok::<(), dsh_tools::schema::bridge::BridgeError>(())
-    /// ```
-    pub fn typed<A, O, F, Fut>(
-        name: impl Into<String>,
-        description: impl Into<String>,
-        body: F,
-    ) -> Result<Self, crate::schema::bridge::BridgeError>
-    where
-        A: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static,
-        O: serde::Serialize + schemars::JsonSchema + 'static,
-        F: Fn(A, ToolRunContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
-    {
-        let schemas = crate::tool::typed::schemas::<A, O>(
-            false,
-            &None,
-            crate::tool::typed::serde_names::<A>,
-        )?;
-        let compiled = Arc::clone(&schemas.args);
-        let body = Arc::new(body);
-        let mut definition = Self::from_parts(
-            name.into(),
-            description.into(),
-            Arc::clone(&schemas.parameters),
-            OutputDecl::json(schemas.output.clone()),
-            move |args, ctx| {
-                let compiled = Arc::clone(&compiled);
-                let body = Arc::clone(&body);
-                async move {
-                    let decoded: A = crate::tool::typed::validate_and_decode(&compiled, &args)?;
-                    drop(args);
-                    crate::tool::typed::encode(body(decoded, ctx).await?)
-                }
-            },
-        );
-        definition.bridged = true;
-        definition.args = Some(Arc::clone(&schemas.args));
-        Ok(definition)
     }
 }
 
