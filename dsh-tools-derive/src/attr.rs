@@ -173,18 +173,7 @@ fn parse_key(attrs: &mut Attrs, meta: ParseNestedMeta<'_>, cx: &mut Ctxt) -> syn
             store(&mut attrs.name, NAME, key_span, v, cx);
         }
         TITLE => {
-            let v = string(TITLE, value, key_span, "\"Read file\"", cx).and_then(|lit| {
-                let text = lit.value().trim().to_owned();
-                if text.is_empty() {
-                    cx.error(
-                        lit.span(),
-                        "the tool's title is empty: give a human-readable title, or leave \
-                         `title` out",
-                    );
-                    return None;
-                }
-                Some((lit, text))
-            });
+            let v = title(value, key_span, cx);
             store(&mut attrs.title, TITLE, key_span, v, cx);
         }
         DESCRIPTION => {
@@ -206,18 +195,7 @@ fn parse_key(attrs: &mut Attrs, meta: ParseNestedMeta<'_>, cx: &mut Ctxt) -> syn
             );
         }
         CONCURRENCY_SAFE => {
-            let v = match value {
-                None => Some(Concurrency::Parallel),
-                Some(Expr::Path(p)) if p.qself.is_none() => Some(Concurrency::Classified(p.path)),
-                Some(other) => {
-                    cx.error_spanned(
-                        other,
-                        "`concurrency_safe` is a flag (always parallel), or names a classifier \
-                         `fn(&Args) -> bool`: `concurrency_safe = path::to::classifier`",
-                    );
-                    None
-                }
-            };
+            let v = concurrency(value, cx);
             store(&mut attrs.concurrency, CONCURRENCY_SAFE, key_span, v, cx);
         }
         READ_ONLY => flag(&mut attrs.hints.read_only, READ_ONLY, value, key_span, cx),
@@ -258,44 +236,11 @@ fn parse_key(attrs: &mut Attrs, meta: ParseNestedMeta<'_>, cx: &mut Ctxt) -> syn
         ),
         DEFER_LOADING => flag(&mut attrs.defer_loading, DEFER_LOADING, value, key_span, cx),
         TASK => {
-            let v = string(TASK, value, key_span, "\"optional\"", cx).and_then(|s| {
-                match s.value().as_str() {
-                    "optional" => Some("Optional"),
-                    "required" => Some("Required"),
-                    "forbidden" => Some("Forbidden"),
-                    other => {
-                        cx.error(
-                            s.span(),
-                            format!(
-                                "`task` is \"optional\", \"required\" or \"forbidden\", not {other:?}"
-                            ),
-                        );
-                        None
-                    }
-                }
-            });
+            let v = task(value, key_span, cx);
             store(&mut attrs.task, TASK, key_span, v, cx);
         }
         STRUCT_NAME => {
-            let v = match value {
-                Some(Expr::Path(p)) if p.qself.is_none() && p.path.get_ident().is_some() => {
-                    p.path.get_ident().cloned()
-                }
-                Some(other) => {
-                    cx.error_spanned(
-                        other,
-                        "`struct_name` takes a type name: `struct_name = ReadFileTool`",
-                    );
-                    None
-                }
-                None => {
-                    cx.error(
-                        key_span,
-                        "`struct_name` needs a value: `struct_name = ReadFileTool`",
-                    );
-                    None
-                }
-            };
+            let v = struct_name(value, key_span, cx);
             store(&mut attrs.struct_name, STRUCT_NAME, key_span, v, cx);
         }
         _ => {
@@ -312,6 +257,77 @@ fn parse_key(attrs: &mut Attrs, meta: ParseNestedMeta<'_>, cx: &mut Ctxt) -> syn
         }
     }
     Ok(())
+}
+
+/// `title = "..."`: a non-empty title, trimmed.
+fn title(value: Option<Expr>, key_span: Span, cx: &mut Ctxt) -> Option<(LitStr, String)> {
+    string(TITLE, value, key_span, "\"Read file\"", cx).and_then(|lit| {
+        let text = lit.value().trim().to_owned();
+        if text.is_empty() {
+            cx.error(
+                lit.span(),
+                "the tool's title is empty: give a human-readable title, or leave \
+                 `title` out",
+            );
+            return None;
+        }
+        Some((lit, text))
+    })
+}
+
+/// `concurrency_safe` (a flag) or `concurrency_safe = classifier`.
+fn concurrency(value: Option<Expr>, cx: &mut Ctxt) -> Option<Concurrency> {
+    match value {
+        None => Some(Concurrency::Parallel),
+        Some(Expr::Path(p)) if p.qself.is_none() => Some(Concurrency::Classified(p.path)),
+        Some(other) => {
+            cx.error_spanned(
+                other,
+                "`concurrency_safe` is a flag (always parallel), or names a classifier \
+                 `fn(&Args) -> bool`: `concurrency_safe = path::to::classifier`",
+            );
+            None
+        }
+    }
+}
+
+/// `task = "optional" | "required" | "forbidden"`: the `TaskSupport` variant's name.
+fn task(value: Option<Expr>, key_span: Span, cx: &mut Ctxt) -> Option<&'static str> {
+    string(TASK, value, key_span, "\"optional\"", cx).and_then(|s| match s.value().as_str() {
+        "optional" => Some("Optional"),
+        "required" => Some("Required"),
+        "forbidden" => Some("Forbidden"),
+        other => {
+            cx.error(
+                s.span(),
+                format!("`task` is \"optional\", \"required\" or \"forbidden\", not {other:?}"),
+            );
+            None
+        }
+    })
+}
+
+/// `struct_name = TypeName`.
+fn struct_name(value: Option<Expr>, key_span: Span, cx: &mut Ctxt) -> Option<syn::Ident> {
+    match value {
+        Some(Expr::Path(p)) if p.qself.is_none() && p.path.get_ident().is_some() => {
+            p.path.get_ident().cloned()
+        }
+        Some(other) => {
+            cx.error_spanned(
+                other,
+                "`struct_name` takes a type name: `struct_name = ReadFileTool`",
+            );
+            None
+        }
+        None => {
+            cx.error(
+                key_span,
+                "`struct_name` needs a value: `struct_name = ReadFileTool`",
+            );
+            None
+        }
+    }
 }
 
 /// `Some(Some(expr))` for `= <expr>`, `Some(None)` for a bare key; a `key(...)` list is

@@ -29,6 +29,7 @@
 //!   front shifted the registration order every time: what dropping an import did).
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use dsh_tools::provider::ProviderExport;
 use dsh_tools::provider::{Dialect, Provider, export_parameters};
 use dsh_tools::schema::{CompiledSchema, Root};
 use dsh_tools::{OutputDecl, Registry, ToolDefinition};

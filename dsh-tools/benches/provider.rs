@@ -12,6 +12,7 @@
 //! a string (the floor of any reader that keeps the text).
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use dsh_tools::provider::ProviderExport;
 use dsh_tools::provider::{Dialect, Provider};
 use dsh_tools::{Registry, ToolDefinition, ToolError};
 use schemars::JsonSchema;

@@ -14,6 +14,7 @@
 //! its disposal in a registry of 10,000 tools without and with the index (issue 34: ≤ 50 µs).
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use dsh_tools::provider::ProviderExport;
 use dsh_tools::registry::{DeferRule, LoadedTools, ToolQuery};
 use dsh_tools::search::{Document, Index};
 use dsh_tools::{OutputDecl, Registry, ToolDefinition};

@@ -113,15 +113,15 @@ pub mod wrappers;
 #[doc(hidden)]
 pub mod __private;
 
-pub use content::{ContentBlock, InvalidMedia, UserMessage, text_content};
-pub use definition::{OutputDecl, ToolDefinition, ToolHints};
-pub use error::{ErrorInfo, ToolError};
-pub use pipeline::{
+pub use call::{
     AgentId, ApprovalOutcome, ApprovalRequest, ApprovalService, ArgumentMatch, ExecuteCall,
     ExecuteNext, ExecutionToken, Grant, GrantDecision, GrantKey, GrantPolicy, PostNext,
     PostToolDecision, PreNext, PreToolDecision, Principal, Signal, ToolExecution,
     ToolExecutionInput, ToolExecutionResult, ToolRunContext,
 };
+pub use content::{ContentBlock, InvalidMedia, UserMessage, text_content};
+pub use definition::{OutputDecl, ToolDefinition, ToolHints};
+pub use error::{ErrorInfo, ToolError};
 pub use registry::{
     PresentationMode, Registration, Registry, Restriction, Scope, ScopedRegistration, ToolSchema,
 };

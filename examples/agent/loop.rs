@@ -17,6 +17,7 @@ use dsh_tools::present::{
     FileDiff, ReadFileLine, ResultSummary, TerminalExit, TerminalResult, ToolCallKind,
     ToolCallView, ToolResultView,
 };
+use dsh_tools::provider::ProviderExport;
 use dsh_tools::provider::{Dialect, ExportError, ParseError, ParsedCall, Provider, format_results};
 use dsh_tools::schedule::{DeferredTurn, TurnScheduler};
 use dsh_tools::{

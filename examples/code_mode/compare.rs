@@ -8,6 +8,7 @@
 //! 2 requests.
 
 use dsh_tools::code::quickjs::QuickJsRuntime;
+use dsh_tools::provider::ProviderExport;
 use dsh_tools::registry::PresentationMode;
 use dsh_tools::schedule::TurnScheduler;
 use dsh_tools::{CancellationToken, Registry, ToolDefinition, ToolError, ToolExecutionInput};

@@ -14,6 +14,7 @@
 #![no_main]
 
 use dsh_tools::json::{clone_deep, drop_deep, to_compact_string};
+use dsh_tools::provider::ProviderExport;
 use dsh_tools::provider::{Dialect, Provider, format_results};
 use dsh_tools::{
     CancellationToken, OutputDecl, Registry, ToolDefinition, ToolError, ToolExecutionInput,

@@ -14,6 +14,7 @@ use dsh_tools::present::{
     FileDiff, FileLocation, ReadFileLine, SearchFile, SearchMatch, SearchResult, TerminalExit,
     TerminalResult, ToolCallKind, ToolCallView, ToolResultView, WebResult, WebSource,
 };
+use dsh_tools::provider::ProviderExport;
 use dsh_tools::{
     CancellationToken, ContentBlock, OutputDecl, PreNext, PreToolDecision, Registry,
     ToolDefinition, ToolError, ToolExecution, ToolExecutionInput, ToolExecutionResult,

@@ -3,6 +3,7 @@
 //! outcomes the model reads. The engine is `testing::FakeRuntime`: the "program" is a closure.
 
 use dsh_tools::code::FailureKind;
+use dsh_tools::provider::ProviderExport;
 use dsh_tools::registry::PresentationMode;
 use dsh_tools::testing::{FakeOutcome, FakeRuntime};
 use dsh_tools::{

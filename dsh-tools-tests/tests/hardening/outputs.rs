@@ -3,6 +3,7 @@
 
 use super::{DEPTH, deep_array, input, object, on_worker_stack};
 use dsh_tools::json::drop_deep;
+use dsh_tools::provider::ProviderExport;
 use dsh_tools::{OutputDecl, Registry, ToolDefinition, ToolExecutionResult};
 use serde_json::{Value, json};
 

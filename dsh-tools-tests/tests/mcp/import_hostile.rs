@@ -4,6 +4,7 @@
 
 use dsh_tools::mcp::rmcp::service::ClientLifecycleMode;
 use dsh_tools::mcp::{ImportError, ImportLimits, ImportOptions, McpImport};
+use dsh_tools::provider::ProviderExport;
 use dsh_tools::registry::ChangeEvent;
 use dsh_tools::{CancellationToken, Registry, ToolExecutionInput, ToolExecutionResult, wrappers};
 use serde_json::{Map, Value, json};

@@ -13,6 +13,7 @@
 #[path = "../common/corpus.rs"]
 mod corpus;
 
+use dsh_tools::provider::ProviderExport;
 use dsh_tools::provider::{Dialect, Problem, Provider, export_parameters, export_tool};
 use dsh_tools::schema::bridge;
 use dsh_tools::{Registry, Tool};

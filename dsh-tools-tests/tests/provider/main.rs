@@ -8,6 +8,7 @@ mod tools;
 
 mod exports;
 
+use dsh_tools::provider::ProviderExport;
 use dsh_tools::provider::{
     ChangeKind, Dialect, Provider, export_parameters, format_results, lint, restore_arguments,
 };

@@ -2,6 +2,7 @@
 //! `parse_calls` gives for the finished reply, for random arguments cut into random fragments,
 //! interleaved parallel calls, and hostile streams.
 
+use dsh_tools::provider::ProviderExport;
 use dsh_tools::provider::stream::PartialJson;
 use dsh_tools::provider::{Dialect, Provider, ProviderTools, StreamError, StreamUpdate};
 use dsh_tools::{OutputDecl, Registry, ToolDefinition};

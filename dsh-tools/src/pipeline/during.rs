@@ -3,7 +3,7 @@
 //! would ask, through the approval service a pre-execute `ask` goes to (never through grants:
 //! a grant is about a tool's calls, and a question asked during one may be about anything).
 
-use super::{ApprovalOutcome, ApprovalRequest, ToolExecution};
+use crate::call::{ApprovalOutcome, ApprovalRequest, ToolExecution};
 use crate::error::ToolError;
 use crate::registry::Registry;
 

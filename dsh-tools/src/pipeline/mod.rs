@@ -15,17 +15,16 @@ mod repair;
 
 // The call layer's types, at their public paths.
 pub use crate::call::{
-    AgentId, ApprovalAnswer, ApprovalOutcome, ApprovalPage, ApprovalRequest, ApprovalService,
-    ApprovalStore, ApprovalStoreError, ArgumentMatch, BoxFuture, Caller, Deferred, ExecuteCall,
-    ExecuteNext, ExecuteWrapper, ExecutionToken, Grant, GrantDecision, GrantKey, GrantPolicy,
-    Guard, HookResult, InvalidCall, MatchRule, MemoryApprovalStore, PendingApproval,
-    PendingProgram, PostExecuteHook, PostNext, PostToolDecision, PreExecuteHook, PreNext,
-    PreToolDecision, Principal, Progress, ProgressSink, Repair, RepairHook, ReplayedCall,
-    ResultObserver, ResumeError, ScopeRules, Signal, ToolExecution, ToolExecutionInput,
-    ToolExecutionResult, ToolRunContext,
+    ApprovalAnswer, ApprovalPage, ApprovalStore, ApprovalStoreError, BoxFuture, Caller, Deferred,
+    ExecuteWrapper, Guard, HookResult, InvalidCall, MatchRule, MemoryApprovalStore,
+    PendingApproval, PendingProgram, PostExecuteHook, PreExecuteHook, Progress, ProgressSink,
+    Repair, RepairHook, ReplayedCall, ResultObserver, ResumeError, ScopeRules,
 };
 
-use crate::call::{CallApproval, RunState};
+use crate::call::{
+    CallApproval, ExecuteNext, ExecutionToken, PostNext, PostToolDecision, PreNext,
+    PreToolDecision, RunState, Signal, ToolExecution, ToolExecutionInput, ToolExecutionResult,
+};
 use crate::content::{ContentBlock, UserMessage};
 use crate::definition::FinalizeFn;
 use crate::error::ToolError;

@@ -116,7 +116,9 @@ fn memo_key(dialect: Dialect) -> u64 {
     (dialect.provider() as u64) << 1 | u64::from(dialect.is_strict())
 }
 
-impl Registry {
+/// A registry's tools exported to a provider's dialect: the provider adapter's extension of
+/// [`Registry`] (`use dsh_tools::provider::ProviderExport` to call it as a method).
+pub trait ProviderExport {
     /// The tools `agent` sees, exported to `dialect` (see the [module docs](crate::provider)).
     ///
     /// Fails with every problem of every tool when one cannot be expressed, except for tools
@@ -127,23 +129,22 @@ impl Registry {
     /// Our names that fit the provider's rule are sent as they are; the others are mapped
     /// (`.` → `_`, suffixes on collision). For the next request of the same conversation use
     /// [`ProviderTools::refresh`], which keeps every name the conversation has seen.
-    pub fn provider_tools(
+    fn provider_tools(
         &self,
         agent: Option<&AgentId>,
         dialect: Dialect,
-    ) -> Result<ProviderTools, ExportError> {
-        self.export_with(agent, dialect, &HashMap::new(), Listing::All)
-    }
+    ) -> Result<ProviderTools, ExportError>;
 
     /// [`provider_tools`](Self::provider_tools) for a conversation that has `loaded` these
     /// deferred tools, in the [`ToolSearch::Function`] form: the deferred tools it has not
     /// loaded are left out and the `tool_search` function stands in for them (see
-    /// [`presented_schemas`](Self::presented_schemas)). Without deferred tools the export is
+    /// [`presented_schemas`](crate::Registry::presented_schemas)). Without deferred tools the export is
     /// exactly `provider_tools`'s. For the providers' own deferral see
     /// [`provider_tools_searched`](Self::provider_tools_searched).
     ///
     /// ```
     /// use dsh_tools::provider::{Dialect, Provider};
+    /// use dsh_tools::provider::ProviderExport;
     /// use dsh_tools::registry::LoadedTools;
     /// use dsh_tools::{OutputDecl, Registry, ToolDefinition};
     /// use serde_json::json;
@@ -158,15 +159,12 @@ impl Registry {
     /// assert_eq!(names, ["ping", "tool_search"]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn provider_tools_loaded(
+    fn provider_tools_loaded(
         &self,
         agent: Option<&AgentId>,
         dialect: Dialect,
         loaded: &LoadedTools,
-    ) -> Result<ProviderTools, ExportError> {
-        let listing = Listing::Searched(loaded, ToolSearch::Function);
-        self.export_with(agent, dialect, &HashMap::new(), listing)
-    }
+    ) -> Result<ProviderTools, ExportError>;
 
     /// The tools `agent` sees exported to `dialect` for a conversation, deferred tools
     /// presented in the `search` form (see [`ToolSearch`]; `loaded` is read by
@@ -177,6 +175,7 @@ impl Registry {
     ///
     /// ```
     /// use dsh_tools::provider::{Dialect, Provider, ToolSearch};
+    /// use dsh_tools::provider::ProviderExport;
     /// use dsh_tools::registry::LoadedTools;
     /// use dsh_tools::{OutputDecl, Registry, ToolDefinition};
     /// use serde_json::json;
@@ -203,157 +202,183 @@ impl Registry {
     /// assert_eq!(tools.entries()[1]["execution"], "client");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn provider_tools_searched(
+    fn provider_tools_searched(
+        &self,
+        agent: Option<&AgentId>,
+        dialect: Dialect,
+        loaded: &LoadedTools,
+        search: ToolSearch,
+    ) -> Result<ProviderTools, ExportError>;
+}
+
+impl ProviderExport for Registry {
+    fn provider_tools(
+        &self,
+        agent: Option<&AgentId>,
+        dialect: Dialect,
+    ) -> Result<ProviderTools, ExportError> {
+        export_with(self, agent, dialect, &HashMap::new(), Listing::All)
+    }
+
+    fn provider_tools_loaded(
+        &self,
+        agent: Option<&AgentId>,
+        dialect: Dialect,
+        loaded: &LoadedTools,
+    ) -> Result<ProviderTools, ExportError> {
+        let listing = Listing::Searched(loaded, ToolSearch::Function);
+        export_with(self, agent, dialect, &HashMap::new(), listing)
+    }
+
+    fn provider_tools_searched(
         &self,
         agent: Option<&AgentId>,
         dialect: Dialect,
         loaded: &LoadedTools,
         search: ToolSearch,
     ) -> Result<ProviderTools, ExportError> {
-        self.export_with(
+        export_with(
+            self,
             agent,
             dialect,
             &HashMap::new(),
             Listing::Searched(loaded, search),
         )
     }
+}
 
-    fn export_with(
-        &self,
-        agent: Option<&AgentId>,
-        dialect: Dialect,
-        given: &HashMap<String, String>,
-        listing: Listing<'_>,
-    ) -> Result<ProviderTools, ExportError> {
-        type Memoized = Result<Arc<Exported>, Vec<Problem>>;
-        let provider = dialect.provider();
-        let (tools, form): (Vec<(Arc<crate::registry::RegisteredTool>, bool)>, _) = match listing {
-            Listing::All => (unmarked(self.wire_tools(agent)), None),
-            Listing::Searched(loaded, search) => match search.for_provider(provider) {
-                ToolSearch::Function => (
-                    unmarked(self.presented_tools(agent, loaded)),
-                    Some(ToolSearch::Function),
-                ),
-                form => (self.deferral_view(agent), Some(form)),
-            },
-        };
-        let native = form.filter(|f| *f != ToolSearch::Function);
-        let mut kept = Vec::with_capacity(tools.len());
-        let mut problems = Vec::new();
-        let mut skipped = Vec::new();
-        for (tool, deferred) in &tools {
-            let export = tool.memo.get_or_make::<Memoized>(memo_key(dialect), || {
-                export_checked(tool.parameters(), dialect, tool.definition().bridged).map(
-                    |(parameters, changes, plan)| {
-                        Arc::new(Exported {
-                            parameters,
-                            changes,
-                            plan,
-                        })
-                    },
-                )
-            });
-            match &*export {
-                Ok(export) => kept.push((tool, Arc::clone(export), *deferred)),
-                Err(list) if tool.definition().skip_unexportable => {
-                    tracing::warn!(
-                        "provider export to {dialect}: tool {:?} is left out: {}",
-                        tool.name(),
-                        list.first().map_or("", |p| p.message.as_str())
-                    );
-                    skipped.extend(list.iter().map(|p| (tool.name().to_owned(), p.clone())));
-                }
-                Err(list) => {
-                    problems.extend(list.iter().map(|p| (tool.name().to_owned(), p.clone())))
-                }
+fn export_with(
+    registry: &Registry,
+    agent: Option<&AgentId>,
+    dialect: Dialect,
+    given: &HashMap<String, String>,
+    listing: Listing<'_>,
+) -> Result<ProviderTools, ExportError> {
+    type Memoized = Result<Arc<Exported>, Vec<Problem>>;
+    let provider = dialect.provider();
+    let (tools, form): (Vec<(Arc<crate::registry::RegisteredTool>, bool)>, _) = match listing {
+        Listing::All => (unmarked(registry.wire_tools(agent)), None),
+        Listing::Searched(loaded, search) => match search.for_provider(provider) {
+            ToolSearch::Function => (
+                unmarked(registry.presented_tools(agent, loaded)),
+                Some(ToolSearch::Function),
+            ),
+            form => (registry.deferral_view(agent), Some(form)),
+        },
+    };
+    let native = form.filter(|f| *f != ToolSearch::Function);
+    let mut kept = Vec::with_capacity(tools.len());
+    let mut problems = Vec::new();
+    let mut skipped = Vec::new();
+    for (tool, deferred) in &tools {
+        let export = tool.memo.get_or_make::<Memoized>(memo_key(dialect), || {
+            export_checked(tool.parameters(), dialect, tool.definition().bridged).map(
+                |(parameters, changes, plan)| {
+                    Arc::new(Exported {
+                        parameters,
+                        changes,
+                        plan,
+                    })
+                },
+            )
+        });
+        match &*export {
+            Ok(export) => kept.push((tool, Arc::clone(export), *deferred)),
+            Err(list) if tool.definition().skip_unexportable => {
+                tracing::warn!(
+                    "provider export to {dialect}: tool {:?} is left out: {}",
+                    tool.name(),
+                    list.first().map_or("", |p| p.message.as_str())
+                );
+                skipped.extend(list.iter().map(|p| (tool.name().to_owned(), p.clone())));
             }
+            Err(list) => problems.extend(list.iter().map(|p| (tool.name().to_owned(), p.clone()))),
         }
-        // Code Mode: the prompt sections go with the tools (the runtime is checked here, as for
-        // any assembly of a non-native scope).
-        let system_prompt = match self.code_prompt(agent) {
-            Ok(prompt) => prompt,
-            Err(e) => {
-                problems.push((
-                    crate::code::RUN_CODE.to_owned(),
-                    Problem {
-                        path: String::new(),
-                        message: e.to_string(),
-                    },
-                ));
-                String::new()
-            }
-        };
-        if !problems.is_empty() {
-            return Err(ExportError {
-                dialect: dialect.name(),
-                problems,
-            });
-        }
-        let ours: Vec<&str> = kept.iter().map(|(t, _, _)| t.name()).collect();
-        let theirs = if native == Some(ToolSearch::Hosted) && provider == Provider::Anthropic {
-            // Anthropic's own search tool takes its name: none of ours is given it.
-            let mut reserved = given.clone();
-            reserved.insert(search::ANTHROPIC_BM25.0.to_owned(), String::new());
-            provider_names(&ours, &dialect.rules().name, &reserved)
-        } else {
-            provider_names(&ours, &dialect.rules().name, given)
-        };
-        let mut given = given.clone();
-        let mut exported = Vec::with_capacity(kept.len());
-        let mut entries = Vec::with_capacity(kept.len());
-        let mut loadable = HashMap::new();
-        let mut by_provider_name = HashMap::with_capacity(kept.len());
-        for (i, ((tool, export, deferred), theirs)) in kept.into_iter().zip(theirs).enumerate() {
-            let parameters = crate::json::clone_deep(&export.parameters);
-            let namespace = tool.tool_namespace();
-            if let Some(form) = native
-                .filter(|f| tool.name() == TOOL_SEARCH && search::provider_searches(provider, *f))
-            {
-                let wire = search::search_entry(provider, form, tool.description(), parameters);
-                entries.push((wire, None));
-            } else {
-                let mut wire = entry(dialect, &theirs, tool.description(), parameters);
-                match (native, deferred) {
-                    (Some(ToolSearch::Native), true) if provider == Provider::OpenAiResponses => {
-                        loadable.insert(tool.name().to_owned(), (wire, namespace.cloned()));
-                    }
-                    (Some(_), true) => {
-                        search::mark_deferred(&mut wire);
-                        entries.push((
-                            wire,
-                            namespace.filter(|_| provider == Provider::OpenAiResponses),
-                        ));
-                    }
-                    _ => entries.push((wire, None)),
-                }
-            }
-            by_provider_name.insert(theirs.clone(), i);
-            given.insert(theirs.clone(), tool.name().to_owned());
-            exported.push(ExportedTool {
-                ours: tool.name().to_owned(),
-                theirs,
-                export,
-            });
-        }
-        let entries = if provider == Provider::OpenAiResponses && native == Some(ToolSearch::Hosted)
-        {
-            search::grouped(entries)
-        } else {
-            entries.into_iter().map(|(e, _)| e).collect()
-        };
-        Ok(ProviderTools {
-            dialect,
-            agent: agent.cloned(),
-            entries,
-            by_provider_name,
-            tools: exported,
-            skipped,
-            given: Arc::new(given),
-            system_prompt,
-            search: form,
-            loadable,
-        })
     }
+    // Code Mode: the prompt sections go with the tools (the runtime is checked here, as for
+    // any assembly of a non-native scope).
+    let system_prompt = match registry.code_prompt(agent) {
+        Ok(prompt) => prompt,
+        Err(e) => {
+            problems.push((
+                crate::code::RUN_CODE.to_owned(),
+                Problem {
+                    path: String::new(),
+                    message: e.to_string(),
+                },
+            ));
+            String::new()
+        }
+    };
+    if !problems.is_empty() {
+        return Err(ExportError {
+            dialect: dialect.name(),
+            problems,
+        });
+    }
+    let ours: Vec<&str> = kept.iter().map(|(t, _, _)| t.name()).collect();
+    let theirs = if native == Some(ToolSearch::Hosted) && provider == Provider::Anthropic {
+        // Anthropic's own search tool takes its name: none of ours is given it.
+        let mut reserved = given.clone();
+        reserved.insert(search::ANTHROPIC_BM25.0.to_owned(), String::new());
+        provider_names(&ours, &dialect.rules().name, &reserved)
+    } else {
+        provider_names(&ours, &dialect.rules().name, given)
+    };
+    let mut given = given.clone();
+    let mut exported = Vec::with_capacity(kept.len());
+    let mut entries = Vec::with_capacity(kept.len());
+    let mut loadable = HashMap::new();
+    let mut by_provider_name = HashMap::with_capacity(kept.len());
+    for (i, ((tool, export, deferred), theirs)) in kept.into_iter().zip(theirs).enumerate() {
+        let parameters = crate::json::clone_deep(&export.parameters);
+        let namespace = tool.tool_namespace();
+        if let Some(form) =
+            native.filter(|f| tool.name() == TOOL_SEARCH && search::provider_searches(provider, *f))
+        {
+            let wire = search::search_entry(provider, form, tool.description(), parameters);
+            entries.push((wire, None));
+        } else {
+            let mut wire = entry(dialect, &theirs, tool.description(), parameters);
+            match (native, deferred) {
+                (Some(ToolSearch::Native), true) if provider == Provider::OpenAiResponses => {
+                    loadable.insert(tool.name().to_owned(), (wire, namespace.cloned()));
+                }
+                (Some(_), true) => {
+                    search::mark_deferred(&mut wire);
+                    entries.push((
+                        wire,
+                        namespace.filter(|_| provider == Provider::OpenAiResponses),
+                    ));
+                }
+                _ => entries.push((wire, None)),
+            }
+        }
+        by_provider_name.insert(theirs.clone(), i);
+        given.insert(theirs.clone(), tool.name().to_owned());
+        exported.push(ExportedTool {
+            ours: tool.name().to_owned(),
+            theirs,
+            export,
+        });
+    }
+    let entries = if provider == Provider::OpenAiResponses && native == Some(ToolSearch::Hosted) {
+        search::grouped(entries)
+    } else {
+        entries.into_iter().map(|(e, _)| e).collect()
+    };
+    Ok(ProviderTools {
+        dialect,
+        agent: agent.cloned(),
+        entries,
+        by_provider_name,
+        tools: exported,
+        skipped,
+        given: Arc::new(given),
+        system_prompt,
+        search: form,
+        loadable,
+    })
 }
 
 /// A list of tools, none marked deferred.
@@ -415,6 +440,7 @@ impl ProviderTools {
     ///
     /// ```
     /// use dsh_tools::provider::{Dialect, Provider};
+    /// use dsh_tools::provider::ProviderExport;
     /// use dsh_tools::{OutputDecl, Registry, ToolDefinition};
     /// use serde_json::json;
     ///
@@ -432,16 +458,22 @@ impl ProviderTools {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
-    /// An export made by [`Registry::provider_tools_loaded`] is refreshed as the full list:
+    /// An export made by [`ProviderExport::provider_tools_loaded`] is refreshed as the full list:
     /// refresh it with [`refresh_loaded`](Self::refresh_loaded) and the conversation's
     /// [`LoadedTools`](crate::registry::LoadedTools) instead.
     pub fn refresh(&self, registry: &Registry) -> Result<ProviderTools, ExportError> {
-        registry.export_with(self.agent.as_ref(), self.dialect, &self.given, Listing::All)
+        export_with(
+            registry,
+            self.agent.as_ref(),
+            self.dialect,
+            &self.given,
+            Listing::All,
+        )
     }
 
     /// [`refresh`](Self::refresh) for a conversation that has now `loaded` these deferred
     /// tools, in this export's [`ToolSearch`] form (`Function` for an export of every tool;
-    /// see [`Registry::provider_tools_searched`]).
+    /// see [`ProviderExport::provider_tools_searched`]).
     pub fn refresh_loaded(
         &self,
         registry: &Registry,
@@ -449,11 +481,17 @@ impl ProviderTools {
     ) -> Result<ProviderTools, ExportError> {
         let form = self.search.unwrap_or(ToolSearch::Function);
         let listing = Listing::Searched(loaded, form);
-        registry.export_with(self.agent.as_ref(), self.dialect, &self.given, listing)
+        export_with(
+            registry,
+            self.agent.as_ref(),
+            self.dialect,
+            &self.given,
+            listing,
+        )
     }
 
     /// How this export presents deferred tools: `None` for an export of every tool
-    /// ([`Registry::provider_tools`]), else the form the dialect got.
+    /// ([`ProviderExport::provider_tools`]), else the form the dialect got.
     pub fn tool_search(&self) -> Option<ToolSearch> {
         self.search
     }

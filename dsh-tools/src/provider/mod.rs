@@ -2,7 +2,7 @@
 //! Anthropic, Gemini (JSON Schema or the OpenAPI subset) and DeepSeek, both ways.
 //!
 //! A [`Dialect`] is data plus a transform, chosen per request:
-//! [`Registry::provider_tools`](crate::Registry::provider_tools) exports the tools an agent sees
+//! [`ProviderExport::provider_tools`] exports the tools an agent sees
 //! as the exact wire objects of the provider's `tools` array, every change reported
 //! ([`Change`]), and what cannot be expressed is an error naming the path and the fix
 //! ([`ExportError`]), never a silently broken request. The returned [`ProviderTools`] then
@@ -14,6 +14,7 @@
 //!
 //! ```
 //! use dsh_tools::provider::{Dialect, Provider};
+//! use dsh_tools::provider::ProviderExport;
 //! use dsh_tools::{Registry, ToolDefinition, ToolError};
 //! use schemars::JsonSchema;
 //! use serde::Deserialize;
@@ -80,7 +81,7 @@ mod transform;
 
 pub use calls::{ParseError, ParsedCall};
 pub use dialect::{Dialect, MAX_EXPORT_DEPTH, Provider, UnknownDialect};
-pub use export::{ExportError, ExportedTool, ProviderTools};
+pub use export::{ExportError, ExportedTool, ProviderExport, ProviderTools};
 pub use parameters::{export_parameters, export_tool, lint, restore_arguments};
 pub use results::format_results;
 pub use search::ToolSearch;

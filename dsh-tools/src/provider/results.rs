@@ -76,6 +76,7 @@ fn contexts(results: &[(&ParsedCall, &ToolExecutionResult)]) -> Vec<String> {
 ///
 /// ```
 /// use dsh_tools::provider::{Dialect, Provider, format_results};
+/// use dsh_tools::provider::ProviderExport;
 /// use dsh_tools::{Registry, ToolError, ToolExecutionResult};
 /// use serde_json::json;
 ///
@@ -109,6 +110,7 @@ impl ProviderTools {
     ///
     /// ```
     /// use dsh_tools::provider::{Dialect, Provider, ToolSearch};
+    /// use dsh_tools::provider::ProviderExport;
     /// use dsh_tools::registry::LoadedTools;
     /// use dsh_tools::{OutputDecl, Registry, ToolDefinition};
     /// use serde_json::json;

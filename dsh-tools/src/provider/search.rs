@@ -6,7 +6,7 @@ use crate::definition::Namespace;
 use serde_json::{Map, Value, json};
 
 /// How an export with deferred tools lets the model find them (see
-/// [`Registry::provider_tools_searched`](crate::Registry::provider_tools_searched)).
+/// [`ProviderExport::provider_tools_searched`](crate::provider::ProviderExport::provider_tools_searched)).
 ///
 /// | form | OpenAI Responses | Anthropic | other dialects |
 /// |---|---|---|---|

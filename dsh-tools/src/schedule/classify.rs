@@ -1,8 +1,8 @@
 //! Concurrency classification (spec §7.1): whether a call may overlap its parallel neighbours,
 //! from the classifier of the tool it resolves to.
 
+use crate::call::{AgentId, ExecutionToken, ToolExecution, ToolExecutionInput};
 use crate::pipeline::dispatch::resolve_executable;
-use crate::pipeline::{AgentId, ExecutionToken, ToolExecution, ToolExecutionInput};
 use crate::registry::Registry;
 use serde_json::Value;
 use std::panic::AssertUnwindSafe;

@@ -4,10 +4,9 @@
 
 use super::classify::ExecutionMode;
 use super::turn::{DeferredTurn, TurnCall, TurnResumeError};
+use crate::call::{ToolExecutionInput, ToolExecutionResult};
 use crate::error::ToolError;
-use crate::pipeline::{
-    ApprovalAnswer, PendingProgram, ResumeError, Stage, ToolExecutionInput, ToolExecutionResult,
-};
+use crate::pipeline::{ApprovalAnswer, PendingProgram, ResumeError, Stage};
 use crate::registry::Registry;
 use crate::task::{Started, TaskError, TaskRecord, Tasks};
 use std::collections::{BTreeMap, HashMap};

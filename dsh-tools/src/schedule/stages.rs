@@ -2,7 +2,8 @@
 //! prepares, dispatches and commits a program's sub-calls through the pipeline.
 
 use super::classify::ExecutionMode;
-use crate::pipeline::{AgentId, PendingApproval, Stage, ToolExecutionInput, ToolExecutionResult};
+use crate::call::{AgentId, ToolExecutionInput, ToolExecutionResult};
+use crate::pipeline::{PendingApproval, Stage};
 use crate::registry::Registry;
 
 /// The bridge of a `run_code` run schedules its sub-calls on the registry's stages (Code Mode

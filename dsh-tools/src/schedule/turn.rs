@@ -1,9 +1,8 @@
 //! A deferred turn: every call's result, pending approval, stopped program or task, in model
 //! order; serializable, to be kept while a person decides or a task runs.
 
-use crate::pipeline::{
-    Deferred, PendingApproval, PendingProgram, ResumeError, ToolExecutionResult,
-};
+use crate::call::ToolExecutionResult;
+use crate::pipeline::{Deferred, PendingApproval, PendingProgram, ResumeError};
 use crate::task::TaskRecord;
 
 /// One call of a deferred turn, in model order.

@@ -3,6 +3,7 @@
 
 use super::support::*;
 use dsh_tools::pipeline::Repair;
+use dsh_tools::provider::ProviderExport;
 use dsh_tools::provider::{Dialect, Provider};
 use dsh_tools::*;
 use schemars::JsonSchema;

@@ -5,6 +5,7 @@
 
 use super::tool;
 use dsh_tools::definition::Namespace;
+use dsh_tools::provider::ProviderExport;
 use dsh_tools::provider::{Dialect, ParsedCall, Provider, ToolSearch};
 use dsh_tools::registry::LoadedTools;
 use dsh_tools::*;

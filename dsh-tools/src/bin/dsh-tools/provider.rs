@@ -3,6 +3,7 @@
 use crate::io::{InputError, Output, out, pretty, printable, read_json};
 use clap::{Args, Subcommand};
 use dsh_tools::json::{drop_deep, to_compact_string};
+use dsh_tools::provider::ProviderExport;
 use dsh_tools::provider::{self, Dialect, Problem};
 
 #[derive(Args)]

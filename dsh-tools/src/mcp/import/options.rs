@@ -33,7 +33,7 @@ pub struct ImportOptions {
     /// The input-schema policy.
     pub schemas: SchemaPolicy,
     /// Whether an imported tool a provider dialect cannot express fails
-    /// [`Registry::provider_tools`](crate::Registry::provider_tools) for every tool. Off by
+    /// [`ProviderExport::provider_tools`](crate::provider::ProviderExport::provider_tools) for every tool. Off by
     /// default: such a tool is left out of that export and reported in
     /// [`ProviderTools::skipped`](crate::provider::ProviderTools::skipped), so one remote schema
     /// cannot stop a host from sending any tools to its model.

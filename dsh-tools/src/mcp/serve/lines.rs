@@ -109,8 +109,8 @@ where
             .waiting()
             .await
             .map(|_| ())
-            .map_err(|e| ServeError(e.to_string())),
-        Err(e) => Err(ServeError(e.to_string())),
+            .map_err(ServeError::Session),
+        Err(e) => Err(ServeError::Handshake(Box::new(e))),
     };
     input.abort();
     let _ = output.await;

@@ -377,7 +377,14 @@ fn to_meta(info: &Implementation) -> Value {
 /// The `_meta` key naming the server on 2026-07-28 results.
 pub const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
 
-/// Why serving stopped with an error (the transport failed or the handshake did).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("MCP server: {0}")]
-pub struct ServeError(pub(crate) String);
+/// Why serving stopped with an error: the handshake failed, or the session's task did.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The client's `initialize` never came, was not one, or the transport closed first.
+    #[error("MCP server: {0}")]
+    Handshake(#[source] Box<rmcp::service::ServerInitializeError>),
+    /// The running session's task ended abnormally (it panicked or was cancelled).
+    #[error("MCP server: {0}")]
+    Session(#[source] tokio::task::JoinError),
+}

@@ -14,6 +14,7 @@
 //!
 //! ```
 //! use dsh_tools::provider::{Dialect, Provider};
+//! use dsh_tools::provider::ProviderExport;
 //! use dsh_tools::{OutputDecl, Registry, ToolDefinition};
 //! use serde_json::json;
 //!
