@@ -13,7 +13,6 @@ use crate::call::AgentId;
 use crate::registry::{LoadedTools, Registry, TOOL_SEARCH};
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::Arc;
 
 /// One tool as exported: its names, the changes made, how its arguments map back.
@@ -91,6 +90,7 @@ enum Listing<'a> {
 
 /// Tools a dialect cannot express: every problem, per tool.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("cannot export to {dialect}: {}", listing(problems))]
 pub struct ExportError {
     /// The dialect.
     pub dialect: String,
@@ -98,17 +98,13 @@ pub struct ExportError {
     pub problems: Vec<(String, Problem)>,
 }
 
-impl fmt::Display for ExportError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cannot export to {}: ", self.dialect)?;
-        for (i, (tool, p)) in self.problems.iter().enumerate() {
-            if i > 0 {
-                f.write_str("; ")?;
-            }
-            write!(f, "tool \"{tool}\" at {}: {}", p.path, p.message)?;
-        }
-        Ok(())
-    }
+/// Every problem as `tool "<name>" at <path>: <message>`, joined by `; `.
+fn listing(problems: &[(String, Problem)]) -> String {
+    let listed: Vec<String> = problems
+        .iter()
+        .map(|(tool, p)| format!("tool \"{tool}\" at {}: {}", p.path, p.message))
+        .collect();
+    listed.join("; ")
 }
 
 /// The memo key of a dialect's export.
