@@ -158,8 +158,8 @@ task_tests() {
 
 step "install Debian's redis-server under target/redis" install_redis install
 step "start redis-server on a Unix socket" start_redis start
-step "mcp_fleet Redis tests (--ignored) against it" run_tests tests-step
-step "approvals_redis tests (--ignored) against it" approval_tests approvals-step
-step "tasks Redis tests (--ignored) against it" task_tests tasks-redis-step
+step "mcp fleet:: Redis tests (--ignored) against it" run_tests tests-step
+step "approvals redis:: tests (--ignored) against it" approval_tests approvals-step
+step "tasks redis:: tests (--ignored) against it" task_tests tasks-redis-step
 cleanup
 echo "redis-fleet: $PASSED passed, 0 failed"

@@ -672,7 +672,6 @@ mod attachments {
     }
 }
 
-/// Issue 22 item 2: a body that blocks its thread.
 mod fuzz;
 mod tool_macro;
 #[allow(dead_code, unreachable_pub)]
@@ -682,6 +681,7 @@ mod tools;
 #[path = "../common/warnings.rs"]
 mod warnings;
 
+/// Issue 22 item 2: a body that blocks its thread.
 mod blocking_bodies {
     use super::warnings::Warnings;
     use dsh_tools::{ToolError, ToolRunContext, testing, tool};

@@ -926,8 +926,9 @@ async fn a_program_that_rewrites_intrinsics_cannot_change_what_the_host_reads() 
     );
 }
 
-// The log inspector is compiled on first use (engine.rs): after the program rewrote globals, it
-// still reads values with the intrinsics the bootstrap captured.
+// The log inspector is compiled on first use (handed to the bootstrap by quickjs/host.rs):
+// after the program rewrote globals, it still reads values with the intrinsics the bootstrap
+// captured.
 #[tokio::test]
 async fn the_log_inspector_compiled_late_still_reads_with_the_captured_intrinsics() {
     let program = "globalThis.Function = function () { throw new Error('forged Function') };\n\

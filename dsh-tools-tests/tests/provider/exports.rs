@@ -1,7 +1,7 @@
 //! Every schema we have, exported to every dialect, for the providers' own SDKs to judge.
 //!
-//! The sources: the example `#[tool]`s (`tool_macro/tools.rs`), every bridge-corpus type
-//! (`bridge_corpus/types.rs`, through [`bridge::schema_for`]) and the three bench schemas. The
+//! The sources: the example `#[tool]`s (`common/tools.rs`), every bridge-corpus type
+//! (`common/corpus.rs`, through [`bridge::schema_for`]) and the three bench schemas. The
 //! dialects: each provider's default and, where it has one, its strict mode. Each export either
 //! succeeds or fails with problems that name a path and a fix; the successes per dialect stay
 //! above a floor; the example tools export the same through a [`Registry`] as through
@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-// ---- what `bridge_corpus/types.rs` takes from its parent ----
+// ---- what `common/corpus.rs` takes from its parent ----
 // The corpus file gives each type a value strategy for the bridge's property tests. Nothing here
 // draws values: these stand-ins only let the file compile.
 
@@ -346,7 +346,7 @@ const FLOORS: &[(&str, usize, &[&str])] = &[
 
 // ---- the test ----
 
-/// Where cargo puts this test's binary: `<target>/<profile>/deps/provider_exports-…`.
+/// Where cargo puts this test's binary: `<target>/<profile>/deps/provider-…`.
 fn target_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary's path");
     exe.ancestors()

@@ -360,7 +360,7 @@ fn check_strict<T: Case>(schema: &Value) {
     ] {
         let dialect = Dialect::strict(provider);
         // Maps, values of any type and non-object roots are refused with a fix (tested in
-        // `provider_exports`); the property is about what exports.
+        // `tests/provider/exports.rs`); the property is about what exports.
         let Ok((exported, _)) = export_parameters(schema, dialect) else {
             continue;
         };
