@@ -41,25 +41,9 @@ trap 'exit 143' TERM
 
 mkdir -p "$DIR"
 
-step() {
-    local name=$1 fn=$2 log=$DIR/$3.log start rc=0 secs
-    STEP=$((STEP + 1))
-    DETAIL=
-    start=$EPOCHREALTIME
-    if "$fn" >"$log" 2>&1; then rc=0; else rc=$?; fi
-    secs=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
-    if [[ $rc -eq 0 ]]; then
-        PASSED=$((PASSED + 1))
-        echo "[$STEP/$TOTAL] $name: ok (${secs}s)${DETAIL:+ - $DETAIL}"
-    else
-        echo "[$STEP/$TOTAL] $name: FAILED (exit $rc after ${secs}s; log $log)"
-        echo "---- last lines of $log ----" >&2
-        tail -n 40 "$log" >&2
-        echo "----" >&2
-        echo "tracing-check: $PASSED passed, 1 failed (stopped at step $STEP of $TOTAL: $name)"
-        exit 1
-    fi
-}
+CHECK=tracing-check
+# shellcheck source=.ci/steps.sh
+source .ci/steps.sh
 
 build() {
     # The README test command's features: the examples are already built by it.
