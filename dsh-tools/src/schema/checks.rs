@@ -1,6 +1,6 @@
 //! Scalar and array checks shared by the validator's two engines: `None` means the value passes.
 
-use super::compile::{ArrayNode, LiteralNode, NumberNode, StringNode};
+use super::compile::{ArrayNode, LiteralNode, NumberNode, StringNode, same_len_eq};
 use super::pattern::Outcome;
 use crate::json::{
     cmp_numbers, is_integer, is_lossless_number, json_equal, json_hash, numbers_equal,
@@ -29,13 +29,17 @@ fn pattern_problem<'s>(s: &'s StringNode, x: &str) -> Option<Problem<'s>> {
 }
 
 pub(super) fn string_problem<'s>(s: &'s StringNode, x: &str) -> Option<Problem<'s>> {
+    // Word compares, not a `memcmp` call per member: enum members and argument values are short.
     if let Some(e) = &s.one_of
-        && !e.members.iter().any(|m| **m == *x)
+        && !e
+            .members
+            .iter()
+            .any(|m| same_len_eq(m.as_bytes(), x.as_bytes()))
     {
         return Some(Problem::Enum(&e.text));
     }
     if let Some(c) = &s.constant
-        && *c.members[0] != *x
+        && !same_len_eq(c.members[0].as_bytes(), x.as_bytes())
     {
         return Some(Problem::Const(&c.text));
     }

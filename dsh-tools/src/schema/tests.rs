@@ -467,3 +467,90 @@ fn members_decided_by_type_agree_with_the_collector() {
     }
     assert!(checked > 1000, "{checked}");
 }
+
+/// Flat objects (every member a scalar) are decided by a loop of their own that reads members in
+/// declaration order and falls back at the first one out of order: every order of every subset
+/// of declared and undeclared keys, valid and invalid values, open and closed objects, alone, as
+/// an array's items and as a `oneOf` branch, against the `jsonschema` crate (the collector's
+/// probes run the same loop, so it is no independent witness) and against the collector.
+#[test]
+fn flat_objects_agree_with_jsonschema_in_every_member_order() {
+    fn orders(keys: &[&'static str], len: usize) -> Vec<Vec<&'static str>> {
+        if len == 0 {
+            return vec![Vec::new()];
+        }
+        let mut out = Vec::new();
+        for (i, k) in keys.iter().enumerate() {
+            let rest: Vec<_> = keys
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, k)| *k)
+                .collect();
+            for mut tail in orders(&rest, len - 1) {
+                tail.insert(0, k);
+                out.push(tail);
+            }
+        }
+        out
+    }
+    let member_values = [json!("x"), json!(7), Value::Null];
+    let mut checked = 0;
+    for additional in [json!(true), json!(false)] {
+        let object = json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "string"},
+                "b": {"type": "integer"},
+                "c": {"type": "string", "enum": ["x", "y"]},
+                "d": {"oneOf": [{"type": "integer"}, {"type": "null"}]},
+            },
+            "required": ["a", "c"],
+            "additionalProperties": additional,
+        });
+        let wraps = [
+            object.clone(),
+            json!({"type": "array", "items": object}),
+            json!({"oneOf": [object, {"type": "string"}]}),
+        ];
+        for wrapped in &wraps {
+            let compiled = CompiledSchema::compile(wrapped).unwrap();
+            let node = &compiled.nodes[if wrapped["type"] == "object" { 0 } else { 1 }];
+            assert!(
+                matches!(node, crate::schema::compile::Node::Object(o) if o.flat),
+                "{wrapped}: the object should be flat"
+            );
+            let oracle = jsonschema::validator_for(wrapped).unwrap();
+            for len in 0..=4 {
+                for keys in orders(&["a", "b", "c", "d", "e"], len) {
+                    // Every assignment of `member_values` to the keys.
+                    for pick in 0..member_values.len().pow(len as u32) {
+                        let mut map = serde_json::Map::new();
+                        let mut p = pick;
+                        for k in &keys {
+                            map.insert((*k).to_owned(), member_values[p % 3].clone());
+                            p /= 3;
+                        }
+                        let object = Value::Object(map);
+                        let value = if wrapped["type"] == "array" {
+                            json!([{"a": "x", "c": "y"}, object])
+                        } else {
+                            object
+                        };
+                        let fast = compiled.is_valid(&value);
+                        assert_eq!(fast, oracle.is_valid(&value), "{wrapped} {value}");
+                        let listed = compiled.collect(&value, Root::Value);
+                        assert_eq!(fast, listed.is_empty(), "{wrapped} {value}: {listed:?}");
+                        assert_eq!(
+                            fits_with_budget(&compiled, &value, 0),
+                            fast,
+                            "{wrapped} {value}"
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 60_000, "{checked}");
+}

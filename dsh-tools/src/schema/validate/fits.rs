@@ -1,10 +1,17 @@
 //! The fast path (`fits`): recursive, yes or no, nothing allocated on valid input; past its
 //! recursion budget it hands the subtree to the collector, silently.
+//!
+//! A *flat* object (every member a scalar: most tools' arguments, and the records of a list)
+//! skips the general container code: `fits_flat` walks its members beside the declared
+//! properties while they arrive in declaration order, and looks keys up only from the first one
+//! that does not; an array of flat objects checks them all in one loop (`fits_flat_items`).
 
 use super::super::checks::*;
-use super::super::compile::{Additional, CompiledSchema, Node, NodeId, StringNode};
+use super::super::compile::{
+    Additional, CompiledSchema, Node, NodeId, ObjectNode, Prop, StringNode, same_len_eq,
+};
 use crate::json::{is_lossless, is_lossless_number};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// Recursion budget of the fast path before it switches to the iterative collector.
 pub(super) const FAST_DEPTH: u32 = 48;
@@ -19,8 +26,156 @@ impl CompiledSchema {
         let node = &self.nodes[id as usize];
         match leaf_fits(node, v) {
             Some(ok) => ok,
-            None => self.fits_container::<PROBE>(id, node, v, depth),
+            None => self.fits_composite::<PROBE>(id, node, v, depth),
         }
+    }
+
+    /// A node `leaf_fits` does not decide: a flat object straight to its loop, the rest through
+    /// [`fits_container`](Self::fits_container).
+    #[inline(always)]
+    fn fits_composite<const PROBE: bool>(
+        &self,
+        id: NodeId,
+        node: &Node,
+        v: &Value,
+        depth: u32,
+    ) -> bool {
+        match node {
+            // At depth 0 the general path hands over to the collector, as for any container.
+            Node::Object(o) if o.flat && depth > 0 => {
+                matches!(v, Value::Object(map) if self.fits_flat::<PROBE>(o, map, depth))
+            }
+            _ => self.fits_container::<PROBE>(id, node, v, depth),
+        }
+    }
+
+    /// The common case of a flat object: members that arrive in declaration order (a model
+    /// writes the arguments in the schema's order), checked in a loop over members and declared
+    /// properties side by side. A member its mask decides costs no call; a scalar with
+    /// constraints, one. It stops at the first member out of order.
+    #[inline(always)]
+    fn flat_in_order<const PROBE: bool>(
+        &self,
+        o: &ObjectNode,
+        map: &Map<String, Value>,
+        depth: u32,
+    ) -> Flat {
+        let mut matched = 0;
+        for ((k, child), p) in map.iter().zip(o.props.iter()) {
+            if !same_len_eq(p.key.as_bytes(), k.as_bytes()) {
+                return Flat::Rest(matched);
+            }
+            let ok = if p.mask.is_empty() {
+                self.flat_scalar::<PROBE>(p, child, depth)
+            } else {
+                p.mask.admits(child)
+            };
+            if !ok {
+                return Flat::Decided(false);
+            }
+            matched += 1;
+        }
+        if matched < map.len() {
+            return Flat::Rest(matched);
+        }
+        // The members are exactly the first `matched` declared properties.
+        Flat::Decided(matched >= o.required_end)
+    }
+
+    /// A flat object (see `ObjectNode::flat`). Exact, so a probe may trust it at any depth.
+    #[inline(never)]
+    pub(super) fn fits_flat<const PROBE: bool>(
+        &self,
+        o: &ObjectNode,
+        map: &Map<String, Value>,
+        depth: u32,
+    ) -> bool {
+        match self.flat_in_order::<PROBE>(o, map, depth) {
+            Flat::Decided(ok) => ok,
+            Flat::Rest(at) => self.fits_flat_rest::<PROBE>(o, map, at, depth),
+        }
+    }
+
+    /// Every item of an array of flat objects (a list of records), in one loop: what
+    /// [`fits_flat`](Self::fits_flat) decides, without a call per item.
+    #[inline(never)]
+    pub(super) fn fits_flat_items<const PROBE: bool>(
+        &self,
+        o: &ObjectNode,
+        items: &[Value],
+        depth: u32,
+    ) -> bool {
+        for item in items {
+            let Value::Object(map) = item else {
+                return false;
+            };
+            let ok = match self.flat_in_order::<PROBE>(o, map, depth) {
+                Flat::Decided(ok) => ok,
+                Flat::Rest(at) => self.fits_flat_rest::<PROBE>(o, map, at, depth),
+            };
+            if !ok {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// [`fits_flat`](Self::fits_flat) from member `at`, the first its in-order loop did not
+    /// decide (the members before it matched the first `at` declared properties).
+    #[inline(never)]
+    fn fits_flat_rest<const PROBE: bool>(
+        &self,
+        o: &ObjectNode,
+        map: &Map<String, Value>,
+        at: usize,
+        depth: u32,
+    ) -> bool {
+        let mut hint = at;
+        let mut required = o.props[..at].iter().filter(|p| p.required).count();
+        for (k, child) in map.iter().skip(at) {
+            let Some((i, p)) = o.find_from(k, hint) else {
+                if self.flat_undeclared(o, child, depth) {
+                    continue;
+                }
+                return false;
+            };
+            hint = i + 1;
+            required += usize::from(p.required);
+            let ok = if p.mask.is_empty() {
+                self.flat_scalar::<PROBE>(p, child, depth)
+            } else {
+                p.mask.admits(child)
+            };
+            if !ok {
+                return false;
+            }
+        }
+        required == o.required_count
+    }
+
+    /// An undeclared member of a flat object (whose `additionalProperties` is never a schema).
+    #[inline(never)]
+    fn flat_undeclared(&self, o: &ObjectNode, v: &Value, depth: u32) -> bool {
+        matches!(o.additional, Additional::Allow) && lossless(v, depth.saturating_sub(1))
+    }
+
+    /// A flat object's member its mask does not decide: a scalar node (or `Option` of one).
+    #[inline(never)]
+    fn flat_scalar<const PROBE: bool>(&self, p: &Prop, v: &Value, depth: u32) -> bool {
+        let node = &self.nodes[p.id as usize];
+        if let Some(ok) = leaf_fits(node, v) {
+            return ok;
+        }
+        if let Node::OneOf(_, Some(of)) = node {
+            if v.is_null() {
+                return true;
+            }
+            if let Some(ok) = leaf_fits(&self.nodes[*of as usize], v) {
+                return ok;
+            }
+        }
+        // Not a scalar after all (`flat` says it is): the general path, never wrong.
+        self.fits_child::<PROBE>(p.id, v, depth.saturating_sub(1))
     }
 
     /// A child of a container: scalar checks inline, containers through a call.
@@ -37,11 +192,11 @@ impl CompiledSchema {
                         let inner = &self.nodes[*of as usize];
                         match leaf_fits(inner, v) {
                             Some(ok) => ok,
-                            None => self.fits_container::<PROBE>(*of, inner, v, depth - 1),
+                            None => self.fits_composite::<PROBE>(*of, inner, v, depth - 1),
                         }
                     }
                 }
-                _ => self.fits_container::<PROBE>(id, node, v, depth),
+                _ => self.fits_composite::<PROBE>(id, node, v, depth),
             },
         }
     }
@@ -119,9 +274,15 @@ impl CompiledSchema {
                     Some(_) if !a.items_mask.is_empty() => {
                         items.iter().all(|x| a.items_mask.admits(x))
                     }
-                    Some(item) => items
-                        .iter()
-                        .all(|x| self.fits_child::<PROBE>(item, x, depth - 1)),
+                    Some(item) => match &self.nodes[item as usize] {
+                        // An array of flat objects (a list of records): straight to their loop.
+                        Node::Object(o) if o.flat => {
+                            self.fits_flat_items::<PROBE>(o, items, depth - 1)
+                        }
+                        _ => items
+                            .iter()
+                            .all(|x| self.fits_child::<PROBE>(item, x, depth - 1)),
+                    },
                     None => items.iter().all(|x| lossless(x, depth - 1)),
                 };
                 items_ok && (!a.unique || first_duplicate(items).is_none())
@@ -131,6 +292,15 @@ impl CompiledSchema {
             _ => leaf_fits(node, v).unwrap_or(false),
         }
     }
+}
+
+/// What [`CompiledSchema::flat_in_order`] decided of a flat object.
+enum Flat {
+    /// Every member was decided: whether the object fits.
+    Decided(bool),
+    /// The first `n` members matched the first `n` declared properties, in order, and fit;
+    /// member `n` is out of that order (or undeclared).
+    Rest(usize),
 }
 
 /// Decides scalar nodes (and `Any` on scalar values) without a call; `None` for the rest.
