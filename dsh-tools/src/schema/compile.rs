@@ -105,7 +105,8 @@ pub(crate) struct ObjectNode {
     /// Key lookup for objects with many properties.
     index: Option<FxHashMap<Box<str>, u32>>,
     /// Every declared property is a scalar (its mask decides it, or its node is a string,
-    /// number or literal, or `Option` of one), `additionalProperties` is not a schema and keys
+    /// number or literal, or `Option` of one) or an array of items their mask decides,
+    /// `additionalProperties` is not a schema and keys
     /// are found by a scan: the fast path decides such an object in a loop of its own
     /// (`fits_flat`) that calls out only for a scalar with constraints, without entering the
     /// general container code.
@@ -345,7 +346,8 @@ impl CompiledSchema {
         let masks: Vec<TypeMask> = (0..nodes.len() as NodeId)
             .map(|id| TypeMask::of(&nodes, id))
             .collect();
-        // Which nodes a flat object's loop decides inline: masked ones and scalar leaves.
+        // Which nodes a flat object's loop decides without the general container code: masked
+        // ones, scalar leaves (or `Option` of one) and arrays of masked items (`Vec<String>`).
         let scalar = |id: NodeId| {
             matches!(
                 &nodes[id as usize],
@@ -356,7 +358,11 @@ impl CompiledSchema {
             .map(|id| {
                 !masks[id as usize].is_empty()
                     || scalar(id)
-                    || matches!(&nodes[id as usize], Node::OneOf(_, Some(of)) if scalar(*of))
+                    || match &nodes[id as usize] {
+                        Node::OneOf(_, Some(of)) => scalar(*of),
+                        Node::Array(a) => a.items.is_some_and(|i| !masks[i as usize].is_empty()),
+                        _ => false,
+                    }
             })
             .collect();
         for node in &mut nodes {

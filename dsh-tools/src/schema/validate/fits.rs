@@ -1,14 +1,15 @@
 //! The fast path (`fits`): recursive, yes or no, nothing allocated on valid input; past its
 //! recursion budget it hands the subtree to the collector, silently.
 //!
-//! A *flat* object (every member a scalar: most tools' arguments, and the records of a list)
+//! A *flat* object (every member a scalar or a list of them: most tools' arguments, and the
+//! records of a list)
 //! skips the general container code: `fits_flat` walks its members beside the declared
 //! properties while they arrive in declaration order, and looks keys up only from the first one
 //! that does not; an array of flat objects checks them all in one loop (`fits_flat_items`).
 
 use super::super::checks::*;
 use super::super::compile::{
-    Additional, CompiledSchema, Node, NodeId, ObjectNode, Prop, StringNode, same_len_eq,
+    Additional, ArrayNode, CompiledSchema, Node, NodeId, ObjectNode, Prop, StringNode, same_len_eq,
 };
 use crate::json::{is_lossless, is_lossless_number};
 use serde_json::{Map, Value};
@@ -51,8 +52,8 @@ impl CompiledSchema {
 
     /// The common case of a flat object: members that arrive in declaration order (a model
     /// writes the arguments in the schema's order), checked in a loop over members and declared
-    /// properties side by side. A member its mask decides costs no call; a scalar with
-    /// constraints, one. It stops at the first member out of order.
+    /// properties side by side. A member its mask decides costs no call; any other, one. It
+    /// stops at the first member out of order.
     #[inline(always)]
     fn flat_in_order<const PROBE: bool>(
         &self,
@@ -66,7 +67,7 @@ impl CompiledSchema {
                 return Flat::Rest(matched);
             }
             let ok = if p.mask.is_empty() {
-                self.flat_scalar::<PROBE>(p, child, depth)
+                self.flat_member::<PROBE>(p, child, depth)
             } else {
                 p.mask.admits(child)
             };
@@ -142,7 +143,7 @@ impl CompiledSchema {
             hint = i + 1;
             required += usize::from(p.required);
             let ok = if p.mask.is_empty() {
-                self.flat_scalar::<PROBE>(p, child, depth)
+                self.flat_member::<PROBE>(p, child, depth)
             } else {
                 p.mask.admits(child)
             };
@@ -159,20 +160,30 @@ impl CompiledSchema {
         matches!(o.additional, Additional::Allow) && lossless(v, depth.saturating_sub(1))
     }
 
-    /// A flat object's member its mask does not decide: a scalar node (or `Option` of one).
+    /// A flat object's member its mask does not decide: a scalar node (or `Option` of one), or
+    /// an array of items their mask decides.
     #[inline(never)]
-    fn flat_scalar<const PROBE: bool>(&self, p: &Prop, v: &Value, depth: u32) -> bool {
+    fn flat_member<const PROBE: bool>(&self, p: &Prop, v: &Value, depth: u32) -> bool {
         let node = &self.nodes[p.id as usize];
         if let Some(ok) = leaf_fits(node, v) {
             return ok;
         }
-        if let Node::OneOf(_, Some(of)) = node {
-            if v.is_null() {
-                return true;
+        match node {
+            Node::OneOf(_, Some(of)) => {
+                if v.is_null() {
+                    return true;
+                }
+                if let Some(ok) = leaf_fits(&self.nodes[*of as usize], v) {
+                    return ok;
+                }
             }
-            if let Some(ok) = leaf_fits(&self.nodes[*of as usize], v) {
-                return ok;
+            Node::Array(a) if !a.items_mask.is_empty() => {
+                let Value::Array(items) = v else {
+                    return false;
+                };
+                return masked_items_fit(a, items);
             }
+            _ => {}
         }
         // Not a scalar after all (`flat` says it is): the general path, never wrong.
         self.fits_child::<PROBE>(p.id, v, depth.saturating_sub(1))
@@ -265,15 +276,15 @@ impl CompiledSchema {
                 let Value::Array(items) = v else {
                     return false;
                 };
+                if !a.items_mask.is_empty() {
+                    return masked_items_fit(a, items);
+                }
                 if (a.min_items.is_some() || a.max_items.is_some())
                     && count_problem(a, items.len()).is_some()
                 {
                     return false;
                 }
                 let items_ok = match a.items {
-                    Some(_) if !a.items_mask.is_empty() => {
-                        items.iter().all(|x| a.items_mask.admits(x))
-                    }
                     Some(item) => match &self.nodes[item as usize] {
                         // An array of flat objects (a list of records): straight to their loop.
                         Node::Object(o) if o.flat => {
@@ -301,6 +312,15 @@ enum Flat {
     /// The first `n` members matched the first `n` declared properties, in order, and fit;
     /// member `n` is out of that order (or undeclared).
     Rest(usize),
+}
+
+/// An array whose items their mask decides (`items_mask` not empty): its count, its items'
+/// types and, if asked, their uniqueness.
+fn masked_items_fit(a: &ArrayNode, items: &[Value]) -> bool {
+    if (a.min_items.is_some() || a.max_items.is_some()) && count_problem(a, items.len()).is_some() {
+        return false;
+    }
+    items.iter().all(|x| a.items_mask.admits(x)) && (!a.unique || first_duplicate(items).is_none())
 }
 
 /// Decides scalar nodes (and `Any` on scalar values) without a call; `None` for the rest.
