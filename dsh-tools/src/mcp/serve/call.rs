@@ -74,7 +74,17 @@ impl McpServer {
         let route = tasks::route(self.tasks.as_ref(), &name, self.agent.as_ref(), asked)?;
         let result = match route {
             Route::Task { tasks, ttl, legacy } => {
-                match tasks::begin(tasks, input, approval, ttl, legacy.then_some(&cx)).await {
+                // Boxed: a task's start is this future's largest state (about 9 KiB), and every
+                // call's future, which `call_tool` boxes, would otherwise carry it.
+                let begun = Box::pin(tasks::begin(
+                    tasks,
+                    input,
+                    approval,
+                    ttl,
+                    legacy.then_some(&cx),
+                ))
+                .await;
+                match begun {
                     Begun::Task(mut task) => {
                         if !legacy {
                             self.stamp(&mut task.meta);

@@ -119,13 +119,25 @@ pub(super) struct Metric {
     attributes: Vec<opentelemetry::KeyValue>,
 }
 
+/// The protocol revisions a metric names without copying the string.
+#[cfg(feature = "otel")]
+const KNOWN_VERSIONS: [&str; 5] = [
+    "2026-07-28",
+    "2025-11-25",
+    "2025-06-18",
+    "2025-03-26",
+    "2024-11-05",
+];
+
 #[cfg(feature = "otel")]
 impl Metric {
     /// The request's attributes: the tool's name only for a tool the server serves (any other
     /// name a client sends is `_OTHER`, keeping the series bounded).
     pub(super) fn start(tool: &str, known: bool, cx: &RequestContext<RoleServer>) -> Self {
         use opentelemetry::KeyValue;
-        let mut attributes = vec![
+        // Sized for every attribute `settle` may add: one allocation, no growth.
+        let mut attributes = Vec::with_capacity(6);
+        attributes.extend([
             KeyValue::new("mcp.method.name", TOOLS_CALL),
             KeyValue::new("gen_ai.operation.name", crate::telemetry::EXECUTE_TOOL),
             KeyValue::new(
@@ -137,12 +149,14 @@ impl Metric {
                 },
             ),
             KeyValue::new("network.transport", transport(cx)),
-        ];
+        ]);
         if let Some(version) = cx.protocol_version() {
-            attributes.push(KeyValue::new(
-                "mcp.protocol.version",
-                version.as_str().to_owned(),
-            ));
+            // A revision this crate knows by its static name (no copy); any other, copied.
+            let known = KNOWN_VERSIONS.iter().find(|v| **v == version.as_str());
+            attributes.push(match known {
+                Some(v) => KeyValue::new("mcp.protocol.version", *v),
+                None => KeyValue::new("mcp.protocol.version", version.as_str().to_owned()),
+            });
         }
         Self {
             since: crate::telemetry::Clock::start(),
