@@ -468,8 +468,9 @@ fn members_decided_by_type_agree_with_the_collector() {
     assert!(checked > 1000, "{checked}");
 }
 
-/// Flat objects (every member a scalar or an array of typed items) are decided by a loop of their own that reads members in
-/// declaration order and falls back at the first one out of order: every order of every subset
+/// Flat objects (every member a scalar or an array of typed items) are decided by a loop of their
+/// own that reads members in declaration order and falls back at the first one out of order:
+/// every order of every subset
 /// of declared and undeclared keys, valid and invalid values, open and closed objects, alone, as
 /// an array's items and as a `oneOf` branch, against the `jsonschema` crate (the collector's
 /// probes run the same loop, so it is no independent witness) and against the collector.
