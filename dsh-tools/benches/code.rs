@@ -11,7 +11,10 @@
 //! Two floors, the engine alone (no thread, no type stripping, no bridge, no pipeline), to show
 //! what no scheduling can remove: `code/floor/engine` creates a QuickJS runtime and context and
 //! evaluates a constant; `code/floor/await100` runs, in a context made beforehand, a compiled
-//! async function awaiting 100 calls of a native function that returns a resolved promise.
+//! async function awaiting 100 calls of a native function that returns a resolved promise;
+//! `code/floor/bridge100` the same with the argument and the answer crossing as JSON (the
+//! engine's `JSON.stringify` and `JSON.parse`, serde_json between): the least a sub-call's
+//! boundary does both ways.
 //!
 //! With `CODE_MEMORY=1` it measures memory instead: the peak RSS the hostile programs of issue
 //! 43.2 reach, each in a child process, against the sum of the default limits. With
@@ -119,6 +122,73 @@ fn resolved<'js>(
     let path: String = args.get("path")?;
     let (promise, resolve, _) = ctx.promise()?;
     resolve.call::<_, ()>((path.len() as i32,))?;
+    Ok(promise)
+}
+
+/// The bridge floor's binding: what any sub-call's boundary must do both ways, with the engine's
+/// own C code and no checks of ours. The argument goes to JSON text by the engine's
+/// `JSON.stringify`, that text to a `serde_json::Value`, and an answer `Value` comes back as text
+/// through the engine's `JSON.parse`, resolving an already settled promise.
+fn marshalled<'js>(
+    ctx: rquickjs::Ctx<'js>,
+    args: rquickjs::Value<'js>,
+) -> rquickjs::Result<rquickjs::Promise<'js>> {
+    let text = match ctx.json_stringify(args)? {
+        Some(text) => text.to_string()?,
+        None => "null".to_owned(),
+    };
+    let value: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    black_box(&value);
+    let answer = serde_json::to_string(&Value::String("ok".to_owned())).unwrap_or_default();
+    let answer = ctx.json_parse(answer)?;
+    let (promise, resolve, _) = ctx.promise()?;
+    resolve.call::<_, ()>((answer,))?;
+    Ok(promise)
+}
+
+/// `marshalled` with the argument read by a walk over the engine's value (rquickjs calls, no
+/// JSON text) and the answer made as an engine string: the other way across.
+fn walked<'js>(
+    ctx: rquickjs::Ctx<'js>,
+    args: rquickjs::Value<'js>,
+) -> rquickjs::Result<rquickjs::Promise<'js>> {
+    fn to_json(v: &rquickjs::Value<'_>) -> rquickjs::Result<Value> {
+        use rquickjs::Type;
+        Ok(match v.type_of() {
+            Type::Bool => Value::Bool(v.as_bool().unwrap_or(false)),
+            Type::Int => json!(v.as_int().unwrap_or(0)),
+            Type::Float => json!(v.as_float().unwrap_or(0.0)),
+            Type::String => match v.as_string() {
+                Some(s) => Value::String(s.to_string()?),
+                None => Value::Null,
+            },
+            Type::Array => match v.as_array() {
+                Some(items) => Value::Array(
+                    items
+                        .iter::<rquickjs::Value>()
+                        .map(|x| to_json(&x?))
+                        .collect::<rquickjs::Result<_>>()?,
+                ),
+                None => Value::Null,
+            },
+            Type::Object => match v.as_object() {
+                Some(o) => {
+                    let mut map = serde_json::Map::new();
+                    for entry in o.props::<String, rquickjs::Value>() {
+                        let (k, x) = entry?;
+                        map.insert(k, to_json(&x)?);
+                    }
+                    Value::Object(map)
+                }
+                None => Value::Null,
+            },
+            _ => Value::Null,
+        })
+    }
+    black_box(to_json(&args)?);
+    let answer = rquickjs::String::from_str(ctx.clone(), "ok")?;
+    let (promise, resolve, _) = ctx.promise()?;
+    resolve.call::<_, ()>((answer,))?;
     Ok(promise)
 }
 
@@ -320,6 +390,43 @@ fn code(c: &mut Criterion) {
             context.with(|ctx| {
                 ctx.globals().set("done", false).unwrap();
                 let hundred: rquickjs::Function = ctx.globals().get("hundred").unwrap();
+                drop(hundred.call::<_, rquickjs::Value>(()).unwrap());
+            });
+            while runtime.execute_pending_job().unwrap() {}
+            assert!(context.with(|ctx| ctx.globals().get::<_, bool>("done").unwrap()));
+        })
+    });
+    // The same 100 awaits through `marshalled`: the argument and the answer cross as JSON.
+    context.with(|ctx| {
+        let call = rquickjs::Function::new(ctx.clone(), marshalled).unwrap();
+        ctx.globals().set("marshalled", call).unwrap();
+        let program = "globalThis.hundredMarshalled = async () => { \
+            for (let i = 0; i < 100; i++) await marshalled({path: '/tmp/a'}); globalThis.done = true; }";
+        ctx.eval::<(), _>(program).unwrap();
+    });
+    context.with(|ctx| {
+        let call = rquickjs::Function::new(ctx.clone(), walked).unwrap();
+        ctx.globals().set("walked", call).unwrap();
+        let program = "globalThis.hundredWalked = async () => { \
+            for (let i = 0; i < 100; i++) await walked({path: '/tmp/a'}); globalThis.done = true; }";
+        ctx.eval::<(), _>(program).unwrap();
+    });
+    group.bench_function("floor/bridge100_walk", |b| {
+        b.iter(|| {
+            context.with(|ctx| {
+                ctx.globals().set("done", false).unwrap();
+                let hundred: rquickjs::Function = ctx.globals().get("hundredWalked").unwrap();
+                drop(hundred.call::<_, rquickjs::Value>(()).unwrap());
+            });
+            while runtime.execute_pending_job().unwrap() {}
+            assert!(context.with(|ctx| ctx.globals().get::<_, bool>("done").unwrap()));
+        })
+    });
+    group.bench_function("floor/bridge100", |b| {
+        b.iter(|| {
+            context.with(|ctx| {
+                ctx.globals().set("done", false).unwrap();
+                let hundred: rquickjs::Function = ctx.globals().get("hundredMarshalled").unwrap();
                 drop(hundred.call::<_, rquickjs::Value>(()).unwrap());
             });
             while runtime.execute_pending_job().unwrap() {}

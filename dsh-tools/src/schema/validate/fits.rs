@@ -2,10 +2,10 @@
 //! recursion budget it hands the subtree to the collector, silently.
 //!
 //! A *flat* object (every member a scalar or a list of them: most tools' arguments, and the
-//! records of a list)
-//! skips the general container code: `fits_flat` walks its members beside the declared
-//! properties while they arrive in declaration order, and looks keys up only from the first one
-//! that does not; an array of flat objects checks them all in one loop (`fits_flat_items`).
+//! records of a list) skips the general container code: `fits_flat` walks its members beside
+//! the declared properties while they arrive in declaration order, and looks keys up only from
+//! the first one that does not; an array of flat objects checks them all in one loop
+//! (`fits_flat_items`).
 
 use super::super::checks::*;
 use super::super::compile::{
