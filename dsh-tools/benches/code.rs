@@ -8,13 +8,14 @@
 //! 2-worker runtime), against `code/concurrent_direct/64x10`, 64 tasks making the same 10 calls
 //! through `Registry::execute`.
 //!
-//! Two floors, the engine alone (no thread, no type stripping, no bridge, no pipeline), to show
-//! what no scheduling can remove: `code/floor/engine` creates a QuickJS runtime and context and
-//! evaluates a constant; `code/floor/await100` runs, in a context made beforehand, a compiled
-//! async function awaiting 100 calls of a native function that returns a resolved promise;
-//! `code/floor/bridge100` the same with the argument and the answer crossing as JSON (the
-//! engine's `JSON.stringify` and `JSON.parse`, serde_json between): the least a sub-call's
-//! boundary does both ways.
+//! Floors, the engine alone (no thread, no type stripping, no bridge of ours, no pipeline), to
+//! show what no scheduling can remove: `code/floor/engine` creates a QuickJS runtime and context
+//! and evaluates a constant; `code/floor/await100` runs, in a context made beforehand, a compiled
+//! async function awaiting 100 calls of a native function that returns a resolved promise. Two
+//! more make those calls cross a sub-call's boundary both ways, argument to a `serde_json::Value`
+//! and answer back: `code/floor/bridge100` as JSON text (the engine's `JSON.stringify` and
+//! `JSON.parse`, serde_json between), `code/floor/bridge100_walk` by walking the engine's value
+//! with rquickjs calls (the cheaper of the two).
 //!
 //! With `CODE_MEMORY=1` it measures memory instead: the peak RSS the hostile programs of issue
 //! 43.2 reach, each in a child process, against the sum of the default limits. With
@@ -125,8 +126,8 @@ fn resolved<'js>(
     Ok(promise)
 }
 
-/// The bridge floor's binding: what any sub-call's boundary must do both ways, with the engine's
-/// own C code and no checks of ours. The argument goes to JSON text by the engine's
+/// A bridge floor's binding: a sub-call's boundary crossed both ways with the engine's own C
+/// code and no checks of ours. The argument goes to JSON text by the engine's
 /// `JSON.stringify`, that text to a `serde_json::Value`, and an answer `Value` comes back as text
 /// through the engine's `JSON.parse`, resolving an already settled promise.
 fn marshalled<'js>(
