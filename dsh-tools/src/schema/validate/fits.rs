@@ -66,12 +66,7 @@ impl CompiledSchema {
             if !same_len_eq(p.key.as_bytes(), k.as_bytes()) {
                 return Flat::Rest(matched);
             }
-            let ok = if p.mask.is_empty() {
-                self.flat_member::<PROBE>(p, child, depth)
-            } else {
-                p.mask.admits(child)
-            };
-            if !ok {
+            if !self.flat_member_fits::<PROBE>(p, child, depth) {
                 return Flat::Decided(false);
             }
             matched += 1;
@@ -83,9 +78,9 @@ impl CompiledSchema {
         Flat::Decided(matched >= o.required_end)
     }
 
-    /// A flat object (see `ObjectNode::flat`). Exact, so a probe may trust it at any depth.
-    #[inline(never)]
-    pub(super) fn fits_flat<const PROBE: bool>(
+    /// A flat object: the in-order loop, then the lookups from where it stopped, if it did.
+    #[inline(always)]
+    fn flat_fits<const PROBE: bool>(
         &self,
         o: &ObjectNode,
         map: &Map<String, Value>,
@@ -97,6 +92,17 @@ impl CompiledSchema {
         }
     }
 
+    /// A flat object (see `ObjectNode::flat`). Exact, so a probe may trust it at any depth.
+    #[inline(never)]
+    pub(super) fn fits_flat<const PROBE: bool>(
+        &self,
+        o: &ObjectNode,
+        map: &Map<String, Value>,
+        depth: u32,
+    ) -> bool {
+        self.flat_fits::<PROBE>(o, map, depth)
+    }
+
     /// Every item of an array of flat objects (a list of records), in one loop: what
     /// [`fits_flat`](Self::fits_flat) decides, without a call per item.
     #[inline(never)]
@@ -106,19 +112,9 @@ impl CompiledSchema {
         items: &[Value],
         depth: u32,
     ) -> bool {
-        for item in items {
-            let Value::Object(map) = item else {
-                return false;
-            };
-            let ok = match self.flat_in_order::<PROBE>(o, map, depth) {
-                Flat::Decided(ok) => ok,
-                Flat::Rest(at) => self.fits_flat_rest::<PROBE>(o, map, at, depth),
-            };
-            if !ok {
-                return false;
-            }
-        }
-        true
+        items.iter().all(
+            |item| matches!(item, Value::Object(map) if self.flat_fits::<PROBE>(o, map, depth)),
+        )
     }
 
     /// [`fits_flat`](Self::fits_flat) from member `at`, the first its in-order loop did not
@@ -142,16 +138,21 @@ impl CompiledSchema {
             };
             hint = i + 1;
             required += usize::from(p.required);
-            let ok = if p.mask.is_empty() {
-                self.flat_member::<PROBE>(p, child, depth)
-            } else {
-                p.mask.admits(child)
-            };
-            if !ok {
+            if !self.flat_member_fits::<PROBE>(p, child, depth) {
                 return false;
             }
         }
         required == o.required_count
+    }
+
+    /// A declared member of a flat object: by its mask in the loop, anything else by a call.
+    #[inline(always)]
+    fn flat_member_fits<const PROBE: bool>(&self, p: &Prop, v: &Value, depth: u32) -> bool {
+        if p.mask.is_empty() {
+            self.flat_member::<PROBE>(p, v, depth)
+        } else {
+            p.mask.admits(v)
+        }
     }
 
     /// An undeclared member of a flat object (whose `additionalProperties` is never a schema).
