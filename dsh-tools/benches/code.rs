@@ -19,7 +19,8 @@
 //!
 //! With `CODE_MEMORY=1` it measures memory instead: the peak RSS the hostile programs of issue
 //! 43.2 reach, each in a child process, against the sum of the default limits. With
-//! `CODE_WARM_RSS=1`, what an idle warm engine holds resident.
+//! `CODE_WARM_RSS=1`, what an idle warm engine holds resident. With `CODE_COUNT=<calls>`, only
+//! runs of a program making that many sub-calls, for an instruction counter ([`count`]).
 
 use criterion::{Criterion, criterion_group};
 use dsh_tools::code::quickjs::QuickJsRuntime;
@@ -591,7 +592,34 @@ fn warm_child(warm: usize) {
     drop(runtime);
 }
 
+/// `CODE_COUNT=<calls>`: `CODE_N` runs (default 10) of a program awaiting `<calls>` calls of the
+/// no-op tool, through the registry, each once the warm engines are back, and nothing else: what
+/// an instruction counter (`valgrind --tool=callgrind`) reads. The count for `<calls>` = 100 less
+/// the one for 0, over 100 and `CODE_N`, is one sub-call's instructions, every thread's (the
+/// lane, the pipeline, the bridge, the engine), without the noise a timed run has on two cores.
+fn count(calls: usize) {
+    let runs: usize = std::env::var("CODE_N")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(10);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let engine = Arc::new(QuickJsRuntime::new(Default::default()).unwrap());
+    let registry = registry_on(Arc::clone(&engine));
+    let program =
+        format!("for (let i = 0; i < {calls}; i++) await tools.noop({{path: '/tmp/a'}}); return 1");
+    warm_iters(&engine, runs as u64, || {
+        run_ok(&rt, &registry, &program);
+    });
+}
+
 fn main() {
+    if let Ok(calls) = std::env::var("CODE_COUNT") {
+        return count(calls.parse().unwrap());
+    }
     if let Ok(warm) = std::env::var("CODE_WARM_CHILD") {
         return warm_child(warm.parse().unwrap());
     }

@@ -117,7 +117,10 @@ pub(crate) async fn core_dispatch(
                 None => fut.await,
                 Some(limit) => {
                     let grace = tool.definition.timeout_grace;
-                    match with_deadline(fut, &exec.name, limit, grace, &body_signal).await {
+                    // Boxed: only a tool with a declared timeout pays for the deadline's
+                    // future (0.9 KB), not every call's.
+                    match Box::pin(with_deadline(fut, &exec.name, limit, grace, &body_signal)).await
+                    {
                         Some(settled) => settled,
                         // The deadline passed: whatever came back (or nothing, past the grace),
                         // with any card its output drew.

@@ -351,7 +351,11 @@ impl Registry {
             Err(e) => return Stage::Final(call, failure(e)),
         };
         match decision {
-            PreToolDecision::Ask { reason } => self.approve_to_stage(call, reason, defer).await,
+            // Boxed: asking is the rare path, and its future (1.9 KB) would otherwise be part of
+            // every call's, copied whole each time a call's future is boxed.
+            PreToolDecision::Ask { reason } => {
+                Box::pin(self.approve_to_stage(call, reason, defer)).await
+            }
             other => self.admit(call, other),
         }
     }

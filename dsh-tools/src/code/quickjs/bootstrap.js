@@ -21,7 +21,6 @@
   const setAdd = Set.prototype.add;
   const setHas = Set.prototype.has;
   const setDelete = Set.prototype.delete;
-  const PromiseC = Promise;
   const promiseThen = Promise.prototype.then;
   const ErrorC = Error;
   const TypeErrorC = TypeError;
@@ -67,7 +66,10 @@
   const scratch = { work: list(), path: list(), one: list(), busy: false };
 
   // The lossless check and flattening of a value (§3.8): a tape of tags and payloads the host
-  // reads without recursion, or undefined when the value is not lossless JSON.
+  // reads without recursion, or undefined when the value is not lossless JSON. The host reads
+  // most values itself (`walk.rs`, which runs no program code); it hands this walk what only the
+  // language can read (a Proxy, whose traps run here) and a value over its budget (whether it is
+  // lossless at all decides the answer).
   // Tags: 0 null, 1 false, 2 true, 3 number, 4 string, 5 array (length, items), 6 object (count,
   // keys, values).
   function toTape(root) {
@@ -503,11 +505,20 @@
     return handler;
   }
 
+  // What a refused or failed call of namespace `index` rejects with, per namespace: `(member
+  // index, message) => error` (the namespace's error class naming the member, or an Error).
+  const failers = list();
+  function failFor(index, j, message) {
+    return failers[index](j, message);
+  }
+
   function makeNamespace(index, global, names, C) {
     const ns = create(null);
+    const members = list();
+    for (let j = 0; j < names.length; j++) members[j] = names[j];
+    failers[index] = (j, message) => (C ? new C(members[j], message) : new ErrorC(message));
     for (let j = 0; j < names.length; j++) {
       const member = names[j];
-      const fail = (message) => (C ? new C(member, message) : new ErrorC(message));
       const misuse = implicitUse(member);
       const fn = function (arg) {
         const engine = misuse === undefined ? undefined : misuse(arg, arguments);
@@ -517,14 +528,10 @@
               global + '["' + member + '"]({...}))',
           );
         }
-        return new PromiseC((resolve, reject) => {
-          const tape = toTape(arg);
-          if (tape === undefined) {
-            reject(fail('binding arguments must be lossless JSON'));
-            return;
-          }
-          hostCall(index, j, tape, resolve, (message) => reject(fail(message)));
-        });
+        // The host checks the argument (the lossless walk, this file's `toTape` for what only
+        // it can read) before anything is called, and answers with the call's promise: already
+        // rejected with `failFor(index, j, message)` when the argument is refused.
+        return hostCall(index, j, arg);
       };
       defineProperty(fn, 'name', { value: member });
       defineProperty(ns, member, { value: fn, enumerable: true });
@@ -537,7 +544,7 @@
   // With `javascriptFirst`, a program that does not compile (a SyntaxError: TypeScript, most
   // likely) is not reported: `start` returns false and nothing ran; the host strips its types and
   // starts it again. Otherwise it returns true.
-  return function start(spec, program, javascriptFirst) {
+  function start(spec, program, javascriptFirst) {
     ErrorC.prepareStackTrace = programStack;
     try {
       const params = [];
@@ -565,19 +572,25 @@
       }
       const running = apply(main, undefined, args);
       apply(promiseThen, running, [
-        (value) => {
-          if (value === undefined) onDone(0, undefined);
-          else {
-            const tape = toTape(value);
-            if (tape === undefined) onDone(2, undefined);
-            else onDone(1, tape);
-          }
-        },
+        // The host checks the completion (the lossless walk, `toTape` for what only it reads).
+        (value) => onDone(value === undefined ? 0 : 1, value),
         (e) => onError(wellFormed(describe(e))),
       ]);
     } catch (e) {
       onError(wellFormed(describe(e)));
     }
     return true;
-  };
+  }
+
+  // What the host keeps (in this order, read by `code/quickjs/walk.rs` and `host.rs`): `start`,
+  // the walk, the rejection maker, and what the host's own walk compares with, captured before
+  // any program ran.
+  const handed = list();
+  handed[0] = start;
+  handed[1] = toTape;
+  handed[2] = failFor;
+  handed[3] = ObjectProto.__lookupGetter__;
+  handed[4] = ObjectProto;
+  handed[5] = ArrayProto;
+  return handed;
 })

@@ -1,6 +1,7 @@
-//! Values across the engine boundary, without recursion (Code Mode spec §3.8.4): the bootstrap
-//! flattens an engine value into a tape after its lossless check; the host reads the tape into a
-//! `serde_json::Value`, and builds engine values from JSON with an explicit stack.
+//! Values across the engine boundary, without recursion (Code Mode spec §3.8.4): a tape the
+//! bootstrap's walk writes (for what the host's own walk, `walk.rs`, leaves to it: a Proxy, a
+//! value over its budget) read into a `serde_json::Value`, and engine values built from JSON with
+//! an explicit stack.
 
 use rquickjs::{Array, Ctx, Object};
 use serde_json::{Map, Number, Value};
@@ -16,8 +17,8 @@ const OBJECT: i32 = 6;
 /// 2^53: integers below it are exact in a double.
 const EXACT: f64 = 9_007_199_254_740_992.0;
 
-/// A number as lossless JSON: integral values in the exact range as integers.
-fn number(x: f64) -> Option<Value> {
+/// A number as lossless JSON: integral values in the exact range as integers (both walks).
+pub(super) fn number(x: f64) -> Option<Value> {
     if x.fract() == 0.0 && x.abs() < EXACT {
         return Some(Value::from(x as i64));
     }

@@ -10,7 +10,7 @@
 use super::event_loop::{event_loop, free, poll_host};
 use super::host::install;
 use super::start::begin;
-use super::state::{Outcome, State, Stop, set_outcome};
+use super::state::{Bridge, Outcome, State, Stop, set_outcome};
 use crate::code::{CodeResult, Companion, FailureKind, Namespace, OutputLedger};
 use rquickjs::{Context, Function, Persistent, Runtime};
 use std::rc::Rc;
@@ -51,6 +51,7 @@ fn thread_cpu() -> Duration {
 pub(super) struct Prepared {
     // Dropped in this order: the engine values, then the context, then the runtime.
     start: Persistent<Function<'static>>,
+    bridge: Bridge,
     state: Rc<State>,
     context: Context,
     runtime: Runtime,
@@ -81,13 +82,15 @@ impl Prepared {
         )>(&runtime)
         .map_err(worker)?;
         let state = Rc::new(State::new(limits.max_output_bytes));
-        let start = context
+        let (start, bridge) = context
             .with(|ctx| {
-                install(&ctx, limits.max_output_bytes, &state).map(|f| Persistent::save(&ctx, f))
+                install(&ctx, limits.max_output_bytes, &state)
+                    .map(|(f, bridge)| (Persistent::save(&ctx, f), bridge))
             })
             .map_err(|message| (FailureKind::Exception, message))?;
         Ok(Self {
             start,
+            bridge,
             state,
             context,
             runtime,
@@ -115,10 +118,12 @@ pub(super) fn run(
     let _runtime = job.host.enter();
     let Prepared {
         start,
+        bridge,
         state,
         context,
         runtime,
     } = prepared;
+    *state.bridge.borrow_mut() = Some(bridge);
     *state.companion.borrow_mut() = job.companion.take();
     state.wake.woken.store(true, Ordering::Release);
     let started = Instant::now();
@@ -178,6 +183,7 @@ pub(super) fn run(
     // Drop every engine value (the pending resolvers) before the runtime, and every binding
     // call's future (a binding that never answers must not outlive the run).
     state.pending.borrow_mut().clear();
+    drop(state.bridge.borrow_mut().take());
     drop(std::mem::take(&mut *state.calls.borrow_mut()));
     for answer in std::mem::take(&mut *state.ready.borrow_mut()) {
         free(answer.outcome);

@@ -154,13 +154,25 @@ pub(super) fn event_loop(
 
 /// Settles one binding call in the engine (spec §3.6.3 steps 3–4).
 fn settle(context: &Context, state: &State, answer: Answer) {
-    let Some((resolve, reject)) = state.pending.borrow_mut().remove(&answer.id) else {
+    let Some(pending) = state.pending.borrow_mut().remove(&answer.id) else {
         free(answer.outcome);
         return;
     };
     context.with(|ctx| {
-        let (Ok(resolve), Ok(reject)) = (resolve.restore(&ctx), reject.restore(&ctx)) else {
+        let (Ok(resolve), Ok(reject)) =
+            (pending.resolve.restore(&ctx), pending.reject.restore(&ctx))
+        else {
             return;
+        };
+        let failed = |message: &str| {
+            let error = match state.bridge.borrow().as_ref() {
+                Some(bridge) => bridge.failure(&ctx, pending.ns, pending.member, message),
+                None => match rquickjs::String::from_str(ctx.clone(), message) {
+                    Ok(text) => text.into_value(),
+                    Err(_) => rquickjs::Value::new_undefined(ctx.clone()),
+                },
+            };
+            reject.call::<_, ()>((error,))
         };
         let called = match &answer.outcome {
             Ok(value) if crate::json::is_lossless(value) => match to_js(&ctx, value) {
@@ -169,11 +181,11 @@ fn settle(context: &Context, state: &State, answer: Answer) {
                 // goes on (or ends at its own next allocation).
                 Err(_) => {
                     drop(ctx.catch());
-                    reject.call::<_, ()>(("binding resolution could not be built in the engine",))
+                    failed("binding resolution could not be built in the engine")
                 }
             },
-            Ok(_) => reject.call::<_, ()>(("binding resolution must be lossless JSON",)),
-            Err(message) => reject.call::<_, ()>((message.as_str(),)),
+            Ok(_) => failed("binding resolution must be lossless JSON"),
+            Err(message) => failed(message),
         };
         if called.is_err() {
             drop(ctx.catch());

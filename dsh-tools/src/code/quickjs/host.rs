@@ -3,9 +3,10 @@
 //! (the output ledger), `on_done` and `on_error` (how the program ended) and the log inspector's
 //! source; and the text of an engine error.
 
-use super::convert::{TapeError, from_tape};
-use super::state::{Answer, Outcome, State, Stop, set_outcome};
-use rquickjs::{Array, Ctx, Function, Persistent};
+use super::convert::TapeError;
+use super::state::{Answer, Bridge, Outcome, Pending, State, Stop, set_outcome};
+use super::walk::{Intrinsics, lossless};
+use rquickjs::{Array, Ctx, Function, Persistent, Promise};
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 
@@ -17,12 +18,22 @@ const INSPECTOR: &str = include_str!("inspect.js");
 /// becomes as many host strings).
 const MAX_ARGUMENT_BYTES: usize = 64 << 20;
 
-/// Evaluates the bootstrap and installs the host functions; returns the bootstrap's `start`.
+/// Constrains a binding call's closure to every context lifetime (a closure's elided lifetimes
+/// cannot say that its promise lives as long as its context).
+fn binding_call<F>(f: F) -> F
+where
+    F: for<'js> Fn(Ctx<'js>, u32, u32, rquickjs::Value<'js>) -> rquickjs::Result<Promise<'js>>,
+{
+    f
+}
+
+/// Evaluates the bootstrap and installs the host functions; returns the bootstrap's `start`
+/// and what the run keeps of the rest.
 pub(super) fn install<'js>(
     ctx: &Ctx<'js>,
     max_output_bytes: usize,
     state: &Rc<State>,
-) -> Result<Function<'js>, String> {
+) -> Result<(Function<'js>, Bridge), String> {
     let setup: Function = ctx.eval(BOOTSTRAP).map_err(|e| fail(ctx, e))?;
     let log_state = Rc::clone(state);
     let host_log = Function::new(ctx.clone(), move |entry: String| {
@@ -40,14 +51,26 @@ pub(super) fn install<'js>(
     let cap = max_output_bytes.saturating_mul(2).saturating_add(1 << 20);
     let on_done = Function::new(
         ctx.clone(),
-        move |kind: i32, tape: rquickjs::Value<'_>| match kind {
-            0 => set_outcome(&done_state, Outcome::Done(None)),
-            1 => match tape.as_array().map(|t| from_tape(t, cap)) {
-                Some(Ok(value)) => set_outcome(&done_state, Outcome::Done(Some(value))),
-                Some(Err(TapeError::TooLarge)) => set_outcome(&done_state, Outcome::TooLarge),
-                _ => set_outcome(&done_state, Outcome::Lossy),
-            },
-            _ => set_outcome(&done_state, Outcome::Lossy),
+        move |kind: i32, value: rquickjs::Value<'_>| -> rquickjs::Result<()> {
+            let ctx = value.ctx().clone();
+            if kind != 1 {
+                set_outcome(&done_state, Outcome::Done(None));
+                return Ok(());
+            }
+            let read = match done_state.bridge.borrow().as_ref() {
+                Some(bridge) => Some(bridge.walk.restore(&ctx)?),
+                None => None,
+            };
+            let outcome = match read {
+                Some(with) => match lossless(&ctx, value, cap, &with)? {
+                    Ok(value) => Outcome::Done(Some(value)),
+                    Err(TapeError::TooLarge) => Outcome::TooLarge,
+                    Err(TapeError::Malformed) => Outcome::Lossy,
+                },
+                None => Outcome::Lossy,
+            };
+            set_outcome(&done_state, outcome);
+            Ok(())
         },
     )
     .map_err(|e| fail(ctx, e))?;
@@ -59,67 +82,92 @@ pub(super) fn install<'js>(
     let call_state = Rc::clone(state);
     let host_call = Function::new(
         ctx.clone(),
-        move |ns: u32,
-              member: u32,
-              tape: Array<'_>,
-              resolve: Function<'_>,
-              reject: Function<'_>|
-              -> rquickjs::Result<()> {
-            let function = call_state
-                .functions
-                .borrow()
-                .get(ns as usize)
-                .and_then(|f| f.get(member as usize))
-                .cloned();
-            let argument = match from_tape(&tape, MAX_ARGUMENT_BYTES) {
-                Ok(argument) => argument,
-                Err(TapeError::TooLarge) => {
-                    let message = format!(
-                        "binding arguments are larger than {} MiB on the host",
-                        MAX_ARGUMENT_BYTES >> 20
-                    );
-                    reject.call::<_, ()>((message,))?;
-                    return Ok(());
-                }
-                Err(TapeError::Malformed) => {
-                    reject.call::<_, ()>(("binding arguments must be lossless JSON",))?;
-                    return Ok(());
-                }
-            };
-            let Some(function) = function else {
-                crate::json::free(argument);
-                reject.call::<_, ()>(("binding arguments must be lossless JSON",))?;
-                return Ok(());
-            };
-            let id = call_state.next_id.get() + 1;
-            call_state.next_id.set(id);
-            let resolve = Persistent::save(&resolve.ctx().clone(), resolve);
-            let reject = Persistent::save(&reject.ctx().clone(), reject);
-            call_state
-                .pending
-                .borrow_mut()
-                .insert(id, (resolve, reject));
-            // Called here, in the program's order: a host function's synchronous part (the
-            // bridge queues the call) runs before the next binding call; the event loop polls
-            // the wait.
-            let mut future = function(argument);
-            call_state.calls.borrow_mut().push(Box::pin(async move {
-                let outcome = (&mut future).await;
-                Answer {
-                    id,
-                    outcome,
-                    _call: future,
-                }
-            }));
-            // A new future: polled at the next chance (the loop, or an interrupt check).
-            call_state.wake.woken.store(true, Ordering::Release);
-            Ok(())
-        },
+        binding_call(move |ctx, ns, member, arg| host_call(&ctx, &call_state, ns, member, arg)),
     )
     .map_err(|e| fail(ctx, e))?;
-    setup
+    let handed: Array = setup
         .call((host_call, host_log, on_done, on_error, INSPECTOR))
-        .map_err(|e| fail(ctx, e))
+        .map_err(|e| fail(ctx, e))?;
+    let start: Function = handed.get(0).map_err(|e| fail(ctx, e))?;
+    let fail_for: Function = handed.get(2).map_err(|e| fail(ctx, e))?;
+    let bridge = Bridge {
+        walk: Intrinsics::from_setup(ctx, &handed).map_err(|e| fail(ctx, e))?,
+        fail_for: Persistent::save(ctx, fail_for),
+    };
+    Ok((start, bridge))
+}
+
+/// A binding call (spec §3.6.3): the argument checked and read on the host, the host function
+/// called in the program's order, its answer settled by the event loop. Returns the call's
+/// promise, already rejected when the argument is refused.
+fn host_call<'js>(
+    ctx: &Ctx<'js>,
+    state: &State,
+    ns: u32,
+    member: u32,
+    arg: rquickjs::Value<'js>,
+) -> rquickjs::Result<Promise<'js>> {
+    let (promise, resolve, reject) = ctx.promise()?;
+    let with = match state.bridge.borrow().as_ref() {
+        Some(bridge) => Some(bridge.walk.restore(ctx)?),
+        None => None,
+    };
+    let read = match with {
+        Some(with) => lossless(ctx, arg, MAX_ARGUMENT_BYTES, &with)?,
+        None => Err(TapeError::Malformed),
+    };
+    let function = state
+        .functions
+        .borrow()
+        .get(ns as usize)
+        .and_then(|f| f.get(member as usize))
+        .cloned();
+    let refused = |message: &str| -> rquickjs::Result<Promise<'js>> {
+        let error = match state.bridge.borrow().as_ref() {
+            Some(bridge) => bridge.failure(ctx, ns, member, message),
+            None => rquickjs::String::from_str(ctx.clone(), message)?.into_value(),
+        };
+        reject.call::<_, ()>((error,))?;
+        Ok(promise.clone())
+    };
+    let argument = match read {
+        Ok(argument) => argument,
+        Err(TapeError::TooLarge) => {
+            let message = format!(
+                "binding arguments are larger than {} MiB on the host",
+                MAX_ARGUMENT_BYTES >> 20
+            );
+            return refused(&message);
+        }
+        Err(TapeError::Malformed) => return refused("binding arguments must be lossless JSON"),
+    };
+    let Some(function) = function else {
+        crate::json::free(argument);
+        return refused("binding arguments must be lossless JSON");
+    };
+    let id = state.next_id.get() + 1;
+    state.next_id.set(id);
+    let pending = Pending {
+        resolve: Persistent::save(ctx, resolve),
+        reject: Persistent::save(ctx, reject),
+        ns,
+        member,
+    };
+    state.pending.borrow_mut().insert(id, pending);
+    // Called here, in the program's order: a host function's synchronous part (the bridge
+    // queues the call) runs before the next binding call; the event loop polls the wait.
+    let mut future = function(argument);
+    state.calls.borrow_mut().push(Box::pin(async move {
+        let outcome = (&mut future).await;
+        Answer {
+            id,
+            outcome,
+            _call: future,
+        }
+    }));
+    // A new future: polled at the next chance (the loop, or an interrupt check).
+    state.wake.woken.store(true, Ordering::Release);
+    Ok(promise)
 }
 
 /// The text of an engine error (a thrown value's, for an exception).

@@ -42,6 +42,7 @@ mod start;
 mod state;
 #[cfg(feature = "typescript")]
 mod typescript;
+mod walk;
 
 use super::{CodeRequest, CodeResult, CodeRuntime, CodeRuntimeConfig, FailureKind, OutputLedger};
 use super::{Companion, RunWithOutcome, SeamError, validate_bindings};

@@ -2,9 +2,10 @@
 //! loop read and write on the run's thread (why the engine stopped, how the program ended, the
 //! binding calls awaited and their answers, the output ledger, the wake of every host future).
 
+use super::walk::Intrinsics;
 use crate::code::{Companion, HostFn, OutputLedger};
 use futures_util::stream::FuturesUnordered;
-use rquickjs::{Function, Persistent};
+use rquickjs::{Ctx, Function, Persistent};
 use serde_json::Value;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -48,7 +49,14 @@ pub(super) struct Answer {
     pub(super) _call: crate::call::BoxFuture<Result<Value, String>>,
 }
 
-type Pending = HashMap<u64, (Persistent<Function<'static>>, Persistent<Function<'static>>)>;
+/// A binding call the program awaits: how to settle its promise, and which member it called
+/// (what a failure's error names).
+pub(super) struct Pending {
+    pub(super) resolve: Persistent<Function<'static>>,
+    pub(super) reject: Persistent<Function<'static>>,
+    pub(super) ns: u32,
+    pub(super) member: u32,
+}
 
 type Calls = FuturesUnordered<Pin<Box<dyn Future<Output = Answer>>>>;
 
@@ -56,7 +64,9 @@ pub(super) struct State {
     pub(super) ledger: RefCell<Option<OutputLedger>>,
     pub(super) stop: Cell<Option<Stop>>,
     pub(super) outcome: RefCell<Option<Outcome>>,
-    pub(super) pending: RefCell<Pending>,
+    pub(super) pending: RefCell<HashMap<u64, Pending>>,
+    /// What the bootstrap handed over, while the run runs (dropped before its engine).
+    pub(super) bridge: RefCell<Option<Bridge>>,
     pub(super) next_id: Cell<u64>,
     /// The run's host functions, per namespace (set when the run starts).
     pub(super) functions: RefCell<Vec<Vec<HostFn>>>,
@@ -89,6 +99,7 @@ impl State {
             stop: Cell::new(None),
             outcome: RefCell::new(None),
             pending: RefCell::new(HashMap::new()),
+            bridge: RefCell::new(None),
             next_id: Cell::new(0),
             functions: RefCell::new(Vec::new()),
             calls: RefCell::new(FuturesUnordered::new()),
@@ -98,6 +109,42 @@ impl State {
             host_time: Cell::new(Duration::ZERO),
             waker: Waker::from(Arc::clone(&wake)),
             wake,
+        }
+    }
+}
+
+/// What the bootstrap handed the host besides `start`, kept for the run (dropped before its
+/// engine).
+pub(super) struct Bridge {
+    /// What the lossless walk reads.
+    pub(super) walk: Intrinsics,
+    /// `failFor(namespace, member, message)`: the error a refused or failed call rejects with.
+    pub(super) fail_for: Persistent<Function<'static>>,
+}
+
+impl Bridge {
+    /// The error a call of `member` in namespace `ns` rejects with: the namespace's error class
+    /// (or an `Error`) with `message`; the message alone if the engine cannot make one.
+    pub(super) fn failure<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        ns: u32,
+        member: u32,
+        message: &str,
+    ) -> rquickjs::Value<'js> {
+        let made = self
+            .fail_for
+            .clone()
+            .restore(ctx)
+            .and_then(|f| f.call::<_, rquickjs::Value>((ns, member, message)));
+        match made {
+            Ok(error) => error,
+            Err(_) => {
+                drop(ctx.catch());
+                rquickjs::String::from_str(ctx.clone(), message)
+                    .map(|s| s.into_value())
+                    .unwrap_or_else(|_| rquickjs::Value::new_undefined(ctx.clone()))
+            }
         }
     }
 }
