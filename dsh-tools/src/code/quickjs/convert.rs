@@ -30,6 +30,21 @@ enum Frame {
     Object(Vec<String>, Map<String, Value>),
 }
 
+/// The containers being read, freed without recursion when a read stops early (a finished
+/// member may be deep, and a value's own drop recurses).
+struct Frames(Vec<Frame>);
+
+impl Drop for Frames {
+    fn drop(&mut self) {
+        for frame in self.0.drain(..) {
+            crate::json::free(match frame {
+                Frame::Array(items, _) => Value::Array(items),
+                Frame::Object(_, map) => Value::Object(map),
+            });
+        }
+    }
+}
+
 /// Why a tape was not read.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum TapeError {
@@ -70,7 +85,8 @@ fn read(
         at += 1;
         Some(v)
     };
-    let mut stack: Vec<Frame> = Vec::new();
+    let mut frames = Frames(Vec::new());
+    let stack = &mut frames.0;
     loop {
         let tag = next()?.as_int()?;
         if let Err(e) = charge(NODE_BYTES) {

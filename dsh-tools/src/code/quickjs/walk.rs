@@ -104,6 +104,21 @@ impl<'js> Frame<'js> {
     }
 }
 
+/// The containers being read. What they hold is freed without recursion when the walk stops
+/// early: a finished member may be 100,000 levels deep, and a value's own drop recurses.
+struct Frames<'js>(Vec<Frame<'js>>);
+
+impl Drop for Frames<'_> {
+    fn drop(&mut self) {
+        for frame in self.0.drain(..) {
+            crate::json::free(match frame {
+                Frame::Array { items, .. } => serde_json::Value::Array(items),
+                Frame::Object { map, .. } => serde_json::Value::Object(map),
+            });
+        }
+    }
+}
+
 /// `root` as lossless JSON within `budget` host bytes: the host walk, or the bootstrap's where
 /// the host walk cannot decide (a Proxy; a value over the budget, which is refused as too large
 /// only if it is lossless). An `Err` is an engine error to rethrow (an interrupt).
@@ -164,7 +179,8 @@ fn walk<'js>(
         spent = spent.saturating_add(bytes);
         spent <= budget
     };
-    let mut stack: Vec<Frame<'js>> = Vec::new();
+    let mut frames = Frames(Vec::new());
+    let stack = &mut frames.0;
     // Past SCAN_DEPTH, the objects on the path (a scan of `stack` below it).
     let mut deep: Option<HashSet<Value<'js>>> = None;
     let mut next = root;
@@ -241,6 +257,7 @@ fn walk<'js>(
                     Frame::Array { items, .. } => items.push(value),
                     Frame::Object { keys, map, .. } => {
                         let Some((_, _, key)) = keys.get(map.len()) else {
+                            crate::json::free(value);
                             return Ok(Err(Refused::NotLossless));
                         };
                         map.insert(key.clone(), value);
@@ -616,6 +633,15 @@ mod tests {
                     "(() => { const root = {}; let v = root; for (let i = 0; i < 100000; i++) { const n = {}; v.a = n; v = n } v.a = root; return root })()",
                     false,
                 ),
+                // Refused after a finished member 100,000 levels deep, which is freed too.
+                (
+                    "(() => { let v = 1; for (let i = 0; i < 100000; i++) v = [v]; return [v, undefined] })()",
+                    false,
+                ),
+                (
+                    "(() => { let v = 1; for (let i = 0; i < 100000; i++) v = {a: v}; return {v, f() {}} })()",
+                    false,
+                ),
             ] {
                 let value: Value = ctx.eval(source).unwrap();
                 let host = by_host(ctx, with, value.clone(), usize::MAX).unwrap();
@@ -624,6 +650,29 @@ mod tests {
                 free(host);
                 free(tape);
             }
+        });
+    }
+
+    #[test]
+    fn a_read_over_its_budget_after_a_deep_member_frees_it_without_recursion() {
+        engine(|ctx, with| {
+            let value: Value = ctx
+                .eval("(() => { let v = 1; for (let i = 0; i < 100000; i++) v = [v]; return [v, 'x'.repeat(1000)] })()")
+                .unwrap();
+            // Room for every node and 10 bytes of the string: the deep member is finished when
+            // the string is found too large.
+            let budget = super::NODE_BYTES * 100_003 + 10;
+            let host = by_host(ctx, with, value.clone(), budget).unwrap();
+            assert_eq!(host, Err(TapeError::TooLarge));
+            assert_eq!(
+                by_tape(with, value.clone(), budget),
+                Err(TapeError::TooLarge)
+            );
+            let read = lossless(ctx, value.clone(), budget, with).unwrap();
+            assert_eq!(read, Err(TapeError::TooLarge));
+            let fits = by_host(ctx, with, value, budget + 990).unwrap();
+            assert!(fits.is_ok());
+            free(fits);
         });
     }
 
