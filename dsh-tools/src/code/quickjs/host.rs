@@ -1,7 +1,7 @@
 //! The bootstrap and the host functions handed to it: `bootstrap.js` evaluated in a fresh
 //! context and given `host_call` (a binding call, queued in the program's order), `host_log`
-//! (the output ledger), `on_done` and `on_error` (how the program ended) and the log inspector's
-//! source; and the text of an engine error.
+//! (the output ledger), `on_done` and `on_error` (how the program ended), the log inspector's
+//! source and the rarely needed parts' (`rare.js`); and the text of an engine error.
 
 use super::convert::TapeError;
 use super::state::{Answer, Bridge, Outcome, Pending, State, Stop, set_outcome};
@@ -13,6 +13,8 @@ use std::sync::atomic::Ordering;
 const BOOTSTRAP: &str = include_str!("bootstrap.js");
 /// The log inspector's source, compiled by the bootstrap on first use.
 const INSPECTOR: &str = include_str!("inspect.js");
+/// `toTape` and `notATool`, compiled by the bootstrap the first time either is needed.
+const RARE: &str = include_str!("rare.js");
 
 /// The most host bytes one binding argument may take (an engine string referenced many times
 /// becomes as many host strings).
@@ -86,7 +88,7 @@ pub(super) fn install<'js>(
     )
     .map_err(|e| fail(ctx, e))?;
     let handed: Array = setup
-        .call((host_call, host_log, on_done, on_error, INSPECTOR))
+        .call((host_call, host_log, on_done, on_error, INSPECTOR, RARE))
         .map_err(|e| fail(ctx, e))?;
     let start: Function = handed.get(0).map_err(|e| fail(ctx, e))?;
     let fail_for: Function = handed.get(2).map_err(|e| fail(ctx, e))?;

@@ -134,7 +134,11 @@ pub(super) fn lossless<'js>(
         // Over the budget before the whole value was seen: whether it is lossless at all
         // decides the answer, as in the bootstrap's walk, which checks everything first.
         Err(Refused::TooLarge | Refused::Exotic) => {
-            let tape: Value = with.to_tape.call((root,))?;
+            // Compiled on first use: a full heap fails it, and that refuses the value.
+            let tape: Value = match caught(ctx, with.to_tape.call((root,)))? {
+                Ok(tape) => tape,
+                Err(_) => return Ok(Err(TapeError::Malformed)),
+            };
             Ok(match tape.as_array() {
                 Some(tape) => super::convert::from_tape(tape, budget),
                 None => Err(TapeError::Malformed),
