@@ -1,8 +1,10 @@
 //! The lossless check (Code Mode spec §3.8) done on the host: an engine value read straight into a
 //! `serde_json::Value` with rquickjs calls, without recursion (§3.8.4) and without running a line
 //! of the program's code (no getter, no trap). What it cannot decide that way, a Proxy, goes to
-//! the bootstrap's own walk (`toTape`), which runs the traps as the language does; nothing the
-//! host walk did before that is observable, so the answer is the one the bootstrap alone gives.
+//! the bootstrap's own walk (`toTape`, in `rare.js`), which runs the traps as the language does;
+//! so does a value over the host's budget or larger than it reads between the engine's interrupt
+//! checks. Nothing the host walk did before that is observable, so the answer is the one the
+//! bootstrap alone gives.
 //!
 //! It accepts exactly what `toTape` accepts: `null`, booleans, strings a Rust string holds,
 //! finite numbers other than `-0`, arrays whose prototype is `Array.prototype` with an own,
@@ -26,6 +28,11 @@ const NODE_BYTES: usize = crate::json::VALUE_HOST_BYTES;
 const ENTRY_BYTES: usize = crate::json::ENTRY_HOST_BYTES;
 /// Objects on the path deeper than this are also kept in a set (a scan of the path below it).
 const SCAN_DEPTH: usize = 32;
+/// The most values the host walk reads before it leaves the rest to the bootstrap's walk. The
+/// engine checks its interrupts (the compute budget, the wall clock, cancellation) only while it
+/// runs bytecode, never inside a host function: this bounds how long a binding call keeps them
+/// waiting (a few milliseconds), and a larger value is read where they are checked.
+const HOST_NODES: usize = 16_384;
 
 /// What the walk reads from the engine as the bootstrap captured it, before the program ran.
 pub(super) struct Intrinsics {
@@ -76,8 +83,9 @@ pub(super) struct Restored<'js> {
 enum Refused {
     NotLossless,
     TooLarge,
-    /// A Proxy: only the bootstrap's walk, which runs its traps, can say.
-    Exotic,
+    /// A Proxy (only the bootstrap's walk, which runs its traps, can say), or more than the
+    /// host reads between interrupt checks.
+    Elsewhere,
 }
 
 /// A container being read: the object, what is read of it so far.
@@ -128,12 +136,12 @@ pub(super) fn lossless<'js>(
     budget: usize,
     with: &Restored<'js>,
 ) -> rquickjs::Result<Result<serde_json::Value, TapeError>> {
-    match walk(ctx, root.clone(), budget, with)? {
+    match walk(ctx, root.clone(), budget, HOST_NODES, with)? {
         Ok(value) => Ok(Ok(value)),
         Err(Refused::NotLossless) => Ok(Err(TapeError::Malformed)),
         // Over the budget before the whole value was seen: whether it is lossless at all
         // decides the answer, as in the bootstrap's walk, which checks everything first.
-        Err(Refused::TooLarge | Refused::Exotic) => {
+        Err(Refused::TooLarge | Refused::Elsewhere) => {
             // Compiled on first use: a full heap fails it, and that refuses the value.
             let tape: Value = match caught(ctx, with.to_tape.call((root,)))? {
                 Ok(tape) => tape,
@@ -172,12 +180,15 @@ macro_rules! attempt {
     };
 }
 
+/// The host walk: `root` within `budget` host bytes and `max_nodes` values.
 fn walk<'js>(
     ctx: &Ctx<'js>,
     root: Value<'js>,
     budget: usize,
+    max_nodes: usize,
     with: &Restored<'js>,
 ) -> rquickjs::Result<Result<serde_json::Value, Refused>> {
+    let mut nodes = 0usize;
     let mut spent = 0usize;
     let mut charge = |bytes: usize| {
         spent = spent.saturating_add(bytes);
@@ -189,6 +200,10 @@ fn walk<'js>(
     let mut deep: Option<HashSet<Value<'js>>> = None;
     let mut next = root;
     loop {
+        nodes += 1;
+        if nodes > max_nodes {
+            return Ok(Err(Refused::Elsewhere));
+        }
         if !charge(NODE_BYTES) {
             return Ok(Err(Refused::TooLarge));
         }
@@ -207,7 +222,7 @@ fn walk<'js>(
                     return Ok(Err(Refused::NotLossless));
                 };
                 if next.is_proxy() {
-                    return Ok(Err(Refused::Exotic));
+                    return Ok(Err(Refused::Elsewhere));
                 }
                 if next.is_function() {
                     return Ok(Err(Refused::NotLossless));
@@ -461,11 +476,11 @@ mod tests {
         value: Value<'js>,
         budget: usize,
     ) -> Option<Result<serde_json::Value, TapeError>> {
-        match walk(ctx, value, budget, with).unwrap() {
+        match walk(ctx, value, budget, usize::MAX, with).unwrap() {
             Ok(v) => Some(Ok(v)),
             Err(Refused::NotLossless) => Some(Err(TapeError::Malformed)),
             Err(Refused::TooLarge) => Some(Err(TapeError::TooLarge)),
-            Err(Refused::Exotic) => None,
+            Err(Refused::Elsewhere) => None,
         }
     }
 
@@ -677,6 +692,30 @@ mod tests {
             let fits = by_host(ctx, with, value, budget + 990).unwrap();
             assert!(fits.is_ok());
             free(fits);
+        });
+    }
+
+    #[test]
+    fn a_value_larger_than_the_host_reads_between_interrupt_checks_is_read_by_the_bootstrap() {
+        engine(|ctx, with| {
+            let value: Value = ctx
+                .eval("Array.from({length: 20000}, (_, i) => ({i, s: 'x'}))")
+                .unwrap();
+            let capped = walk(ctx, value.clone(), usize::MAX, super::HOST_NODES, with).unwrap();
+            assert!(
+                matches!(capped, Err(Refused::Elsewhere)),
+                "left to the bootstrap"
+            );
+            let read = lossless(ctx, value.clone(), usize::MAX, with).unwrap();
+            let host = by_host(ctx, with, value.clone(), usize::MAX).unwrap();
+            assert_eq!(read, host);
+            assert_eq!(read, by_tape(with, value, usize::MAX));
+            assert_eq!(
+                read.as_ref().map(|v| v.as_array().map(Vec::len)),
+                Ok(Some(20_000))
+            );
+            free(read);
+            free(host);
         });
     }
 
