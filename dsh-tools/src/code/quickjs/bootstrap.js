@@ -305,9 +305,9 @@
               global + '["' + member + '"]({...}))',
           );
         }
-        // The host checks the argument (the lossless walk, this file's `toTape` for what only
-        // it can read) before anything is called, and answers with the call's promise: already
-        // rejected with `failFor(index, j, message)` when the argument is refused.
+        // The host checks the argument (its lossless walk; `toTape`, in rare.js, for what only
+        // the language can read) before anything is called, and answers with the call's
+        // promise: already rejected with `failFor(index, j, message)` when it is refused.
         return hostCall(index, j, arg);
       };
       defineProperty(fn, 'name', { value: member });
