@@ -594,9 +594,10 @@ fn warm_child(warm: usize) {
 
 /// `CODE_COUNT=<calls>`: `CODE_N` runs (default 10) of a program awaiting `<calls>` calls of the
 /// no-op tool, through the registry, each once the warm engines are back, and nothing else: what
-/// an instruction counter (`valgrind --tool=callgrind`) reads. The count for `<calls>` = 100 less
-/// the one for 0, over 100 and `CODE_N`, is one sub-call's instructions, every thread's (the
-/// lane, the pipeline, the bridge, the engine), without the noise a timed run has on two cores.
+/// an instruction counter (`valgrind --tool=cachegrind`, on a build with `--cfg rustix_use_libc`:
+/// BENCHMARKS.md) reads. Two `CODE_N` give a run's count; a run of 100 calls less one of 0, over
+/// 100, is one sub-call's instructions, every thread's (the lane, the pipeline, the bridge, the
+/// engine), without the noise a timed run has on two cores.
 fn count(calls: usize) {
     let runs: usize = std::env::var("CODE_N")
         .ok()

@@ -1,7 +1,7 @@
 //! Values across the engine boundary, without recursion (Code Mode spec §3.8.4): a tape the
 //! bootstrap's walk writes (for what the host's own walk, `walk.rs`, leaves to it: a Proxy, a
-//! value over its budget) read into a `serde_json::Value`, and engine values built from JSON with
-//! an explicit stack.
+//! value over its budget or its cap of values) read into a `serde_json::Value`, and engine
+//! values built from JSON with an explicit stack.
 
 use rquickjs::{Array, Ctx, Object};
 use serde_json::{Map, Number, Value};
