@@ -234,10 +234,13 @@ fn walk<'js>(
                 if on_path {
                     return Ok(Err(Refused::NotLossless));
                 }
+                // What the cap leaves: a container with more members goes elsewhere before its
+                // keys are listed.
+                let room = max_nodes.saturating_sub(nodes);
                 let frame = if next.is_array() {
-                    attempt!(ctx, open_array(ctx, object, with))
+                    attempt!(ctx, open_array(ctx, object, room, with))
                 } else {
-                    attempt!(ctx, open_object(object, with))
+                    attempt!(ctx, open_object(object, room, with))
                 };
                 let frame = match frame {
                     Ok(frame) => frame,
@@ -349,10 +352,11 @@ fn scalar(value: &Value<'_>) -> Option<Result<serde_json::Value, Refused>> {
 }
 
 /// An array's frame: its prototype `Array.prototype`, its own keys exactly its indices in order
-/// and `length`, every index enumerable.
+/// and `length`, every index enumerable; `Elsewhere` past `room` items.
 fn open_array<'js>(
     ctx: &Ctx<'js>,
     object: &Object<'js>,
+    room: usize,
     with: &Restored<'js>,
 ) -> rquickjs::Result<Result<Frame<'js>, Refused>> {
     if object.get_prototype().as_ref() != Some(&with.array_proto) {
@@ -362,6 +366,9 @@ fn open_array<'js>(
         Some(len) if len >= 0.0 && len < f64::from(u32::MAX) && len.fract() == 0.0 => len as u32,
         _ => return Ok(Err(Refused::NotLossless)),
     };
+    if len as usize > room {
+        return Ok(Err(Refused::Elsewhere));
+    }
     let mut index = 0u32;
     let length = Atom::from_predefined(ctx.clone(), PredefinedAtom::Length);
     let mut saw_length = false;
@@ -393,9 +400,10 @@ fn open_array<'js>(
 
 /// An object's frame: its prototype `Object.prototype` or `null`, every own key a string a Rust
 /// string holds and enumerable. (A symbol key reads as its description once made an atom's
-/// string: symbols are told by the count of string keys.)
+/// string: symbols are told by the count of string keys.) `Elsewhere` past `room` members.
 fn open_object<'js>(
     object: &Object<'js>,
+    room: usize,
     with: &Restored<'js>,
 ) -> rquickjs::Result<Result<Frame<'js>, Refused>> {
     match object.get_prototype() {
@@ -406,6 +414,9 @@ fn open_object<'js>(
     let atoms = object
         .own_keys::<Atom>(Filter::new().string().symbol())
         .collect::<rquickjs::Result<Vec<_>>>()?;
+    if atoms.len() > room {
+        return Ok(Err(Refused::Elsewhere));
+    }
     // The enumerable string keys are all of them: no symbol, nothing hidden.
     let enumerable = object
         .own_keys::<Atom>(Filter::new().string().enum_only())
@@ -716,6 +727,21 @@ mod tests {
             );
             free(read);
             free(host);
+            // An array longer than what the cap leaves is left before its keys are listed: a
+            // sparse one would otherwise be refused here, on its keys. (An object is left
+            // after its keys are listed, before its members are read: the same answer, which
+            // bounds only the work.)
+            let sparse: Value = ctx
+                .eval("(() => { const a = [1]; a.length = 4294967294; return a })()")
+                .unwrap();
+            let capped = walk(ctx, sparse.clone(), usize::MAX, 100, with).unwrap();
+            assert!(matches!(capped, Err(Refused::Elsewhere)));
+            let uncapped = walk(ctx, sparse.clone(), usize::MAX, usize::MAX, with).unwrap();
+            assert!(matches!(uncapped, Err(Refused::NotLossless)));
+            assert_eq!(
+                lossless(ctx, sparse, usize::MAX, with).unwrap(),
+                Err(TapeError::Malformed)
+            );
         });
     }
 
