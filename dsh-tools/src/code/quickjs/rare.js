@@ -1,7 +1,7 @@
 // Two things the bootstrap needs only sometimes, compiled by it the first time either is: the
 // walk of a value the host cannot read itself (`toTape`: a Proxy, whose traps run here; a value
-// over the host's budget), and the text for a call of a member a namespace does not have
-// (`notATool`). Most runs need neither, and compiling them took over a third of the
+// over the host's budget or its cap), and the text for a call of a member a namespace does not
+// have (`notATool`). Most runs need neither, and compiling them took over a third of the
 // bootstrap's time. As the log inspector (inspect.js), this is the body of a function whose
 // parameters are the intrinsics the bootstrap captured before any program ran, and it names no
 // global.
@@ -26,8 +26,9 @@ scratch.busy = false;
 // The lossless check and flattening of a value (§3.8): a tape of tags and payloads the host
 // reads without recursion, or undefined when the value is not lossless JSON. The host reads
 // most values itself (`walk.rs`, which runs no program code); it hands this walk what only the
-// language can read (a Proxy, whose traps run here) and a value over its budget (whether it is
-// lossless at all decides the answer).
+// language can read (a Proxy, whose traps run here), a value over its budget (whether it is
+// lossless at all decides the answer) and one larger than its cap (read here, where the engine
+// checks its interrupts).
 // Tags: 0 null, 1 false, 2 true, 3 number, 4 string, 5 array (length, items), 6 object (count,
 // keys, values).
 function toTape(root) {
