@@ -194,6 +194,17 @@ fn walked<'js>(
     Ok(promise)
 }
 
+/// Runs the compiled async function `name` (a floor's 100 awaits) in `context` to its end.
+fn await_hundred(runtime: &rquickjs::Runtime, context: &rquickjs::Context, name: &str) {
+    context.with(|ctx| {
+        ctx.globals().set("done", false).unwrap();
+        let hundred: rquickjs::Function = ctx.globals().get(name).unwrap();
+        drop(hundred.call::<_, rquickjs::Value>(()).unwrap());
+    });
+    while runtime.execute_pending_job().unwrap() {}
+    assert!(context.with(|ctx| ctx.globals().get::<_, bool>("done").unwrap()));
+}
+
 /// A context with the intrinsics the QuickJS runtime gives a program (code/quickjs/engine.rs).
 fn engine_context(runtime: &rquickjs::Runtime) -> rquickjs::Context {
     use rquickjs::context::intrinsic::*;
@@ -388,15 +399,7 @@ fn code(c: &mut Criterion) {
         ctx.eval::<(), _>(program).unwrap();
     });
     group.bench_function("floor/await100", |b| {
-        b.iter(|| {
-            context.with(|ctx| {
-                ctx.globals().set("done", false).unwrap();
-                let hundred: rquickjs::Function = ctx.globals().get("hundred").unwrap();
-                drop(hundred.call::<_, rquickjs::Value>(()).unwrap());
-            });
-            while runtime.execute_pending_job().unwrap() {}
-            assert!(context.with(|ctx| ctx.globals().get::<_, bool>("done").unwrap()));
-        })
+        b.iter(|| await_hundred(&runtime, &context, "hundred"))
     });
     // The same 100 awaits through `marshalled`: the argument and the answer cross as JSON.
     context.with(|ctx| {
@@ -414,26 +417,10 @@ fn code(c: &mut Criterion) {
         ctx.eval::<(), _>(program).unwrap();
     });
     group.bench_function("floor/bridge100_walk", |b| {
-        b.iter(|| {
-            context.with(|ctx| {
-                ctx.globals().set("done", false).unwrap();
-                let hundred: rquickjs::Function = ctx.globals().get("hundredWalked").unwrap();
-                drop(hundred.call::<_, rquickjs::Value>(()).unwrap());
-            });
-            while runtime.execute_pending_job().unwrap() {}
-            assert!(context.with(|ctx| ctx.globals().get::<_, bool>("done").unwrap()));
-        })
+        b.iter(|| await_hundred(&runtime, &context, "hundredWalked"))
     });
     group.bench_function("floor/bridge100", |b| {
-        b.iter(|| {
-            context.with(|ctx| {
-                ctx.globals().set("done", false).unwrap();
-                let hundred: rquickjs::Function = ctx.globals().get("hundredMarshalled").unwrap();
-                drop(hundred.call::<_, rquickjs::Value>(()).unwrap());
-            });
-            while runtime.execute_pending_job().unwrap() {}
-            assert!(context.with(|ctx| ctx.globals().get::<_, bool>("done").unwrap()));
-        })
+        b.iter(|| await_hundred(&runtime, &context, "hundredMarshalled"))
     });
     group.finish();
 }

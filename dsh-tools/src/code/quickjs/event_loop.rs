@@ -165,14 +165,7 @@ fn settle(context: &Context, state: &State, answer: Answer) {
             return;
         };
         let failed = |message: &str| {
-            let error = match state.bridge.borrow().as_ref() {
-                Some(bridge) => bridge.failure(&ctx, pending.ns, pending.member, message),
-                None => match rquickjs::String::from_str(ctx.clone(), message) {
-                    Ok(text) => text.into_value(),
-                    Err(_) => rquickjs::Value::new_undefined(ctx.clone()),
-                },
-            };
-            reject.call::<_, ()>((error,))
+            reject.call::<_, ()>((state.failure(&ctx, pending.ns, pending.member, message),))
         };
         let called = match &answer.outcome {
             Ok(value) if crate::json::is_lossless(value) => match to_js(&ctx, value) {

@@ -125,11 +125,7 @@ fn host_call<'js>(
         .and_then(|f| f.get(member as usize))
         .cloned();
     let refused = |message: &str| -> rquickjs::Result<Promise<'js>> {
-        let error = match state.bridge.borrow().as_ref() {
-            Some(bridge) => bridge.failure(ctx, ns, member, message),
-            None => rquickjs::String::from_str(ctx.clone(), message)?.into_value(),
-        };
-        reject.call::<_, ()>((error,))?;
+        reject.call::<_, ()>((state.failure(ctx, ns, member, message),))?;
         Ok(promise.clone())
     };
     let argument = match read {

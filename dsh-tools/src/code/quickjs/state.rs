@@ -122,6 +122,30 @@ pub(super) struct Bridge {
     pub(super) fail_for: Persistent<Function<'static>>,
 }
 
+impl State {
+    /// The error a call of `member` in namespace `ns` rejects with ([`Bridge::failure`]; the
+    /// message alone before the run has its bridge).
+    pub(super) fn failure<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        ns: u32,
+        member: u32,
+        message: &str,
+    ) -> rquickjs::Value<'js> {
+        match self.bridge.borrow().as_ref() {
+            Some(bridge) => bridge.failure(ctx, ns, member, message),
+            None => text_or_undefined(ctx, message),
+        }
+    }
+}
+
+/// `message` as an engine string (`undefined` when the engine cannot hold it).
+fn text_or_undefined<'js>(ctx: &Ctx<'js>, message: &str) -> rquickjs::Value<'js> {
+    rquickjs::String::from_str(ctx.clone(), message)
+        .map(|s| s.into_value())
+        .unwrap_or_else(|_| rquickjs::Value::new_undefined(ctx.clone()))
+}
+
 impl Bridge {
     /// The error a call of `member` in namespace `ns` rejects with: the namespace's error class
     /// (or an `Error`) with `message`; the message alone if the engine cannot make one.
@@ -141,9 +165,7 @@ impl Bridge {
             Ok(error) => error,
             Err(_) => {
                 drop(ctx.catch());
-                rquickjs::String::from_str(ctx.clone(), message)
-                    .map(|s| s.into_value())
-                    .unwrap_or_else(|_| rquickjs::Value::new_undefined(ctx.clone()))
+                text_or_undefined(ctx, message)
             }
         }
     }
