@@ -15,12 +15,15 @@
 //! more make those calls cross a sub-call's boundary both ways, argument to a `serde_json::Value`
 //! and answer back: `code/floor/bridge100` as JSON text (the engine's `JSON.stringify` and
 //! `JSON.parse`, serde_json between), `code/floor/bridge100_walk` by walking the engine's value
-//! with rquickjs calls (the cheaper of the two).
+//! with rquickjs calls (the cheaper of the two). `code/floor/all100_walk` is one `Promise.all` of
+//! 100 such walked calls: `code/parallel/100`'s program with no pipeline at all.
 //!
 //! With `CODE_MEMORY=1` it measures memory instead: the peak RSS the hostile programs of issue
 //! 43.2 reach, each in a child process, against the sum of the default limits. With
 //! `CODE_WARM_RSS=1`, what an idle warm engine holds resident. With `CODE_COUNT=<calls>`, only
-//! runs of a program making that many sub-calls, for an instruction counter ([`count`]).
+//! runs of a program making that many sub-calls, for an instruction counter ([`count`]), and with
+//! `CODE_COUNT_FLOOR`, the baselines' rounds ([`count_floor`]). With `CODE_PAIRED=1`, the call
+//! targets against their floors, interleaved ([`paired`]).
 
 use criterion::{Criterion, criterion_group};
 use dsh_tools::code::quickjs::QuickJsRuntime;
@@ -386,35 +389,9 @@ fn code(c: &mut Criterion) {
             })
         });
     }
-    let runtime = rquickjs::Runtime::new().unwrap();
-    let context = engine_context(&runtime);
-    context.with(|ctx| {
-        let call = rquickjs::Function::new(ctx.clone(), resolved).unwrap();
-        ctx.globals().set("call", call).unwrap();
-    });
-    // Compiled once: each iteration is the 100 awaits alone.
-    context.with(|ctx| {
-        let program = "globalThis.hundred = async () => { \
-            for (let i = 0; i < 100; i++) await call({path: '/tmp/a'}); globalThis.done = true; }";
-        ctx.eval::<(), _>(program).unwrap();
-    });
+    let (runtime, context) = floors();
     group.bench_function("floor/await100", |b| {
         b.iter(|| await_hundred(&runtime, &context, "hundred"))
-    });
-    // The same 100 awaits through `marshalled`: the argument and the answer cross as JSON.
-    context.with(|ctx| {
-        let call = rquickjs::Function::new(ctx.clone(), marshalled).unwrap();
-        ctx.globals().set("marshalled", call).unwrap();
-        let program = "globalThis.hundredMarshalled = async () => { \
-            for (let i = 0; i < 100; i++) await marshalled({path: '/tmp/a'}); globalThis.done = true; }";
-        ctx.eval::<(), _>(program).unwrap();
-    });
-    context.with(|ctx| {
-        let call = rquickjs::Function::new(ctx.clone(), walked).unwrap();
-        ctx.globals().set("walked", call).unwrap();
-        let program = "globalThis.hundredWalked = async () => { \
-            for (let i = 0; i < 100; i++) await walked({path: '/tmp/a'}); globalThis.done = true; }";
-        ctx.eval::<(), _>(program).unwrap();
     });
     group.bench_function("floor/bridge100_walk", |b| {
         b.iter(|| await_hundred(&runtime, &context, "hundredWalked"))
@@ -422,7 +399,40 @@ fn code(c: &mut Criterion) {
     group.bench_function("floor/bridge100", |b| {
         b.iter(|| await_hundred(&runtime, &context, "hundredMarshalled"))
     });
+    group.bench_function("floor/all100_walk", |b| {
+        b.iter(|| await_hundred(&runtime, &context, "allWalked"))
+    });
     group.finish();
+}
+
+/// The floors' engine: a runtime and a context (made once: each iteration is the awaits alone)
+/// with the floors' bindings and their compiled async functions. `hundred` awaits 100 calls of
+/// `call` ([`resolved`]); `hundredMarshalled` and `hundredWalked` the same through
+/// [`marshalled`] and [`walked`]; `allWalked` awaits one `Promise.all` of 100 calls of
+/// `walked` (`code/parallel/100`'s shape).
+fn floors() -> (rquickjs::Runtime, rquickjs::Context) {
+    let runtime = rquickjs::Runtime::new().unwrap();
+    let context = engine_context(&runtime);
+    context.with(|ctx| {
+        let globals = ctx.globals();
+        let call = rquickjs::Function::new(ctx.clone(), resolved).unwrap();
+        globals.set("call", call).unwrap();
+        let call = rquickjs::Function::new(ctx.clone(), marshalled).unwrap();
+        globals.set("marshalled", call).unwrap();
+        let call = rquickjs::Function::new(ctx.clone(), walked).unwrap();
+        globals.set("walked", call).unwrap();
+        let program = "globalThis.hundred = async () => { \
+              for (let i = 0; i < 100; i++) await call({path: '/tmp/a'}); globalThis.done = true; };\n\
+            globalThis.hundredMarshalled = async () => { \
+              for (let i = 0; i < 100; i++) await marshalled({path: '/tmp/a'}); globalThis.done = true; };\n\
+            globalThis.hundredWalked = async () => { \
+              for (let i = 0; i < 100; i++) await walked({path: '/tmp/a'}); globalThis.done = true; };\n\
+            globalThis.allWalked = async () => { \
+              await Promise.all(Array.from({length: 100}, () => walked({path: '/tmp/a'}))); \
+              globalThis.done = true; };";
+        ctx.eval::<(), _>(program).unwrap();
+    });
+    (runtime, context)
 }
 
 criterion_group!(benches, code);
@@ -580,7 +590,8 @@ fn warm_child(warm: usize) {
 }
 
 /// `CODE_COUNT=<calls>`: `CODE_N` runs (default 10) of a program awaiting `<calls>` calls of the
-/// no-op tool, through the registry, each once the warm engines are back, and nothing else: what
+/// no-op tool (with `CODE_COUNT_ALL=1`, one `Promise.all` of them, of the concurrency-safe
+/// no-op), through the registry, each once the warm engines are back, and nothing else: what
 /// an instruction counter (`valgrind --tool=cachegrind`, on a build with `--cfg rustix_use_libc`:
 /// BENCHMARKS.md) reads. Two `CODE_N` give a run's count; a run of 100 calls less one of 0, over
 /// 100, is one sub-call's instructions, every thread's (the lane, the pipeline, the bridge, the
@@ -597,14 +608,195 @@ fn count(calls: usize) {
         .unwrap();
     let engine = Arc::new(QuickJsRuntime::new(Default::default()).unwrap());
     let registry = registry_on(Arc::clone(&engine));
-    let program =
-        format!("for (let i = 0; i < {calls}; i++) await tools.noop({{path: '/tmp/a'}}); return 1");
+    let program = if std::env::var_os("CODE_COUNT_ALL").is_some() {
+        format!(
+            "await Promise.all(Array.from({{length: {calls}}}, () => tools.pnoop({{path: '/tmp/a'}}))); return 1"
+        )
+    } else {
+        format!("for (let i = 0; i < {calls}; i++) await tools.noop({{path: '/tmp/a'}}); return 1")
+    };
     warm_iters(&engine, runs as u64, || {
         run_ok(&rt, &registry, &program);
     });
 }
 
+/// `CODE_COUNT_FLOOR=direct|await|walk|all`: `CODE_N` rounds (default 10) of what
+/// `code/direct/100`, `code/floor/await100`, `code/floor/bridge100_walk` or
+/// `code/floor/all100_walk` measures, for the same instruction counter as [`count`]: two `CODE_N`
+/// give a round's count, over 100 one call's (the terms of issue 35's targets in instructions).
+fn count_floor(which: &str) {
+    let runs: usize = std::env::var("CODE_N")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(10);
+    if which == "direct" {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        // No code runtime: its warm pool would make engines meanwhile, counted with the calls.
+        let registry = Registry::new();
+        let tool = ToolDefinition::new(
+            "noop",
+            "does nothing",
+            json!({"type": "object"}),
+            OutputDecl::text(),
+            noop,
+        );
+        registry.register(tool).unwrap().keep();
+        for _ in 0..runs {
+            rt.block_on(async {
+                for i in 0..100 {
+                    let input = ToolExecutionInput::new(
+                        format!("c{i}"),
+                        "noop",
+                        json!({"path": "/tmp/a"}),
+                        CancellationToken::new(),
+                    );
+                    black_box(registry.execute(input).await);
+                }
+            });
+        }
+        return;
+    }
+    let (runtime, context) = floors();
+    let name = match which {
+        "await" => "hundred",
+        "walk" => "hundredWalked",
+        "all" => "allWalked",
+        other => panic!("CODE_COUNT_FLOOR: direct, await, walk or all, not {other:?}"),
+    };
+    for _ in 0..runs {
+        await_hundred(&runtime, &context, name);
+    }
+}
+
+/// `CODE_PAIRED=1`: issue 35's two call targets against their floors, the ids interleaved
+/// round after round (criterion measures one id after another, and on a shared two-core VM the
+/// speed drifts between them by more than the margins read here). Each round times
+/// `CODE_PAIRED_ITERS` (default 10) iterations of each id, in a rotating order; `calls/100_warm`
+/// and `parallel/100_warm` each once the warm engines are back. Printed: each id's median over
+/// rounds, and the median over rounds of each ratio within a round:
+///
+/// - `calls`: the target 1.3 × (`direct/100` + `floor/await100`), the boundary's floor
+///   `direct/100` + `floor/bridge100_walk` (the pipeline, plus 100 awaited calls whose argument
+///   and answer cross by the cheapest walk, with none of the sandbox's checks), and
+///   `calls/100_warm` against both.
+/// - `parallel`: the target 1.3 × `join_all/100`, the floor `floor/all100_walk` (one
+///   `Promise.all` of 100 such calls, with no pipeline at all), and `parallel/100_warm`.
+fn paired() {
+    let env = |name: &str, default: usize| {
+        std::env::var(name)
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(default)
+    };
+    let rounds = env("CODE_PAIRED_ROUNDS", 30);
+    let iters = env("CODE_PAIRED_ITERS", 10);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let engine = Arc::new(QuickJsRuntime::new(Default::default()).unwrap());
+    let registry = registry_on(Arc::clone(&engine));
+    let (runtime, context) = floors();
+    let hundred = "for (let i = 0; i < 100; i++) await tools.noop({path: '/tmp/a'}); return 1";
+    let all = "await Promise.all(Array.from({length: 100}, () => tools.pnoop({path: '/tmp/a'}))); return 1";
+    let direct = |tool: &'static str, concurrent: bool| {
+        let inputs = (0..100).map(move |i| {
+            ToolExecutionInput::new(
+                format!("c{i}"),
+                tool,
+                json!({"path": "/tmp/a"}),
+                CancellationToken::new(),
+            )
+        });
+        rt.block_on(async {
+            if concurrent {
+                black_box(
+                    futures_util::future::join_all(inputs.map(|input| registry.execute(input)))
+                        .await,
+                );
+            } else {
+                for input in inputs {
+                    black_box(registry.execute(input).await);
+                }
+            }
+        })
+    };
+    const IDS: [&str; 7] = [
+        "direct/100",
+        "floor/await100",
+        "floor/bridge100_walk",
+        "calls/100_warm",
+        "join_all/100",
+        "floor/all100_walk",
+        "parallel/100_warm",
+    ];
+    let mut times = vec![Vec::with_capacity(rounds); IDS.len()];
+    for round in 0..=rounds {
+        for k in 0..IDS.len() {
+            let i = (round + k) % IDS.len();
+            let mut total = std::time::Duration::ZERO;
+            for _ in 0..iters {
+                let timed = |f: &dyn Fn()| {
+                    let started = std::time::Instant::now();
+                    f();
+                    started.elapsed()
+                };
+                total += match i {
+                    0 => timed(&|| direct("noop", false)),
+                    1 => timed(&|| await_hundred(&runtime, &context, "hundred")),
+                    2 => timed(&|| await_hundred(&runtime, &context, "hundredWalked")),
+                    3 => warm_iters(&engine, 1, || {
+                        run_ok(&rt, &registry, hundred);
+                    }),
+                    4 => timed(&|| direct("pnoop", true)),
+                    5 => timed(&|| await_hundred(&runtime, &context, "allWalked")),
+                    _ => warm_iters(&engine, 1, || {
+                        run_ok(&rt, &registry, all);
+                    }),
+                };
+            }
+            if round > 0 {
+                times[i].push(total.as_secs_f64() / iters as f64);
+            }
+        }
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    for (id, t) in IDS.iter().zip(&times) {
+        println!("code/{id}: median {:.1} us", median(t.clone()) * 1e6);
+    }
+    let per_round = |f: &dyn Fn(usize) -> f64| median((0..rounds).map(f).collect());
+    let t = |i: usize, r: usize| times[i][r];
+    let target = |r| 1.3 * (t(0, r) + t(1, r));
+    let floor = |r| t(0, r) + t(2, r);
+    println!(
+        "calls: floor / target {:.3}; calls/100_warm / target {:.3}, / floor {:.3}",
+        per_round(&|r| floor(r) / target(r)),
+        per_round(&|r| t(3, r) / target(r)),
+        per_round(&|r| t(3, r) / floor(r)),
+    );
+    println!(
+        "parallel: floor / target {:.3}; parallel/100_warm / target {:.3}, / floor {:.3}",
+        per_round(&|r| t(5, r) / (1.3 * t(4, r))),
+        per_round(&|r| t(6, r) / (1.3 * t(4, r))),
+        per_round(&|r| t(6, r) / t(5, r)),
+    );
+}
+
 fn main() {
+    if std::env::var_os("CODE_PAIRED").is_some() {
+        return paired();
+    }
+    if let Ok(which) = std::env::var("CODE_COUNT_FLOOR") {
+        return count_floor(&which);
+    }
     if let Ok(calls) = std::env::var("CODE_COUNT") {
         return count(calls.parse().unwrap());
     }

@@ -4,8 +4,9 @@
 //! `#[tool_router]` (which only deserializes). `mcp/list/{dsh,rmcp}`: `tools/list` of 100 such
 //! tools. Both servers run in the same process and runtime, measured in the same run.
 //!
-//! `MCP_PAIRED=1` measures `mcp/call` and `mcp/list` with the servers interleaved (see [`paired`]);
-//! `MCP_BENCH_ONLY=dsh|rmcp|rmcp_stored` makes calls for valgrind to count (see [`only`]).
+//! `MCP_PAIRED=1` measures `mcp/call` and `mcp/list` with the servers interleaved (see
+//! [`paired`]), `mcp/call/dsh_plain` among them; `MCP_BENCH_ONLY=dsh|dsh_plain|rmcp|rmcp_stored`
+//! makes calls for valgrind to count (see [`only`]).
 
 use criterion::{Criterion, criterion_group};
 use dsh_tools::mcp::McpServer;
@@ -79,8 +80,27 @@ async fn connect<S: rmcp::ServerHandler>(server: S) -> RunningService<RoleClient
     ().serve(b).await.unwrap()
 }
 
+/// A registry serving `echo` untyped: parameters `{"type": "object"}`, an output schema that
+/// accepts any value, the arguments handed back as they came.
+fn plain() -> Registry {
+    let registry = Registry::new();
+    let tool = ToolDefinition::new(
+        "echo",
+        "Echo the arguments back.",
+        json!({"type": "object"}),
+        dsh_tools::OutputDecl::json(json!({})),
+        |args: std::sync::Arc<serde_json::Value>, _| async move { Ok((*args).clone()) },
+    );
+    registry.register(tool).unwrap().keep();
+    registry
+}
+
+fn request_arguments() -> serde_json::Value {
+    json!({"text": "hello, world", "count": 42, "flag": true})
+}
+
 fn request() -> CallToolRequestParams {
-    let args = json!({"text": "hello, world", "count": 42, "flag": true});
+    let args = request_arguments();
     let serde_json::Value::Object(args) = args else {
         unreachable!()
     };
@@ -130,8 +150,9 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-/// `MCP_BENCH_ONLY=dsh|rmcp` runs `MCP_BENCH_CALLS` (default 1,000) calls against one server and exits, for instruction
-/// counts under `valgrind --tool=callgrind` (steadier than wall time on a shared machine).
+/// `MCP_BENCH_ONLY=dsh|dsh_plain|rmcp|rmcp_stored` runs `MCP_BENCH_CALLS` (default 1,000) calls
+/// against one server and exits, for instruction counts under `valgrind --tool=callgrind`
+/// (steadier than wall time on a shared machine).
 fn only(which: &str) {
     let rt = runtime();
     let client = match which {
@@ -141,6 +162,7 @@ fn only(which: &str) {
             rt.block_on(connect(McpServer::new(registry)))
         }
         "rmcp_stored" => rt.block_on(connect(RmcpEchoStored::new())),
+        "dsh_plain" => rt.block_on(connect(McpServer::new(plain()))),
         _ => rt.block_on(connect(RmcpEcho)),
     };
     let calls = env_or("MCP_BENCH_CALLS", 1_000);
@@ -159,6 +181,10 @@ fn only(which: &str) {
 /// 200) calls per server, in a rotating order (a tenth as many lists); printed are each server's
 /// fastest round and the median over rounds of dsh's time divided by each baseline's in the
 /// same round.
+///
+/// `mcp/call/dsh_plain` is our server over an untyped echo whose schemas accept any object and
+/// any value ([`plain`]): no argument validation, typed decode, output check or typed encode,
+/// the price of those measured apart (dsh_plain ÷ rmcp_stored is printed too).
 fn paired() {
     let rounds = env_or("MCP_PAIRED_ROUNDS", 60);
     let calls = env_or("MCP_PAIRED_CALLS", 200);
@@ -169,13 +195,22 @@ fn paired() {
         ("dsh", rt.block_on(connect(McpServer::new(registry)))),
         ("rmcp", rt.block_on(connect(RmcpEcho))),
         ("rmcp_stored", rt.block_on(connect(RmcpEchoStored::new()))),
+        ("dsh_plain", rt.block_on(connect(McpServer::new(plain())))),
     ];
-    interleave("mcp/call", rounds, &clients, |client| {
+    for (_, client) in &clients {
+        let out = rt.block_on(client.peer().call_tool(request())).unwrap();
+        assert_eq!(out.structured_content, Some(request_arguments()));
+    }
+    let times = interleave("mcp/call", rounds, &clients, |client| {
         for _ in 0..calls {
             black_box(rt.block_on(client.peer().call_tool(request())).unwrap());
         }
         calls
     });
+    println!(
+        "mcp/call: dsh_plain / rmcp_stored: median of rounds {:.3}",
+        median_ratio(&times[3], &times[2])
+    );
     let clients = [
         ("dsh", rt.block_on(connect(McpServer::new(hundred_dsh())))),
         ("rmcp", rt.block_on(connect(RmcpHundred))),
@@ -196,7 +231,7 @@ fn interleave(
     rounds: usize,
     clients: &[(&str, RunningService<RoleClient, ()>)],
     mut batch: impl FnMut(&RunningService<RoleClient, ()>) -> usize,
-) {
+) -> Vec<Vec<f64>> {
     let mut times = vec![Vec::with_capacity(rounds); clients.len()];
     for round in 0..=rounds {
         for k in 0..clients.len() {
@@ -212,16 +247,22 @@ fn interleave(
     for (i, (name, _)) in clients.iter().enumerate() {
         print!("{group}/{name}: best {:.2} us", best(&times[i]) * 1e6);
         if i > 0 {
-            let mut ratios: Vec<f64> = times[0].iter().zip(&times[i]).map(|(d, b)| d / b).collect();
-            ratios.sort_by(f64::total_cmp);
             print!(
                 "; dsh / {name}: median of rounds {:.3}, of bests {:.3}",
-                ratios[ratios.len() / 2],
+                median_ratio(&times[0], &times[i]),
                 best(&times[0]) / best(&times[i])
             );
         }
         println!();
     }
+    times
+}
+
+/// The median over rounds of `a`'s time divided by `b`'s in the same round.
+fn median_ratio(a: &[f64], b: &[f64]) -> f64 {
+    let mut ratios: Vec<f64> = a.iter().zip(b).map(|(a, b)| a / b).collect();
+    ratios.sort_by(f64::total_cmp);
+    ratios[ratios.len() / 2]
 }
 
 fn env_or(name: &str, default: usize) -> usize {
