@@ -153,6 +153,50 @@ pub(crate) struct Prop {
     pub(crate) required: bool,
     /// The node's [`TypeMask`]: checked in the object's loop, without visiting the node.
     pub(crate) mask: TypeMask,
+    /// What an object's loop decides itself when the mask is empty.
+    pub(crate) quick: Quick,
+}
+
+/// A member an object's loop decides without visiting its node, when its [`TypeMask`] does not:
+/// the common shapes of a tool's arguments beyond a plain type. Exact, so a probe may trust it
+/// at any depth.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Quick {
+    /// The node is visited.
+    #[default]
+    Node,
+    /// A string that must be one of the node's `enum` members, and nothing else (a Rust enum
+    /// of unit variants).
+    Enum,
+    /// An array whose items this mask decides, and nothing else: no bounds, not unique
+    /// (`Vec<String>`).
+    Items(TypeMask),
+}
+
+impl Quick {
+    /// What the loop can decide of `nodes[id]`.
+    fn of(nodes: &[Node], id: NodeId) -> Self {
+        match &nodes[id as usize] {
+            Node::String(s)
+                if s.one_of.is_some()
+                    && s.constant.is_none()
+                    && s.min_length.is_none()
+                    && s.max_length.is_none()
+                    && s.pattern.is_none() =>
+            {
+                Self::Enum
+            }
+            Node::Array(a)
+                if !a.items_mask.is_empty()
+                    && a.min_items.is_none()
+                    && a.max_items.is_none()
+                    && !a.unique =>
+            {
+                Self::Items(a.items_mask)
+            }
+            _ => Self::Node,
+        }
+    }
 }
 
 /// The JSON types a node admits when its type is all it checks (a plain `string`, `integer`,
@@ -366,21 +410,25 @@ impl CompiledSchema {
             })
             .collect();
         for node in &mut nodes {
-            match node {
-                Node::Object(o) => {
-                    for p in o.props.iter_mut() {
-                        p.mask = masks[p.id as usize];
-                    }
-                    o.flat = o.index.is_none()
-                        && !matches!(o.additional, Additional::Schema(_))
-                        && o.props.iter().all(|p| inline[p.id as usize]);
+            if let Node::Array(a) = node
+                && let Some(item) = a.items
+            {
+                a.items_mask = masks[item as usize];
+            }
+        }
+        // Once every array knows its items' mask.
+        let quick: Vec<Quick> = (0..nodes.len() as NodeId)
+            .map(|id| Quick::of(&nodes, id))
+            .collect();
+        for node in &mut nodes {
+            if let Node::Object(o) = node {
+                for p in o.props.iter_mut() {
+                    p.mask = masks[p.id as usize];
+                    p.quick = quick[p.id as usize];
                 }
-                Node::Array(a) => {
-                    if let Some(item) = a.items {
-                        a.items_mask = masks[item as usize];
-                    }
-                }
-                _ => {}
+                o.flat = o.index.is_none()
+                    && !matches!(o.additional, Additional::Schema(_))
+                    && o.props.iter().all(|p| inline[p.id as usize]);
             }
         }
         let admits_any = nodes.iter().any(|n| matches!(n, Node::Any));
@@ -511,6 +559,7 @@ fn compile_node<'a>(
                     id: alloc(child, nodes, tasks),
                     required: required_set.contains(k.as_str()),
                     mask: TypeMask::default(),
+                    quick: Quick::Node,
                 });
             }
             drop(required_set);

@@ -468,6 +468,112 @@ fn members_decided_by_type_agree_with_the_collector() {
     assert!(checked > 1000, "{checked}");
 }
 
+/// Members an object's loop decides without visiting their node (`Quick`: an `enum` of strings,
+/// an array of items a mask decides), and the look-alikes with one constraint more that must
+/// still visit it, as members of a flat object and of a general one (a nested object makes it
+/// general): the fast path, the collector alone and `jsonschema` agree on every value.
+#[test]
+fn quick_members_and_their_look_alikes_agree_with_jsonschema() {
+    use crate::schema::compile::{Node, Quick};
+    let members = [
+        (json!({"type": "string", "enum": ["x", "yy", "ü"]}), true),
+        (
+            json!({"type": "string", "enum": ["x", "yy"], "maxLength": 1}),
+            false,
+        ),
+        (
+            json!({"type": "string", "enum": ["x", "yy"], "minLength": 2}),
+            false,
+        ),
+        (
+            json!({"type": "string", "enum": ["x", "yy"], "pattern": "^y"}),
+            false,
+        ),
+        (
+            json!({"type": "string", "enum": ["x", "yy"], "const": "x"}),
+            false,
+        ),
+        (json!({"type": "array", "items": {"type": "string"}}), true),
+        (json!({"type": "array", "items": {"type": "integer"}}), true),
+        (
+            json!({"type": "array", "items": {"oneOf": [{"type": "number"}, {"type": "null"}]}}),
+            true,
+        ),
+        (
+            json!({"type": "array", "items": {"type": "string"}, "maxItems": 1}),
+            false,
+        ),
+        (
+            json!({"type": "array", "items": {"type": "string"}, "minItems": 2}),
+            false,
+        ),
+        (
+            json!({"type": "array", "items": {"type": "string"}, "uniqueItems": true}),
+            false,
+        ),
+        // Not even flat: its items' node must be visited.
+        (
+            json!({"type": "array", "items": {"type": "string", "enum": ["x"]}}),
+            false,
+        ),
+    ];
+    let values = [
+        json!("x"),
+        json!("yy"),
+        json!("ü"),
+        json!("z"),
+        json!(""),
+        json!(1),
+        Value::Null,
+        json!([]),
+        json!(["x"]),
+        json!(["x", "x"]),
+        json!(["x", "yy"]),
+        json!([1, 2]),
+        json!([1.5, null]),
+        json!(["x", 1]),
+        json!({}),
+    ];
+    let mut checked = 0;
+    for (member, quick) in &members {
+        for general in [false, true] {
+            let mut properties = json!({"m": member, "s": {"type": "string"}});
+            if general {
+                properties["o"] = json!({"type": "object"});
+            }
+            let schema = json!({"type": "object", "properties": properties, "required": ["m"]});
+            let compiled = CompiledSchema::compile(&schema).unwrap();
+            let Node::Object(o) = &compiled.nodes[0] else {
+                panic!("{schema}: not an object node");
+            };
+            let flat_member = member["items"].get("enum").is_none();
+            assert_eq!(o.flat, !general && flat_member, "{schema}");
+            let shape = o.props[0].quick;
+            assert_eq!(shape != Quick::Node, *quick, "{schema}: {shape:?}");
+            let oracle = jsonschema::validator_for(&schema).unwrap();
+            for v in &values {
+                for value in [
+                    json!({"m": v}),
+                    json!({"s": "a", "m": v}),
+                    json!({"m": v, "o": {}}),
+                ] {
+                    let fast = compiled.is_valid(&value);
+                    assert_eq!(fast, oracle.is_valid(&value), "{schema} {value}");
+                    let listed = compiled.collect(&value, Root::Value);
+                    assert_eq!(fast, listed.is_empty(), "{schema} {value}: {listed:?}");
+                    assert_eq!(
+                        fits_with_budget(&compiled, &value, 0),
+                        fast,
+                        "{schema} {value}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(checked, 12 * 2 * 15 * 3);
+}
+
 /// Flat objects (every member a scalar or an array of typed items) are decided by a loop of their
 /// own that reads members in declaration order and falls back at the first one out of order:
 /// every order of every subset

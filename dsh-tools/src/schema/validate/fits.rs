@@ -9,7 +9,8 @@
 
 use super::super::checks::*;
 use super::super::compile::{
-    Additional, ArrayNode, CompiledSchema, Node, NodeId, ObjectNode, Prop, StringNode, same_len_eq,
+    Additional, ArrayNode, CompiledSchema, Node, NodeId, ObjectNode, Prop, Quick, StringNode,
+    same_len_eq,
 };
 use crate::json::{is_lossless, is_lossless_number};
 use serde_json::{Map, Value};
@@ -145,13 +146,48 @@ impl CompiledSchema {
         required == o.required_count
     }
 
-    /// A declared member of a flat object: by its mask in the loop, anything else by a call.
+    /// A declared member of a flat object: by its mask or its [`Quick`] shape in the loop,
+    /// anything else by a call.
     #[inline(always)]
     fn flat_member_fits<const PROBE: bool>(&self, p: &Prop, v: &Value, depth: u32) -> bool {
         if p.mask.is_empty() {
-            self.flat_member::<PROBE>(p, v, depth)
+            match self.quick_fits(p, v) {
+                Some(ok) => ok,
+                None => self.flat_member::<PROBE>(p, v, depth),
+            }
         } else {
             p.mask.admits(v)
+        }
+    }
+
+    /// [`Quick::Enum`]: out of line, which keeps the loop's own code (and the registers it
+    /// saves) as small as for masked members alone.
+    #[inline(never)]
+    fn enum_fits(&self, p: &Prop, v: &Value) -> Option<bool> {
+        let Node::String(s) = &self.nodes[p.id as usize] else {
+            return None;
+        };
+        let e = s.one_of.as_ref()?;
+        Some(match v {
+            Value::String(x) => e
+                .members
+                .iter()
+                .any(|m| same_len_eq(m.as_bytes(), x.as_bytes())),
+            _ => false,
+        })
+    }
+
+    /// A member whose [`Quick`] shape decides it without visiting its node: an `enum` of
+    /// strings, an array of items a mask decides. `None`: visit the node.
+    #[inline(always)]
+    fn quick_fits(&self, p: &Prop, v: &Value) -> Option<bool> {
+        match p.quick {
+            Quick::Node => None,
+            Quick::Enum => self.enum_fits(p, v),
+            Quick::Items(mask) => Some(match v {
+                Value::Array(items) => items.iter().all(|x| mask.admits(x)),
+                _ => false,
+            }),
         }
     }
 
@@ -161,8 +197,8 @@ impl CompiledSchema {
         matches!(o.additional, Additional::Allow) && lossless(v, depth.saturating_sub(1))
     }
 
-    /// A flat object's member its mask does not decide: a scalar node (or `Option` of one), or
-    /// an array of items their mask decides.
+    /// A flat object's member neither its mask nor its [`Quick`] shape decides: a scalar node
+    /// (or `Option` of one), or an array of items their mask decides.
     #[inline(never)]
     fn flat_member<const PROBE: bool>(&self, p: &Prop, v: &Value, depth: u32) -> bool {
         let node = &self.nodes[p.id as usize];
@@ -253,10 +289,12 @@ impl CompiledSchema {
                         Some((i, p)) => {
                             hint = i + 1;
                             required += usize::from(p.required);
-                            if p.mask.is_empty() {
-                                self.fits_child::<PROBE>(p.id, child, depth - 1)
-                            } else {
+                            if !p.mask.is_empty() {
                                 p.mask.admits(child)
+                            } else if let Some(ok) = self.quick_fits(p, child) {
+                                ok
+                            } else {
+                                self.fits_child::<PROBE>(p.id, child, depth - 1)
                             }
                         }
                         None => match o.additional {
