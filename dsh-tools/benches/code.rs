@@ -692,8 +692,8 @@ fn paired() {
             .and_then(|n| n.parse().ok())
             .unwrap_or(default)
     };
-    let rounds = env("CODE_PAIRED_ROUNDS", 30);
-    let iters = env("CODE_PAIRED_ITERS", 10);
+    let rounds = env("CODE_PAIRED_ROUNDS", 30).max(1);
+    let iters = env("CODE_PAIRED_ITERS", 10).max(1);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -186,7 +186,7 @@ fn only(which: &str) {
 /// any value ([`plain`]): no argument validation, typed decode, output check or typed encode,
 /// the price of those measured apart (dsh_plain ÷ rmcp_stored is printed too).
 fn paired() {
-    let rounds = env_or("MCP_PAIRED_ROUNDS", 60);
+    let rounds = env_or("MCP_PAIRED_ROUNDS", 60).max(1);
     let calls = env_or("MCP_PAIRED_CALLS", 200);
     let rt = runtime();
     let registry = Registry::new();
