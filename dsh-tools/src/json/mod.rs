@@ -128,6 +128,48 @@ mod tests {
         assert_eq!(integers_normalized(&json!({"a": [1, "x"]})), None);
     }
 
+    /// A value nested `depth` arrays deep around `leaf`, built without recursion.
+    fn nested(depth: usize, leaf: Value) -> Value {
+        (0..depth).fold(leaf, |v, _| Value::Array(vec![v]))
+    }
+
+    #[test]
+    fn deep_copies_and_sizes_hold_at_every_depth() {
+        for v in [
+            json!("abc"),
+            json!(-0.5),
+            json!(null),
+            json!({"a": [1, {"b": "c"}], "d": true}),
+            nested(64, json!("x")),
+            nested(65, json!({"k": [1, 2]})),
+        ] {
+            assert_eq!(clone_deep(&v), v);
+            assert_eq!(clone_truncated(&v, usize::MAX), v);
+        }
+        let node = walk::VALUE_HOST_BYTES;
+        let entry = walk::ENTRY_HOST_BYTES;
+        assert_eq!(host_bytes(&json!(null)), node);
+        assert_eq!(host_bytes(&json!(7)), node);
+        assert_eq!(host_bytes(&json!("abc")), node + 3);
+        assert_eq!(host_bytes(&json!(["abc"])), 2 * node + 3);
+        assert_eq!(host_bytes(&json!({"ab": "c"})), 2 * node + entry + 2 + 1);
+        // Deep enough to overflow a test thread's stack were it copied (or dropped) by
+        // recursion: both values are freed before anything is asserted of them.
+        let deep = nested(100_000, json!("x"));
+        let copy = clone_deep(&deep);
+        let (mut levels, mut at) = (0, &copy);
+        while let Value::Array(items) = at {
+            levels += 1;
+            at = &items[0];
+        }
+        let leaf = at.clone();
+        let bytes = host_bytes(&deep);
+        drop_deep(copy);
+        drop_deep(deep);
+        assert_eq!((levels, leaf), (100_000, json!("x")));
+        assert_eq!(bytes, 100_001 * node + 1);
+    }
+
     #[test]
     fn compact_string_matches_serde_json() {
         let v = json!({"a": [1, 2.5, "x\"y", null, true, {}], "b": {"c": []}});

@@ -4,7 +4,7 @@ use serde_json::{Number, Value};
 
 /// Drops a value of any depth on any stack: ordinary values as usual, deep ones iteratively.
 pub(crate) fn free(value: Value) {
-    if deeper_than(&value, 64) {
+    if deeper_than(&value, SHALLOW) {
         drop_deep(value);
     }
 }
@@ -30,6 +30,12 @@ pub(crate) const ENTRY_HOST_BYTES: usize = std::mem::size_of::<String>() + 16;
 pub(crate) fn host_bytes(value: &Value) -> usize {
     const NODE: usize = VALUE_HOST_BYTES;
     const ENTRY: usize = ENTRY_HOST_BYTES;
+    // Scalars, the common argument and answer, need no stack.
+    match value {
+        Value::String(s) => return NODE.saturating_add(s.len()),
+        Value::Array(_) | Value::Object(_) => {}
+        _ => return NODE,
+    }
     let mut total = 0usize;
     let mut stack = vec![value];
     while let Some(v) = stack.pop() {
@@ -66,8 +72,16 @@ pub fn drop_deep(value: Value) {
 
 /// A deep copy of `value`, without recursion (`Value::clone` recurses once per level).
 pub fn clone_deep(value: &Value) -> Value {
+    // The common shallow value: `Value::clone`, whose recursion is bounded here, with no work
+    // stacks to allocate.
+    if !deeper_than(value, SHALLOW) {
+        return value.clone();
+    }
     rebuild(value, Number::clone, usize::MAX)
 }
+
+/// The depth up to which the walks here recurse (as `free` does) instead of allocating stacks.
+const SHALLOW: u32 = 64;
 
 /// A copy of `value` in which every array or object nested deeper than `max_depth` levels is
 /// replaced by the string `"…"`. Iterative; the copy's own depth is at most `max_depth + 1`, so

@@ -46,11 +46,27 @@ pub(crate) fn resolve_executable(
     registry: &Registry,
     exec: &ToolExecution,
 ) -> Option<Arc<RegisteredTool>> {
+    resolve_call(
+        registry,
+        &exec.name,
+        exec.agent.as_ref(),
+        exec.parent.is_some(),
+    )
+}
+
+/// [`resolve_executable`] for a call of `name` by `agent`, `nested` when a parent call (a
+/// `run_code` program) made it: the tool it runs, if the view has it and Code Mode does not
+/// collapse it.
+pub(crate) fn resolve_call(
+    registry: &Registry,
+    name: &str,
+    agent: Option<&crate::call::AgentId>,
+    nested: bool,
+) -> Option<Arc<RegisteredTool>> {
     let state = registry.read();
-    let tool = state.resolve(&exec.name, exec.agent.as_ref())?;
-    let collapsed = exec.parent.is_none()
-        && exec.name != RUN_CODE
-        && state.effective_mode(exec.agent.as_ref()) == PresentationMode::Code;
+    let tool = state.resolve(name, agent)?;
+    let collapsed =
+        !nested && name != RUN_CODE && state.effective_mode(agent) == PresentationMode::Code;
     (!collapsed).then(|| Arc::clone(tool))
 }
 

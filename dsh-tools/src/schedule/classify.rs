@@ -1,12 +1,11 @@
 //! Concurrency classification (spec §7.1): whether a call may overlap its parallel neighbours,
 //! from the classifier of the tool it resolves to.
 
-use crate::call::{AgentId, ExecutionToken, ToolExecution, ToolExecutionInput};
-use crate::pipeline::dispatch::resolve_executable;
+use crate::call::{AgentId, ExecutionToken, ToolExecutionInput};
+use crate::pipeline::dispatch::resolve_call;
 use crate::registry::Registry;
 use serde_json::Value;
 use std::panic::AssertUnwindSafe;
-use tokio_util::sync::CancellationToken;
 
 /// How a call may be scheduled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,21 +28,7 @@ impl Registry {
         agent: Option<&AgentId>,
         parent: Option<ExecutionToken>,
     ) -> ExecutionMode {
-        let probe = ToolExecution {
-            call_id: String::new(),
-            root_call_id: None,
-            name: name.to_owned(),
-            arguments: None,
-            agent: agent.cloned(),
-            parent,
-            token: ExecutionToken::mint(),
-            signal: crate::call::Signal::new(CancellationToken::new()),
-            progress: None,
-            caller: None,
-            span: tracing::Span::none(),
-            run: Default::default(),
-        };
-        let Some(tool) = resolve_executable(self, &probe) else {
+        let Some(tool) = resolve_call(self, name, agent, parent.is_some()) else {
             return ExecutionMode::Exclusive;
         };
         let Some(classifier) = tool.definition().classifier() else {

@@ -128,10 +128,18 @@ pub(super) fn event_loop(
             state.stop.set(Some(Stop::Wall));
             return;
         }
-        let answers = std::mem::take(&mut *state.ready.borrow_mut());
+        let mut answers = std::mem::take(&mut *state.ready.borrow_mut());
         if !answers.is_empty() {
-            for answer in answers {
+            for answer in answers.drain(..) {
                 settle(context, state, answer);
+            }
+            // Its room back for the next answers (unless some arrived meanwhile, or a burst
+            // made it large).
+            if answers.capacity() <= 64
+                && let Ok(mut ready) = state.ready.try_borrow_mut()
+                && ready.is_empty()
+            {
+                *ready = answers;
             }
             continue;
         }
