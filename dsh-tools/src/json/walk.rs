@@ -30,11 +30,20 @@ pub(crate) const ENTRY_HOST_BYTES: usize = std::mem::size_of::<String>() + 16;
 pub(crate) fn host_bytes(value: &Value) -> usize {
     const NODE: usize = VALUE_HOST_BYTES;
     const ENTRY: usize = ENTRY_HOST_BYTES;
-    // Scalars, the common argument and answer, need no stack.
-    match value {
-        Value::String(s) => return NODE.saturating_add(s.len()),
-        Value::Array(_) | Value::Object(_) => {}
-        _ => return NODE,
+    // The common shallow value, recursively (bounded here): no stack to allocate.
+    fn shallow(v: &Value) -> usize {
+        NODE.saturating_add(match v {
+            Value::String(s) => s.len(),
+            Value::Array(items) => items.iter().map(shallow).fold(0, usize::saturating_add),
+            Value::Object(map) => map
+                .iter()
+                .map(|(key, item)| (ENTRY + key.len()).saturating_add(shallow(item)))
+                .fold(0, usize::saturating_add),
+            _ => 0,
+        })
+    }
+    if !deeper_than(value, SHALLOW) {
+        return shallow(value);
     }
     let mut total = 0usize;
     let mut stack = vec![value];

@@ -131,8 +131,9 @@ async fn run(args: Arc<Value>, ctx: ToolRunContext) -> Result<Value, ToolError> 
         .map(|tool| {
             let name = tool.name().to_owned();
             let run = Arc::clone(&run);
-            let member = name.clone();
-            let host: HostFn = Arc::new(move |arg: Value| run.call(member.clone(), arg));
+            // Shared: each call's answer keeps the name for its messages, without a copy.
+            let member: Arc<str> = Arc::from(name.as_str());
+            let host: HostFn = Arc::new(move |arg: Value| run.call(Arc::clone(&member), arg));
             (name, host)
         })
         .collect();

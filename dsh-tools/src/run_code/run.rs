@@ -296,7 +296,7 @@ impl Run {
     /// number, the queueing) happens now, synchronously, so calls are numbered and queued in the
     /// order the program made them even when the returned futures are polled in another order
     /// (or never); the future only waits for the answer.
-    pub(crate) fn call(&self, name: String, arg: Value) -> BoxFuture<Result<Value, String>> {
+    pub(crate) fn call(&self, name: Arc<str>, arg: Value) -> BoxFuture<Result<Value, String>> {
         let submitted = self.submit(&name, arg);
         let signal = self.signal.clone();
         let over = move |what: &str, reason: &str| {
