@@ -83,7 +83,8 @@ fn registry() -> Registry {
     registry_on(Arc::new(QuickJsRuntime::new(Default::default()).unwrap()))
 }
 
-fn registry_on(engine: Arc<QuickJsRuntime>) -> Registry {
+/// A registry with the no-op tool `noop` alone.
+fn noop_registry() -> Registry {
     let registry = Registry::new();
     let tool = ToolDefinition::new(
         "noop",
@@ -93,6 +94,41 @@ fn registry_on(engine: Arc<QuickJsRuntime>) -> Registry {
         noop,
     );
     registry.register(tool).unwrap().keep();
+    registry
+}
+
+/// The baselines' 100 calls of `tool` through `Registry::execute`: one after another, or all at
+/// once with `join_all`.
+async fn direct_hundred(registry: &Registry, tool: &'static str, concurrent: bool) {
+    let inputs = (0..100).map(move |i| {
+        ToolExecutionInput::new(
+            format!("c{i}"),
+            tool,
+            json!({"path": "/tmp/a"}),
+            CancellationToken::new(),
+        )
+    });
+    if concurrent {
+        black_box(
+            futures_util::future::join_all(inputs.map(|input| registry.execute(input))).await,
+        );
+    } else {
+        for input in inputs {
+            black_box(registry.execute(input).await);
+        }
+    }
+}
+
+/// A number from the environment variable `name`, else `default`.
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(default)
+}
+
+fn registry_on(engine: Arc<QuickJsRuntime>) -> Registry {
+    let registry = noop_registry();
     let parallel = ToolDefinition::new(
         "pnoop",
         "does nothing, concurrently",
@@ -257,35 +293,14 @@ fn code(c: &mut Criterion) {
         })
     });
     group.bench_function("direct/100", |b| {
-        b.iter(|| {
-            rt.block_on(async {
-                for i in 0..100 {
-                    let input = ToolExecutionInput::new(
-                        format!("c{i}"),
-                        "noop",
-                        json!({"path": "/tmp/a"}),
-                        CancellationToken::new(),
-                    );
-                    black_box(registry.execute(input).await);
-                }
-            })
-        })
+        b.iter(|| rt.block_on(direct_hundred(&registry, "noop", false)))
     });
     let all = "await Promise.all(Array.from({length: 100}, () => tools.pnoop({path: '/tmp/a'}))); return 1";
     group.bench_function("parallel/100", |b| {
         b.iter(|| black_box(run_ok(&rt, &registry, all)))
     });
     group.bench_function("join_all/100", |b| {
-        b.iter(|| {
-            rt.block_on(futures_util::future::join_all((0..100).map(|i| {
-                registry.execute(ToolExecutionInput::new(
-                    format!("c{i}"),
-                    "pnoop",
-                    json!({"path": "/tmp/a"}),
-                    CancellationToken::new(),
-                ))
-            })))
-        })
+        b.iter(|| rt.block_on(direct_hundred(&registry, "pnoop", true)))
     });
     let ten = "for (let i = 0; i < 10; i++) await tools.noop({path: '/tmp/a'}); return 1";
     group.bench_function("concurrent/64x10", |b| {
@@ -597,10 +612,7 @@ fn warm_child(warm: usize) {
 /// 100, is one sub-call's instructions, every thread's (the lane, the pipeline, the bridge, the
 /// engine), without the noise a timed run has on two cores.
 fn count(calls: usize) {
-    let runs: usize = std::env::var("CODE_N")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(10);
+    let runs = env_usize("CODE_N", 10);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -625,10 +637,7 @@ fn count(calls: usize) {
 /// `code/floor/all100_walk` measures, for the same instruction counter as [`count`]: two `CODE_N`
 /// give a round's count, over 100 one call's (the terms of issue 35's targets in instructions).
 fn count_floor(which: &str) {
-    let runs: usize = std::env::var("CODE_N")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(10);
+    let runs = env_usize("CODE_N", 10);
     if which == "direct" {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -636,27 +645,9 @@ fn count_floor(which: &str) {
             .build()
             .unwrap();
         // No code runtime: its warm pool would make engines meanwhile, counted with the calls.
-        let registry = Registry::new();
-        let tool = ToolDefinition::new(
-            "noop",
-            "does nothing",
-            json!({"type": "object"}),
-            OutputDecl::text(),
-            noop,
-        );
-        registry.register(tool).unwrap().keep();
+        let registry = noop_registry();
         for _ in 0..runs {
-            rt.block_on(async {
-                for i in 0..100 {
-                    let input = ToolExecutionInput::new(
-                        format!("c{i}"),
-                        "noop",
-                        json!({"path": "/tmp/a"}),
-                        CancellationToken::new(),
-                    );
-                    black_box(registry.execute(input).await);
-                }
-            });
+            rt.block_on(direct_hundred(&registry, "noop", false));
         }
         return;
     }
@@ -686,14 +677,8 @@ fn count_floor(which: &str) {
 /// - `parallel`: the target 1.3 × `join_all/100`, the floor `floor/all100_walk` (one
 ///   `Promise.all` of 100 such calls, with no pipeline at all), and `parallel/100_warm`.
 fn paired() {
-    let env = |name: &str, default: usize| {
-        std::env::var(name)
-            .ok()
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(default)
-    };
-    let rounds = env("CODE_PAIRED_ROUNDS", 30).max(1);
-    let iters = env("CODE_PAIRED_ITERS", 10).max(1);
+    let rounds = env_usize("CODE_PAIRED_ROUNDS", 30).max(1);
+    let iters = env_usize("CODE_PAIRED_ITERS", 10).max(1);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -705,26 +690,7 @@ fn paired() {
     let hundred = "for (let i = 0; i < 100; i++) await tools.noop({path: '/tmp/a'}); return 1";
     let all = "await Promise.all(Array.from({length: 100}, () => tools.pnoop({path: '/tmp/a'}))); return 1";
     let direct = |tool: &'static str, concurrent: bool| {
-        let inputs = (0..100).map(move |i| {
-            ToolExecutionInput::new(
-                format!("c{i}"),
-                tool,
-                json!({"path": "/tmp/a"}),
-                CancellationToken::new(),
-            )
-        });
-        rt.block_on(async {
-            if concurrent {
-                black_box(
-                    futures_util::future::join_all(inputs.map(|input| registry.execute(input)))
-                        .await,
-                );
-            } else {
-                for input in inputs {
-                    black_box(registry.execute(input).await);
-                }
-            }
-        })
+        rt.block_on(direct_hundred(&registry, tool, concurrent))
     };
     const IDS: [&str; 7] = [
         "direct/100",
