@@ -5,7 +5,7 @@
 //! tools. Both servers run in the same process and runtime, measured in the same run.
 //!
 //! `MCP_PAIRED=1` measures `mcp/call` and `mcp/list` with the servers interleaved (see
-//! [`paired`]), `mcp/call/dsh_plain` among them; `MCP_BENCH_ONLY=dsh|dsh_plain|rmcp|rmcp_stored`
+//! [`paired`]), `mcp/call/dsh_plain` among them; `MCP_BENCH_ONLY=dsh|dsh_plain|rmcp|rmcp_stored|rmcp_value|rmcp_pipeline`
 //! makes calls for valgrind to count (see [`only`]).
 
 use criterion::{Criterion, criterion_group};
@@ -95,6 +95,55 @@ fn plain() -> Registry {
     registry
 }
 
+/// rmcp's own server (router kept, as `RmcpEchoStored`) over untyped arguments and value
+/// (`Parameters<JsonObject>`, `Json<Value>`). With a registry (`rmcp_pipeline`), the echo runs
+/// the arguments through our pipeline ([`Registry::execute`] on [`plain`]'s untyped echo) and
+/// answers the value; without one (`rmcp_value`), it answers them as they came. The two apart:
+/// the pipeline's own price on rmcp's path, with none of `McpServer`'s mapping (the floor under
+/// `dsh_plain` ÷ `rmcp_stored`).
+#[derive(Clone)]
+struct RmcpUntyped {
+    tool_router: rmcp::handler::server::router::tool::ToolRouter<Self>,
+    registry: Option<Registry>,
+}
+
+impl RmcpUntyped {
+    fn new(registry: Option<Registry>) -> Self {
+        Self {
+            tool_router: Self::untyped_router(),
+            registry,
+        }
+    }
+}
+
+#[tool_router(router = untyped_router)]
+impl RmcpUntyped {
+    #[rmcp::tool(name = "echo", description = "Echo the arguments back.")]
+    async fn echo_untyped(
+        &self,
+        Parameters(args): Parameters<rmcp::model::JsonObject>,
+    ) -> Result<Json<serde_json::Value>, String> {
+        let args = serde_json::Value::Object(args);
+        let Some(registry) = &self.registry else {
+            return Ok(Json(args));
+        };
+        let input = dsh_tools::ToolExecutionInput::new(
+            "c",
+            "echo",
+            args,
+            tokio_util::sync::CancellationToken::new(),
+        );
+        let result = registry.execute(input).await;
+        match result.value() {
+            Some(value) => Ok(Json(value.clone())),
+            None => Err(result.text()),
+        }
+    }
+}
+
+#[rmcp::tool_handler(router = self.tool_router)]
+impl rmcp::ServerHandler for RmcpUntyped {}
+
 fn request_arguments() -> serde_json::Value {
     json!({"text": "hello, world", "count": 42, "flag": true})
 }
@@ -150,7 +199,7 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-/// `MCP_BENCH_ONLY=dsh|dsh_plain|rmcp|rmcp_stored` runs `MCP_BENCH_CALLS` (default 1,000) calls
+/// `MCP_BENCH_ONLY=dsh|dsh_plain|rmcp|rmcp_stored|rmcp_value|rmcp_pipeline` runs `MCP_BENCH_CALLS` (default 1,000) calls
 /// against one server and exits, for instruction counts under `valgrind --tool=callgrind`
 /// (steadier than wall time on a shared machine).
 fn only(which: &str) {
@@ -163,6 +212,8 @@ fn only(which: &str) {
         }
         "rmcp_stored" => rt.block_on(connect(RmcpEchoStored::new())),
         "dsh_plain" => rt.block_on(connect(McpServer::new(plain()))),
+        "rmcp_pipeline" => rt.block_on(connect(RmcpUntyped::new(Some(plain())))),
+        "rmcp_value" => rt.block_on(connect(RmcpUntyped::new(None))),
         _ => rt.block_on(connect(RmcpEcho)),
     };
     let calls = env_or("MCP_BENCH_CALLS", 1_000);
@@ -184,7 +235,10 @@ fn only(which: &str) {
 ///
 /// `mcp/call/dsh_plain` is our server over an untyped echo whose schemas accept any object and
 /// any value ([`plain`]): no argument validation, typed decode, output check or typed encode,
-/// the price of those measured apart (dsh_plain ÷ rmcp_stored is printed too).
+/// the price of those measured apart. `rmcp_value` and `rmcp_pipeline` ([`RmcpUntyped`]) are
+/// rmcp's own server over untyped arguments, without and with our pipeline: the pipeline's price
+/// on rmcp's path. Printed too: dsh_plain, rmcp_value and rmcp_pipeline ÷ rmcp_stored,
+/// rmcp_pipeline ÷ rmcp_value, dsh_plain ÷ rmcp_pipeline.
 fn paired() {
     let rounds = env_or("MCP_PAIRED_ROUNDS", 60).max(1);
     let calls = env_or("MCP_PAIRED_CALLS", 200);
@@ -196,6 +250,11 @@ fn paired() {
         ("rmcp", rt.block_on(connect(RmcpEcho))),
         ("rmcp_stored", rt.block_on(connect(RmcpEchoStored::new()))),
         ("dsh_plain", rt.block_on(connect(McpServer::new(plain())))),
+        ("rmcp_value", rt.block_on(connect(RmcpUntyped::new(None)))),
+        (
+            "rmcp_pipeline",
+            rt.block_on(connect(RmcpUntyped::new(Some(plain())))),
+        ),
     ];
     for (_, client) in &clients {
         let out = rt.block_on(client.peer().call_tool(request())).unwrap();
@@ -207,10 +266,14 @@ fn paired() {
         }
         calls
     });
-    println!(
-        "mcp/call: dsh_plain / rmcp_stored: median of rounds {:.3}",
-        median_ratio(&times[3], &times[2])
-    );
+    for (a, b) in [(3, 2), (4, 2), (5, 2), (5, 4), (3, 5)] {
+        println!(
+            "mcp/call: {} / {}: median of rounds {:.3}",
+            clients[a].0,
+            clients[b].0,
+            median_ratio(&times[a], &times[b])
+        );
+    }
     let clients = [
         ("dsh", rt.block_on(connect(McpServer::new(hundred_dsh())))),
         ("rmcp", rt.block_on(connect(RmcpHundred))),
