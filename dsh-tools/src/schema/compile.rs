@@ -36,15 +36,116 @@ pub struct CompiledSchema {
 pub(crate) enum Node {
     /// No `type` and no `oneOf`: any lossless JSON value.
     Any,
-    /// The branches and, for `oneOf [X, {"type": "null"}]` where `X` can never be `null` (every
-    /// `Option<T>`), `X`: decided by a null check instead of evaluating both branches.
-    OneOf(Box<[NodeId]>, Option<NodeId>),
+    /// The branches, and how the fast path picks the one that can match ([`Pick`]).
+    OneOf(Box<[NodeId]>, Pick),
     String(StringNode),
     Number(NumberNode),
     /// `boolean` or `null`, with optional enum/const.
     Literal(LiteralNode),
     Object(ObjectNode),
     Array(ArrayNode),
+}
+
+/// How the fast path decides a `oneOf`: by evaluating every branch, or by picking the only one
+/// that can match and evaluating that one alone. A pick is exact: every other branch certainly
+/// fails, so "exactly one matches" is "the picked one matches".
+#[derive(Debug)]
+pub(crate) enum Pick {
+    /// Evaluate every branch and count the matches.
+    All,
+    /// `oneOf [X, {"type": "null"}]` where `X` can never be `null` (every `Option<T>`): `null`
+    /// matches the null branch alone, anything else `X` alone.
+    NullOr(NodeId),
+    /// A tagged union (serde's `#[serde(tag = "...")]`): the tag's value names the branch.
+    Tag(Box<TagPick>),
+}
+
+/// A `oneOf` whose branches are objects that all require the same property, each fixed to a
+/// distinct string (`const`, or an `enum` of one), besides at most one plain `null` branch
+/// (`Option` of the union, flattened). A value's tag names the only branch it can match: every
+/// other one requires another string there.
+#[derive(Debug)]
+pub(crate) struct TagPick {
+    /// The tag property.
+    pub(crate) key: Box<str>,
+    /// Each object branch's tag, beside its node.
+    pub(crate) tags: Box<[(Box<str>, NodeId)]>,
+    /// One branch is a plain `null`: it, and only it, matches `null`.
+    pub(crate) null: bool,
+}
+
+impl TagPick {
+    /// The pick for `branches`, if they form a tagged union.
+    fn of(nodes: &[Node], branches: &[NodeId]) -> Option<Self> {
+        let (nulls, objects): (Vec<NodeId>, Vec<NodeId>) = branches
+            .iter()
+            .partition(|b| is_plain_null(&nodes[**b as usize]));
+        if nulls.len() > 1 || objects.len() < 2 {
+            return None;
+        }
+        let (key, tags) = union_tag(nodes, &objects, true)?;
+        Some(Self {
+            key: key.into(),
+            tags: tags.into_iter().map(Box::from).zip(objects).collect(),
+            null: nulls.len() == 1,
+        })
+    }
+}
+
+/// At most this many properties are tried as a union's tag: a schema from a remote server may
+/// fix thousands of properties in thousands of branches, and each try reads every branch.
+const TAG_CANDIDATES: usize = 8;
+
+/// The tag of a union of `objects` (its branches but `null`): a property that every branch
+/// declares (and requires, if `required`), fixed to a distinct string in each. The property and
+/// each branch's tag, in branch order; `None` if a branch is not an object.
+pub(crate) fn union_tag<'s>(
+    nodes: &'s [Node],
+    objects: &[NodeId],
+    required: bool,
+) -> Option<(&'s str, Vec<&'s str>)> {
+    let Node::Object(first) = &nodes[*objects.first()? as usize] else {
+        return None;
+    };
+    let fixed = |p: &Prop| (p.required || !required) && string_tag(&nodes[p.id as usize]).is_some();
+    first
+        .props
+        .iter()
+        .filter(|p| fixed(p))
+        .take(TAG_CANDIDATES)
+        .find_map(|candidate| {
+            let mut seen = rustc_hash::FxHashSet::default();
+            let tags = objects
+                .iter()
+                .map(|b| {
+                    let Node::Object(o) = &nodes[*b as usize] else {
+                        return None;
+                    };
+                    let p = &o.props[o.find(&candidate.key)?];
+                    let tag = string_tag(&nodes[p.id as usize]).filter(|_| fixed(p))?;
+                    seen.insert(tag).then_some(tag)
+                })
+                .collect::<Option<Vec<&str>>>()?;
+            Some((&*candidate.key, tags))
+        })
+}
+
+/// A plain `{"type": "null"}`.
+pub(crate) fn is_plain_null(node: &Node) -> bool {
+    matches!(node, Node::Literal(l)
+        if l.ty == Type::Null && l.one_of.is_none() && l.constant.is_none())
+}
+
+/// The one string a string node admits (`const`, or an `enum` of one), if it admits only one.
+pub(crate) fn string_tag(node: &Node) -> Option<&str> {
+    let Node::String(s) = node else {
+        return None;
+    };
+    match (&s.constant, &s.one_of) {
+        (Some(c), _) => Some(&c.members[0]),
+        (None, Some(e)) if e.members.len() == 1 => Some(&e.members[0]),
+        _ => None,
+    }
 }
 
 #[derive(Debug)]
@@ -168,6 +269,9 @@ pub(crate) enum Quick {
     /// A string that must be one of the node's `enum` members, and nothing else (a Rust enum
     /// of unit variants).
     Enum,
+    /// A string that must be the node's `const` (and in its `enum`, if it has one), and nothing
+    /// else (a tagged union's tag).
+    Const,
     /// An array whose items this mask decides, and nothing else: no bounds, not unique
     /// (`Vec<String>`).
     Items(TypeMask),
@@ -178,13 +282,13 @@ impl Quick {
     fn of(nodes: &[Node], id: NodeId) -> Self {
         match &nodes[id as usize] {
             Node::String(s)
-                if s.one_of.is_some()
-                    && s.constant.is_none()
-                    && s.min_length.is_none()
-                    && s.max_length.is_none()
-                    && s.pattern.is_none() =>
+                if s.min_length.is_none() && s.max_length.is_none() && s.pattern.is_none() =>
             {
-                Self::Enum
+                match (&s.one_of, &s.constant) {
+                    (_, Some(_)) => Self::Const,
+                    (Some(_), None) => Self::Enum,
+                    (None, None) => Self::Node,
+                }
             }
             Node::Array(a)
                 if !a.items_mask.is_empty()
@@ -263,7 +367,7 @@ impl TypeMask {
             _ => 0,
         };
         Self(match &nodes[id as usize] {
-            Node::OneOf(_, Some(of)) => match leaf(*of) {
+            Node::OneOf(_, Pick::NullOr(of)) => match leaf(*of) {
                 0 => 0,
                 m => m | Self::NULL,
             },
@@ -359,31 +463,27 @@ impl CompiledSchema {
             nodes[id as usize] = node;
         }
         // `oneOf [X, null]` where X never admits null: exactly one branch matches any value.
+        // Otherwise a tagged union, whose tag picks the branch.
         for i in 0..nodes.len() {
             let Node::OneOf(branches, _) = &nodes[i] else {
                 continue;
-            };
-            let [a, b] = **branches else {
-                continue;
-            };
-            let only_null = |id: NodeId| {
-                matches!(&nodes[id as usize], Node::Literal(l)
-                    if l.ty == Type::Null && l.one_of.is_none() && l.constant.is_none())
             };
             let never_null = |id: NodeId| match &nodes[id as usize] {
                 Node::String(_) | Node::Number(_) | Node::Object(_) | Node::Array(_) => true,
                 Node::Literal(l) => l.ty != Type::Null,
                 Node::Any | Node::OneOf(..) => false,
             };
-            let of = if only_null(b) && never_null(a) {
-                Some(a)
-            } else if only_null(a) && never_null(b) {
-                Some(b)
-            } else {
-                None
+            let only_null = |id: NodeId| is_plain_null(&nodes[id as usize]);
+            let pick = match **branches {
+                [a, b] if only_null(b) && never_null(a) => Pick::NullOr(a),
+                [a, b] if only_null(a) && never_null(b) => Pick::NullOr(b),
+                _ => match TagPick::of(&nodes, branches) {
+                    Some(tag) => Pick::Tag(Box::new(tag)),
+                    None => Pick::All,
+                },
             };
-            if let Node::OneOf(_, nullable) = &mut nodes[i] {
-                *nullable = of;
+            if let Node::OneOf(_, p) = &mut nodes[i] {
+                *p = pick;
             }
         }
         // Every member's and item's type mask, once the nullable `oneOf`s are known.
@@ -403,7 +503,7 @@ impl CompiledSchema {
                 !masks[id as usize].is_empty()
                     || scalar(id)
                     || match &nodes[id as usize] {
-                        Node::OneOf(_, Some(of)) => scalar(*of),
+                        Node::OneOf(_, Pick::NullOr(of)) => scalar(*of),
                         Node::Array(a) => a.items.is_some_and(|i| !masks[i as usize].is_empty()),
                         _ => false,
                     }
@@ -465,7 +565,7 @@ fn compile_node<'a>(
     if let Some(Value::Array(branches)) = map.get(ONE_OF) {
         return Node::OneOf(
             branches.iter().map(|b| alloc(b, nodes, tasks)).collect(),
-            None,
+            Pick::All,
         );
     }
     let Some(ty) = map.get(TYPE).and_then(Value::as_str).and_then(Type::parse) else {

@@ -468,8 +468,8 @@ fn members_decided_by_type_agree_with_the_collector() {
     assert!(checked > 1000, "{checked}");
 }
 
-/// Members an object's loop decides without visiting their node (`Quick`: an `enum` of strings,
-/// an array of items a mask decides), and the look-alikes with one constraint more that must
+/// Members an object's loop decides without visiting their node (`Quick`: an `enum` or a
+/// `const` of strings, an array of items a mask decides), and the look-alikes with one constraint more that must
 /// still visit it, as members of a flat object and of a general one (a nested object makes it
 /// general): the fast path, the collector alone and `jsonschema` agree on every value.
 #[test]
@@ -491,8 +491,9 @@ fn quick_members_and_their_look_alikes_agree_with_jsonschema() {
         ),
         (
             json!({"type": "string", "enum": ["x", "yy"], "const": "x"}),
-            false,
+            true,
         ),
+        (json!({"type": "string", "const": "yy"}), true),
         (json!({"type": "array", "items": {"type": "string"}}), true),
         (json!({"type": "array", "items": {"type": "integer"}}), true),
         (
@@ -571,7 +572,7 @@ fn quick_members_and_their_look_alikes_agree_with_jsonschema() {
             }
         }
     }
-    assert_eq!(checked, 12 * 2 * 15 * 3);
+    assert_eq!(checked, 13 * 2 * 15 * 3);
 }
 
 /// Flat objects (every member a scalar or an array of typed items) are decided by a loop of their
@@ -660,4 +661,175 @@ fn flat_objects_agree_with_jsonschema_in_every_member_order() {
         }
     }
     assert!(checked > 200_000, "{checked}");
+}
+
+/// Tagged unions (`oneOf` of objects that all require the same property, each fixed to its own
+/// string): the fast path evaluates only the branch the tag names. Each shape that is a tagged
+/// union and each look-alike that is not (a tag one branch does not require, two equal tags, a
+/// tag of two strings, two `null` branches), at the root, as a member and as an array's items:
+/// the fast path, the collector alone and `jsonschema` agree on every value.
+#[test]
+fn tagged_unions_agree_with_jsonschema() {
+    use crate::schema::compile::{Node, Pick};
+    let file = json!({
+        "type": "object",
+        "properties": {"kind": {"type": "string", "const": "file"}, "path": {"type": "string"}},
+        "required": ["kind", "path"],
+        "additionalProperties": false,
+    });
+    // The tag second, as an `enum` of one.
+    let glob = json!({
+        "type": "object",
+        "properties": {"pattern": {"type": "string"}, "kind": {"type": "string", "enum": ["glob"]}},
+        "required": ["pattern", "kind"],
+        "additionalProperties": false,
+    });
+    // Open, with an optional member, the tag a `const` inside an `enum`.
+    let dir = json!({
+        "type": "object",
+        "properties": {
+            "kind": {"type": "string", "enum": ["dir", "file"], "const": "dir"},
+            "depth": {"type": "integer"},
+        },
+        "required": ["kind"],
+    });
+    let with = |object: &Value, key: &str, member: Value| {
+        let mut o = object.clone();
+        o[key] = member;
+        o
+    };
+    let none = json!({"type": "null"});
+    let unions = [
+        (json!({"oneOf": [file, glob]}), Some(false)),
+        (json!({"oneOf": [file, glob, dir]}), Some(false)),
+        (json!({"oneOf": [none, glob, file]}), Some(true)),
+        (json!({"oneOf": [file, dir, none]}), Some(true)),
+        // Look-alikes: every branch is evaluated.
+        (
+            json!({"oneOf": [file, with(&glob, "required", json!(["pattern"]))]}),
+            None,
+        ),
+        (
+            json!({"oneOf": [file, with(&dir, "properties", json!({"kind": {"type": "string", "const": "file"}}))]}),
+            None,
+        ),
+        (
+            json!({"oneOf": [file, with(&dir, "properties", json!({"kind": {"type": "string", "enum": ["dir", "glob"]}}))]}),
+            None,
+        ),
+        (json!({"oneOf": [file, glob, none, none]}), None),
+        (json!({"oneOf": [file, {"type": "string"}]}), None),
+        (json!({"oneOf": [file, {"type": "object"}]}), None),
+    ];
+    let values = [
+        Value::Null,
+        json!("file"),
+        json!(1),
+        json!({}),
+        json!({"kind": "file", "path": "a"}),
+        json!({"path": "a", "kind": "file"}),
+        json!({"kind": "glob", "pattern": "*"}),
+        json!({"kind": "file", "pattern": "*"}),
+        json!({"kind": "glob", "path": "a"}),
+        json!({"kind": "glob", "pattern": "*", "path": "a"}),
+        json!({"kind": "other", "path": "a"}),
+        json!({"kind": 1, "path": "a"}),
+        json!({"kind": null}),
+        json!({"path": "a"}),
+        json!({"pattern": "*"}),
+        json!({"kind": "file", "path": "a", "extra": 1}),
+        json!({"kind": "file", "path": 3}),
+        json!({"kind": "dir"}),
+        json!({"kind": "dir", "depth": 2, "path": "a"}),
+        json!({"kind": "dir", "depth": "deep"}),
+        json!({"kind": "fil", "path": "a"}),
+    ];
+    let mut checked = 0;
+    for (union, tagged) in &unions {
+        let wraps = [
+            union.clone(),
+            json!({"type": "object", "properties": {"target": union}, "required": ["target"]}),
+            json!({"type": "array", "items": union}),
+        ];
+        for wrapped in &wraps {
+            let compiled = CompiledSchema::compile(wrapped).unwrap();
+            let pick = compiled.nodes.iter().find_map(|n| match n {
+                Node::OneOf(_, pick) => Some(pick),
+                _ => None,
+            });
+            match (pick, tagged) {
+                (Some(Pick::Tag(t)), Some(null)) => assert_eq!(t.null, *null, "{wrapped}"),
+                (Some(Pick::All), None) => {}
+                (pick, _) => panic!("{wrapped}: {pick:?}"),
+            }
+            let oracle = jsonschema::validator_for(wrapped).unwrap();
+            for v in &values {
+                let value = match wrapped["type"].as_str() {
+                    Some("object") => json!({"target": v}),
+                    Some("array") => json!([{"kind": "file", "path": "b"}, v]),
+                    _ => v.clone(),
+                };
+                let fast = compiled.is_valid(&value);
+                assert_eq!(fast, oracle.is_valid(&value), "{wrapped} {value}");
+                let listed = compiled.collect(&value, Root::Value);
+                assert_eq!(fast, listed.is_empty(), "{wrapped} {value}: {listed:?}");
+                assert_eq!(
+                    fits_with_budget(&compiled, &value, 0),
+                    fast,
+                    "{wrapped} {value}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 10 * 3 * 21);
+}
+
+/// A union's tag is looked for among the first eight properties fixed to one string: a schema
+/// from a remote server may fix thousands in thousands of branches, and each property tried
+/// reads every branch. Past them the union is evaluated branch by branch, still exactly, and
+/// explained by its closest branch.
+#[test]
+fn tag_candidates_are_bounded() {
+    use crate::schema::compile::{Node, Pick};
+    let union = |shared: usize| {
+        let branch = |tag: &str| {
+            let mut properties = serde_json::Map::new();
+            let mut required = Vec::new();
+            for i in 0..shared {
+                properties.insert(format!("same{i}"), json!({"type": "string", "const": "x"}));
+                required.push(json!(format!("same{i}")));
+            }
+            properties.insert("kind".into(), json!({"type": "string", "const": tag}));
+            required.push(json!("kind"));
+            json!({"type": "object", "properties": properties, "required": required})
+        };
+        json!({"oneOf": [branch("a"), branch("b")]})
+    };
+    for (shared, tagged) in [(0, true), (7, true), (8, false), (50, false)] {
+        let schema = union(shared);
+        let compiled = CompiledSchema::compile(&schema).unwrap();
+        let Node::OneOf(_, pick) = &compiled.nodes[0] else {
+            panic!("not a oneOf");
+        };
+        assert_eq!(matches!(pick, Pick::Tag(_)), tagged, "{shared}: {pick:?}");
+        let mut value = serde_json::Map::new();
+        for i in 0..shared {
+            value.insert(format!("same{i}"), json!("x"));
+        }
+        value.insert("kind".into(), json!("b"));
+        let value = Value::Object(value);
+        assert!(compiled.is_valid(&value), "{shared}");
+        // The explanation looks for the tag the same way.
+        let mut value = value;
+        value["kind"] = json!("c");
+        assert!(!compiled.is_valid(&value), "{shared}");
+        let listed = compiled.validate(&value).join("; ");
+        let explained = if tagged {
+            "\"value.kind\" must be one of [\"a\",\"b\"]"
+        } else {
+            "closest is branch 0: \"value.kind\" must be \"a\""
+        };
+        assert!(listed.contains(explained), "{shared}: {listed}");
+    }
 }

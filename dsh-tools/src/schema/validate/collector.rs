@@ -5,9 +5,9 @@
 use super::super::MAX_KEY_BYTES;
 use super::super::Sink;
 use super::super::checks::*;
-use super::super::compile::{Additional, CompiledSchema, Node, NodeId, ObjectNode, same_len_eq};
+use super::super::compile::{Additional, CompiledSchema, Node, NodeId, ObjectNode};
 use super::super::path::{PathArena, PathId, ROOT, Seg, floor_char};
-use super::fits::{FAST_DEPTH, PROBE_DEPTH, lossless};
+use super::fits::{FAST_DEPTH, PROBE_DEPTH, lossless, member};
 use serde_json::{Map, Value};
 
 impl CompiledSchema {
@@ -18,17 +18,6 @@ impl CompiledSchema {
         let mut c = Collector::new(self, "", true);
         c.run(id, v);
         !c.failed
-    }
-}
-
-/// A member of a JSON object: a scan for small objects (no hashing), the map's index otherwise.
-#[inline]
-fn member<'v>(map: &'v Map<String, Value>, key: &str) -> Option<(&'v String, &'v Value)> {
-    if map.len() <= 16 {
-        map.iter()
-            .find(|(k, _)| same_len_eq(k.as_bytes(), key.as_bytes()))
-    } else {
-        map.get_key_value(key)
     }
 }
 

@@ -1,7 +1,9 @@
 //! Explaining a `oneOf` that matched no branch (issue #9): a tagged union's chosen branch or
 //! valid tags, serde's externally tagged enums, `[T, null]`, else the closest branch.
 
-use super::super::compile::{Additional, CompiledSchema, Node, NodeId};
+use super::super::compile::{
+    Additional, CompiledSchema, Node, NodeId, Pick, is_plain_null, union_tag,
+};
 use super::super::path::{PathId, join_key};
 use super::super::subset::Type;
 use super::collector::Collector;
@@ -13,7 +15,7 @@ impl Collector<'_> {
     /// closest branch's (of the value's JSON type if one is, then fewest violations, then first). At most [`EXPLAINED`] violations,
     /// from sub-runs that explain nothing further (so the cost is one pass per branch).
     pub(super) fn explain_no_match(&self, id: NodeId, value: &Value, path: PathId) -> String {
-        let Node::OneOf(branches, nullable) = &self.schema.nodes[id as usize] else {
+        let Node::OneOf(branches, pick) = &self.schema.nodes[id as usize] else {
             return String::new();
         };
         let label = self.paths.render(self.label, path);
@@ -46,7 +48,7 @@ impl Collector<'_> {
             let (count, text, _) = violations(branch);
             (count, text)
         };
-        if let Some(of) = nullable {
+        if let Pick::NullOr(of) = pick {
             // Null was allowed, and the model is told so: `(or null)` after violations of the
             // value itself (`"offset" must be >= 1 (or null)`); after violations of its insides
             // (`[1]` for `Option<Vec<String>>`) the label says which value may be null.
@@ -62,10 +64,7 @@ impl Collector<'_> {
         };
         // `Option<Enum>` flattens to the enum's branches and a `null` one: explained as the enum,
         // with `(or null)` where the whole choice is listed.
-        let is_null = |b: &NodeId| {
-            matches!(&self.schema.nodes[*b as usize], Node::Literal(l)
-                if l.ty == Type::Null && l.one_of.is_none() && l.constant.is_none())
-        };
+        let is_null = |b: &NodeId| is_plain_null(&self.schema.nodes[*b as usize]);
         let or_null = if branches.iter().any(is_null) {
             " (or null)"
         } else {
@@ -166,29 +165,7 @@ const EXPLAINED: usize = 5;
 /// A tagged union: every branch an object with the same property fixed to a distinct string
 /// (`const`, or an `enum` of one). The property and each branch's tag.
 fn tagged<'s>(schema: &'s CompiledSchema, branches: &[NodeId]) -> Option<(&'s str, Vec<&'s str>)> {
-    let tag_of = |branch: NodeId, key: &str| -> Option<&'s str> {
-        let Node::Object(o) = &schema.nodes[branch as usize] else {
-            return None;
-        };
-        let p = o.props.iter().find(|p| &*p.key == key)?;
-        let Node::String(s) = &schema.nodes[p.id as usize] else {
-            return None;
-        };
-        match (&s.constant, &s.one_of) {
-            (Some(c), _) => Some(&*c.members[0]),
-            (None, Some(e)) if e.members.len() == 1 => Some(&*e.members[0]),
-            _ => None,
-        }
-    };
-    let Node::Object(first) = &schema.nodes[*branches.first()? as usize] else {
-        return None;
-    };
-    first.props.iter().find_map(|p| {
-        let tags: Option<Vec<&'s str>> = branches.iter().map(|b| tag_of(*b, &p.key)).collect();
-        let tags = tags?;
-        let distinct = tags.iter().collect::<rustc_hash::FxHashSet<_>>().len() == tags.len();
-        distinct.then_some((&*p.key, tags))
-    })
+    union_tag(&schema.nodes, branches, false)
 }
 
 /// The property of a one-property object branch that requires it and allows nothing else (an

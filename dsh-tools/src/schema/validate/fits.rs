@@ -9,8 +9,8 @@
 
 use super::super::checks::*;
 use super::super::compile::{
-    Additional, ArrayNode, CompiledSchema, Node, NodeId, ObjectNode, Prop, Quick, StringNode,
-    same_len_eq,
+    Additional, ArrayNode, CompiledSchema, Node, NodeId, ObjectNode, Pick, Prop, Quick, StringNode,
+    TagPick, same_len_eq,
 };
 use crate::json::{is_lossless, is_lossless_number};
 use serde_json::{Map, Value};
@@ -177,17 +177,61 @@ impl CompiledSchema {
         })
     }
 
-    /// A member whose [`Quick`] shape decides it without visiting its node: an `enum` of
-    /// strings, an array of items a mask decides. `None`: visit the node.
+    /// [`Quick::Const`], out of line like [`enum_fits`](Self::enum_fits).
+    #[inline(never)]
+    fn const_fits(&self, p: &Prop, v: &Value) -> Option<bool> {
+        let Node::String(s) = &self.nodes[p.id as usize] else {
+            return None;
+        };
+        let c = s.constant.as_ref()?;
+        let Value::String(x) = v else {
+            return Some(false);
+        };
+        let is = |m: &str| same_len_eq(m.as_bytes(), x.as_bytes());
+        Some(
+            is(&c.members[0])
+                && s.one_of
+                    .as_ref()
+                    .is_none_or(|e| e.members.iter().any(|m| is(m))),
+        )
+    }
+
+    /// A member whose [`Quick`] shape decides it without visiting its node: an `enum` or a
+    /// `const` of strings, an array of items a mask decides. `None`: visit the node.
     #[inline(always)]
     fn quick_fits(&self, p: &Prop, v: &Value) -> Option<bool> {
         match p.quick {
             Quick::Node => None,
             Quick::Enum => self.enum_fits(p, v),
+            Quick::Const => self.const_fits(p, v),
             Quick::Items(mask) => Some(match v {
                 Value::Array(items) => items.iter().all(|x| mask.admits(x)),
                 _ => false,
             }),
+        }
+    }
+
+    /// A tagged union: the branch the value's tag names, alone.
+    #[inline(never)]
+    fn fits_tagged<const PROBE: bool>(&self, t: &TagPick, v: &Value, depth: u32) -> bool {
+        match v {
+            // Only the null branch admits null.
+            Value::Null => t.null,
+            Value::Object(map) => {
+                let Some((_, Value::String(tag))) = member(map, &t.key) else {
+                    // Every object branch requires a string there.
+                    return false;
+                };
+                match t
+                    .tags
+                    .iter()
+                    .find(|(name, _)| same_len_eq(name.as_bytes(), tag.as_bytes()))
+                {
+                    Some((_, branch)) => self.fits::<PROBE>(*branch, v, depth),
+                    None => false,
+                }
+            }
+            _ => false,
         }
     }
 
@@ -206,7 +250,7 @@ impl CompiledSchema {
             return ok;
         }
         match node {
-            Node::OneOf(_, Some(of)) => {
+            Node::OneOf(_, Pick::NullOr(of)) => {
                 if v.is_null() {
                     return true;
                 }
@@ -235,7 +279,7 @@ impl CompiledSchema {
             // `Option<scalar>` (every optional argument): the null check and the scalar's own
             // check inline, as `fits_container` would decide it, without two calls.
             None => match node {
-                Node::OneOf(_, Some(of)) if depth > 0 => {
+                Node::OneOf(_, Pick::NullOr(of)) if depth > 0 => {
                     v.is_null() || {
                         let inner = &self.nodes[*of as usize];
                         match leaf_fits(inner, v) {
@@ -264,9 +308,13 @@ impl CompiledSchema {
             // A probe cannot count matches: a branch past its budget is "don't know", and
             // miscounting it as a miss could turn two matches into one. Let the collector decide.
             // Exact: null matches only the null branch, anything else only X's.
-            Node::OneOf(_, Some(of)) => v.is_null() || self.fits::<PROBE>(*of, v, depth - 1),
+            Node::OneOf(_, Pick::NullOr(of)) => {
+                v.is_null() || self.fits::<PROBE>(*of, v, depth - 1)
+            }
+            // Exact as well: the tag rules out every other branch.
+            Node::OneOf(_, Pick::Tag(tag)) => self.fits_tagged::<PROBE>(tag, v, depth - 1),
             Node::OneOf(..) if PROBE => false,
-            Node::OneOf(branches, None) => {
+            Node::OneOf(branches, Pick::All) => {
                 let mut matched = 0;
                 for b in branches.iter() {
                     if self.fits::<PROBE>(*b, v, depth - 1) {
@@ -400,6 +448,20 @@ fn leaf_fits(node: &Node, v: &Value) -> Option<bool> {
 #[inline(never)]
 fn string_fits(s: &StringNode, x: &str) -> bool {
     string_problem(s, x).is_none()
+}
+
+/// A member of a JSON object: a scan for small objects (no hashing), the map's index otherwise.
+#[inline]
+pub(super) fn member<'v>(
+    map: &'v Map<String, Value>,
+    key: &str,
+) -> Option<(&'v String, &'v Value)> {
+    if map.len() <= 16 {
+        map.iter()
+            .find(|(k, _)| same_len_eq(k.as_bytes(), key.as_bytes()))
+    } else {
+        map.get_key_value(key)
+    }
 }
 
 /// Losslessness, recursive up to `depth` levels, then iterative.
