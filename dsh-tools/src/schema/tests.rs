@@ -833,3 +833,34 @@ fn tag_candidates_are_bounded() {
         assert!(listed.contains(explained), "{shared}: {listed}");
     }
 }
+
+/// A declared key is found by its length and a few word compares (`same_len_eq`): every key of
+/// 0 to 20 bytes is found as itself, and not when any one of its bytes differs or it is one
+/// byte longer or shorter.
+#[test]
+fn declared_keys_are_told_apart_by_every_byte() {
+    use crate::schema::compile::Node;
+    let text = "abcdefghijklmnopqrstü";
+    for n in 0..=20 {
+        let key = &text.as_bytes()[..n];
+        let key = std::str::from_utf8(key).unwrap();
+        let schema = json!({"type": "object", "properties": {key: {"type": "string"}}});
+        let compiled = CompiledSchema::compile(&schema).unwrap();
+        let Node::Object(o) = &compiled.nodes[0] else {
+            panic!("not an object");
+        };
+        assert_eq!(o.find(key), Some(0), "{key:?}");
+        for i in 0..n {
+            let mut other = key.as_bytes().to_vec();
+            other[i] = b'_';
+            let other = String::from_utf8(other).unwrap();
+            assert_eq!(o.find(&other), None, "{key:?} against {other:?}");
+        }
+        assert_eq!(o.find(&format!("{key}_")), None, "{key:?}");
+        if n > 0 {
+            assert_eq!(o.find(&key[..n - 1]), None, "{key:?}");
+        }
+        assert!(compiled.is_valid(&json!({key: "x"})), "{key:?}");
+        assert!(!compiled.is_valid(&json!({key: 1})), "{key:?}");
+    }
+}
