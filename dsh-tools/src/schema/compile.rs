@@ -353,6 +353,16 @@ impl TypeMask {
         }
     }
 
+    /// Whether every item is of an admitted type: a list of strings (`Vec<String>`, the common
+    /// case) by one compare an item, without dispatching on the mask for each.
+    #[inline(always)]
+    pub(crate) fn admits_all(self, items: &[Value]) -> bool {
+        if self.0 == Self::STRING {
+            return items.iter().all(Value::is_string);
+        }
+        items.iter().all(|x| self.admits(x))
+    }
+
     /// The mask of `nodes[id]`.
     fn of(nodes: &[Node], id: NodeId) -> Self {
         let leaf = |id: NodeId| match &nodes[id as usize] {

@@ -205,7 +205,7 @@ impl CompiledSchema {
             Quick::Enum => self.enum_fits(p, v),
             Quick::Const => self.const_fits(p, v),
             Quick::Items(mask) => Some(match v {
-                Value::Array(items) => items.iter().all(|x| mask.admits(x)),
+                Value::Array(items) => mask.admits_all(items),
                 _ => false,
             }),
         }
@@ -407,7 +407,7 @@ fn masked_items_fit(a: &ArrayNode, items: &[Value]) -> bool {
     if (a.min_items.is_some() || a.max_items.is_some()) && count_problem(a, items.len()).is_some() {
         return false;
     }
-    items.iter().all(|x| a.items_mask.admits(x)) && (!a.unique || first_duplicate(items).is_none())
+    a.items_mask.admits_all(items) && (!a.unique || first_duplicate(items).is_none())
 }
 
 /// Decides scalar nodes (and `Any` on scalar values) without a call; `None` for the rest.
