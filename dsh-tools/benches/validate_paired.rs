@@ -343,6 +343,28 @@ fn member(v: &Value) -> usize {
     }
 }
 
+/// [`walk`], reading each key's last byte as well: the floor of any validator that checks a
+/// `Value`'s keys, since telling a key apart loads its bytes (a heap allocation of its own,
+/// which the plain walk, reading only lengths, never touches).
+fn keyed_walk(v: &Value) -> usize {
+    match v {
+        Value::Array(items) => items.iter().map(keyed_member).sum(),
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| usize::from(k.as_bytes().last().copied().unwrap_or(1)) + keyed_member(v))
+            .sum(),
+        _ => scalar(v),
+    }
+}
+
+#[inline(always)]
+fn keyed_member(v: &Value) -> usize {
+    match v {
+        Value::Array(_) | Value::Object(_) => keyed_walk(v),
+        _ => scalar(v),
+    }
+}
+
 #[inline(always)]
 fn scalar(v: &Value) -> usize {
     match v {
@@ -355,8 +377,10 @@ fn scalar(v: &Value) -> usize {
 }
 
 /// `validate.rs`'s criterion variants, interleaved: `serde`, `dsh` (the hand-written schema
-/// through the interpreter: `validate_at`), `walk` (the floor: every value touched once) and
-/// `jsonschema` (`is_valid`, or every error rendered on the invalid payload), each + the decode.
+/// through the interpreter: `validate_at`), `walk` (the floor: every value touched once),
+/// `keyed` (the walk reading every key's bytes too: the floor of a validator that checks keys)
+/// and `jsonschema` (`is_valid`, or every error rendered on the invalid payload), each + the
+/// decode.
 fn criterion_twin<T: for<'de> Deserialize<'de>>(
     name: &str,
     schema: &str,
@@ -369,7 +393,7 @@ fn criterion_twin<T: for<'de> Deserialize<'de>>(
     let js = jsonschema::validator_for(&schema).expect("benchmark schemas are JSON Schema");
     let valid = dsh.is_valid(&value);
     assert_eq!(valid, js.is_valid(&value), "{name}");
-    let [mut serde, mut ours, mut floor, mut theirs] = [f64::MAX; 4];
+    let [mut serde, mut ours, mut floor, mut keyed, mut theirs] = [f64::MAX; 5];
     for _ in 0..ROUNDS {
         time(&mut serde, iters, || {
             black_box(T::deserialize(black_box(&value)).ok());
@@ -392,6 +416,12 @@ fn criterion_twin<T: for<'de> Deserialize<'de>>(
                 black_box(T::deserialize(v).ok());
             }
         });
+        time(&mut keyed, iters, || {
+            let v = black_box(&value);
+            if black_box(keyed_walk(v)) > 0 {
+                black_box(T::deserialize(v).ok());
+            }
+        });
         time(&mut theirs, iters, || {
             let v = black_box(&value);
             if valid {
@@ -404,16 +434,18 @@ fn criterion_twin<T: for<'de> Deserialize<'de>>(
         });
     }
     println!(
-        "{name:8} serde {serde:.1} ns | dsh {ours:.1} ns ({:.3}x serde, {:.3}x jsonschema) | walk {floor:.1} ns ({:.3}x serde, {:.3}x jsonschema) | jsonschema {theirs:.1} ns ({:.3}x serde)",
+        "{name:8} serde {serde:.1} ns | dsh {ours:.1} ns ({:.3}x serde, {:.3}x jsonschema) | walk {floor:.1} ns ({:.3}x serde, {:.3}x jsonschema) | keyed {keyed:.1} ns ({:.3}x serde, {:.3}x jsonschema) | jsonschema {theirs:.1} ns ({:.3}x serde)",
         ours / serde,
         ours / theirs,
         floor / serde,
         floor / theirs,
+        keyed / serde,
+        keyed / theirs,
         theirs / serde,
     );
 }
 
-/// One criterion-twin variant (`serde`, `dsh`, `walk`, `jsonschema`), `n` times, on one payload
+/// One criterion-twin variant (`dsh`, `walk`, `keyed`, `jsonschema`), `n` times, on one payload
 /// (`PAIRED_COUNT=dsh:medium`).
 fn count_twin(variant: &str, payload: &str, n: usize) {
     let medium = include_str!("data/medium.schema.json");
@@ -439,6 +471,7 @@ fn count_twin(variant: &str, payload: &str, n: usize) {
         match variant {
             "dsh" => black_box(dsh.validate_at(v, Root::Parameters).len()),
             "walk" => black_box(walk(v)),
+            "keyed" => black_box(keyed_walk(v)),
             "jsonschema" => black_box(
                 js.iter_errors(v)
                     .map(|e| e.to_string())
