@@ -818,10 +818,9 @@ fn tag_candidates_are_bounded() {
             value.insert(format!("same{i}"), json!("x"));
         }
         value.insert("kind".into(), json!("b"));
-        let value = Value::Object(value);
+        let mut value = Value::Object(value);
         assert!(compiled.is_valid(&value), "{shared}");
         // The explanation looks for the tag the same way.
-        let mut value = value;
         value["kind"] = json!("c");
         assert!(!compiled.is_valid(&value), "{shared}");
         let listed = compiled.validate(&value).join("; ");
