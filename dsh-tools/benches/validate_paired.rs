@@ -327,40 +327,32 @@ fn count(variant: &str, n: usize) {
 /// Touches every value of `v` once: the floor of any validator that reads a `Value` (its type,
 /// every key's length, every number's kind; no schema). Scalars inside containers are read
 /// inline, without a call, as the validator's fast path reads them.
-fn walk(v: &Value) -> usize {
+///
+/// `KEYED` (the `keyed` variant) reads each key's last byte instead of its length: the floor of
+/// any validator that checks a `Value`'s keys, since telling a key apart loads its bytes (a heap
+/// allocation of its own, which the plain walk never touches).
+fn walk<const KEYED: bool>(v: &Value) -> usize {
     match v {
-        Value::Array(items) => items.iter().map(member).sum(),
-        Value::Object(map) => map.iter().map(|(k, v)| k.len() + member(v)).sum(),
-        _ => scalar(v),
-    }
-}
-
-#[inline(always)]
-fn member(v: &Value) -> usize {
-    match v {
-        Value::Array(_) | Value::Object(_) => walk(v),
-        _ => scalar(v),
-    }
-}
-
-/// [`walk`], reading each key's last byte as well: the floor of any validator that checks a
-/// `Value`'s keys, since telling a key apart loads its bytes (a heap allocation of its own,
-/// which the plain walk, reading only lengths, never touches).
-fn keyed_walk(v: &Value) -> usize {
-    match v {
-        Value::Array(items) => items.iter().map(keyed_member).sum(),
+        Value::Array(items) => items.iter().map(member::<KEYED>).sum(),
         Value::Object(map) => map
             .iter()
-            .map(|(k, v)| usize::from(k.as_bytes().last().copied().unwrap_or(1)) + keyed_member(v))
+            .map(|(k, v)| {
+                let key = if KEYED {
+                    usize::from(k.as_bytes().last().copied().unwrap_or(1))
+                } else {
+                    k.len()
+                };
+                key + member::<KEYED>(v)
+            })
             .sum(),
         _ => scalar(v),
     }
 }
 
 #[inline(always)]
-fn keyed_member(v: &Value) -> usize {
+fn member<const KEYED: bool>(v: &Value) -> usize {
     match v {
-        Value::Array(_) | Value::Object(_) => keyed_walk(v),
+        Value::Array(_) | Value::Object(_) => walk::<KEYED>(v),
         _ => scalar(v),
     }
 }
@@ -412,13 +404,13 @@ fn criterion_twin<T: for<'de> Deserialize<'de>>(
         });
         time(&mut floor, iters, || {
             let v = black_box(&value);
-            if black_box(walk(v)) > 0 {
+            if black_box(walk::<false>(v)) > 0 {
                 black_box(T::deserialize(v).ok());
             }
         });
         time(&mut keyed, iters, || {
             let v = black_box(&value);
-            if black_box(keyed_walk(v)) > 0 {
+            if black_box(walk::<true>(v)) > 0 {
                 black_box(T::deserialize(v).ok());
             }
         });
@@ -470,8 +462,8 @@ fn count_twin(variant: &str, payload: &str, n: usize) {
         let v = black_box(&value);
         match variant {
             "dsh" => black_box(dsh.validate_at(v, Root::Parameters).len()),
-            "walk" => black_box(walk(v)),
-            "keyed" => black_box(keyed_walk(v)),
+            "walk" => black_box(walk::<false>(v)),
+            "keyed" => black_box(walk::<true>(v)),
             "jsonschema" => black_box(
                 js.iter_errors(v)
                     .map(|e| e.to_string())

@@ -24,6 +24,27 @@ const NUMBERS: [&str; 14] = [
     "1e30",
 ];
 
+/// Asserts that the fast path, the collector alone and the silent collector agree on `value`,
+/// and with `oracle` (the `jsonschema` crate) when given; `schema` names the case.
+fn assert_engines_agree(
+    compiled: &CompiledSchema,
+    oracle: Option<&jsonschema::Validator>,
+    schema: &Value,
+    value: &Value,
+) {
+    let fast = compiled.is_valid(value);
+    if let Some(oracle) = oracle {
+        assert_eq!(fast, oracle.is_valid(value), "{schema} {value}");
+    }
+    let listed = compiled.collect(value, Root::Value);
+    assert_eq!(fast, listed.is_empty(), "{schema} {value}: {listed:?}");
+    assert_eq!(
+        fits_with_budget(compiled, value, 0),
+        fast,
+        "{schema} {value}"
+    );
+}
+
 fn number(text: &str) -> Value {
     serde_json::from_str::<Value>(text).unwrap()
 }
@@ -453,14 +474,7 @@ fn members_decided_by_type_agree_with_the_collector() {
                 } else {
                     json!([v])
                 };
-                let fast = compiled.is_valid(&value);
-                let listed = compiled.collect(&value, Root::Value);
-                assert_eq!(fast, listed.is_empty(), "{wrapped} {value}: {listed:?}");
-                assert_eq!(
-                    fits_with_budget(&compiled, &value, 0),
-                    fast,
-                    "{wrapped} {value}"
-                );
+                assert_engines_agree(&compiled, None, wrapped, &value);
                 checked += 1;
             }
         }
@@ -558,15 +572,7 @@ fn quick_members_and_their_look_alikes_agree_with_jsonschema() {
                     json!({"s": "a", "m": v}),
                     json!({"m": v, "o": {}}),
                 ] {
-                    let fast = compiled.is_valid(&value);
-                    assert_eq!(fast, oracle.is_valid(&value), "{schema} {value}");
-                    let listed = compiled.collect(&value, Root::Value);
-                    assert_eq!(fast, listed.is_empty(), "{schema} {value}: {listed:?}");
-                    assert_eq!(
-                        fits_with_budget(&compiled, &value, 0),
-                        fast,
-                        "{schema} {value}"
-                    );
+                    assert_engines_agree(&compiled, Some(&oracle), &schema, &value);
                     checked += 1;
                 }
             }
@@ -645,15 +651,7 @@ fn flat_objects_agree_with_jsonschema_in_every_member_order() {
                         } else {
                             object
                         };
-                        let fast = compiled.is_valid(&value);
-                        assert_eq!(fast, oracle.is_valid(&value), "{wrapped} {value}");
-                        let listed = compiled.collect(&value, Root::Value);
-                        assert_eq!(fast, listed.is_empty(), "{wrapped} {value}: {listed:?}");
-                        assert_eq!(
-                            fits_with_budget(&compiled, &value, 0),
-                            fast,
-                            "{wrapped} {value}"
-                        );
+                        assert_engines_agree(&compiled, Some(&oracle), wrapped, &value);
                         checked += 1;
                     }
                 }
@@ -769,15 +767,7 @@ fn tagged_unions_agree_with_jsonschema() {
                     Some("array") => json!([{"kind": "file", "path": "b"}, v]),
                     _ => v.clone(),
                 };
-                let fast = compiled.is_valid(&value);
-                assert_eq!(fast, oracle.is_valid(&value), "{wrapped} {value}");
-                let listed = compiled.collect(&value, Root::Value);
-                assert_eq!(fast, listed.is_empty(), "{wrapped} {value}: {listed:?}");
-                assert_eq!(
-                    fits_with_budget(&compiled, &value, 0),
-                    fast,
-                    "{wrapped} {value}"
-                );
+                assert_engines_agree(&compiled, Some(&oracle), wrapped, &value);
                 checked += 1;
             }
         }

@@ -73,7 +73,8 @@ impl Collector<'_> {
         let all = branches;
         let branches: Vec<NodeId> = branches.iter().copied().filter(|b| !is_null(b)).collect();
         let branches = &branches[..];
-        if let Some((key, tags)) = tagged(self.schema, branches) {
+        // A tagged union: every branch an object with the same property fixed to a distinct string.
+        if let Some((key, tags)) = union_tag(&self.schema.nodes, branches, false) {
             // The tag's path as the fields' paths read (`"op.kind"`), the tags as an enum lists
             // its members (compact JSON).
             let key_text = quoted_path(&join_key(&label, key));
@@ -161,12 +162,6 @@ fn same_kind(node: &Node, v: &Value) -> bool {
 
 /// Violations shown when explaining a `oneOf` that matched nothing.
 const EXPLAINED: usize = 5;
-
-/// A tagged union: every branch an object with the same property fixed to a distinct string
-/// (`const`, or an `enum` of one). The property and each branch's tag.
-fn tagged<'s>(schema: &'s CompiledSchema, branches: &[NodeId]) -> Option<(&'s str, Vec<&'s str>)> {
-    union_tag(&schema.nodes, branches, false)
-}
 
 /// The property of a one-property object branch that requires it and allows nothing else (an
 /// externally tagged variant with data: `{"circle": {...}}`).
